@@ -1,0 +1,208 @@
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import SwaggerParser from "@apidevtools/swagger-parser";
+import yaml from "js-yaml";
+
+export type JsonSchema = Record<string, unknown>;
+
+export const CONTRACT_PATH = fileURLToPath(new URL("../memory-core.yaml", import.meta.url));
+
+export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
+const HTTP_METHODS: readonly HttpMethod[] = ["get", "post", "put", "patch", "delete"];
+
+export interface ToolAnnotations {
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/** A request parameter that is not part of the body (path, query or header). */
+export interface ParameterSpec {
+  name: string;
+  in: "path" | "query" | "header";
+  /** The input property it fills: its own name, or `x-input-name` for headers such as `Idempotency-Key`. */
+  inputName: string;
+  required: boolean;
+  schema: JsonSchema;
+}
+
+/** One contract operation, flattened into what both transports need. */
+export interface Operation {
+  operationId: string;
+  method: HttpMethod;
+  /** The OpenAPI path template, e.g. `/v1/sessions/{session_id}`. */
+  path: string;
+  title: string;
+  summary: string;
+  description: string;
+  annotations: ToolAnnotations;
+  requiredRole: "agent" | "admin";
+  parameters: ParameterSpec[];
+  hasBody: boolean;
+  /** Parameters (path, query, header) and body properties as one object: the MCP tool's input schema. */
+  inputSchema: JsonSchema;
+  /** The success response's schema: the MCP tool's output schema. */
+  outputSchema: JsonSchema;
+  successStatuses: number[];
+}
+
+export interface Contract {
+  /** The document as written (refs intact), for `/openapi.json`. */
+  document: Record<string, unknown>;
+  version: string;
+  operations: Operation[];
+  operation(operationId: string): Operation;
+}
+
+export class ContractError extends Error {
+  override name = "ContractError";
+}
+
+/**
+ * Reads, validates (swagger-parser: OpenAPI 3.1 structure and every $ref) and flattens the contract.
+ * Throws `ContractError` naming the problem; callers stop rather than serve a half-valid contract.
+ */
+export async function loadContract(path: string = CONTRACT_PATH): Promise<Contract> {
+  const text = await readFile(path, "utf8");
+  const document = yaml.load(text) as Record<string, unknown>;
+  let dereferenced: Record<string, unknown>;
+  try {
+    await SwaggerParser.validate(structuredClone(document) as never);
+    dereferenced = (await SwaggerParser.dereference(structuredClone(document) as never)) as unknown as Record<
+      string,
+      unknown
+    >;
+  } catch (error) {
+    throw new ContractError(`the contract is not valid OpenAPI: ${(error as Error).message}`);
+  }
+  const operations = flattenOperations(dereferenced);
+  const byId = new Map(operations.map((op) => [op.operationId, op]));
+  const info = document.info as { version: string };
+  return {
+    document,
+    version: info.version,
+    operations,
+    operation(operationId) {
+      const op = byId.get(operationId);
+      if (!op) throw new ContractError(`no operation ${operationId} in the contract`);
+      return op;
+    },
+  };
+}
+
+function flattenOperations(doc: Record<string, unknown>): Operation[] {
+  const paths = (doc.paths ?? {}) as Record<string, Record<string, unknown>>;
+  const operations: Operation[] = [];
+  for (const [path, item] of Object.entries(paths)) {
+    for (const method of HTTP_METHODS) {
+      const raw = item[method] as Record<string, unknown> | undefined;
+      if (raw) operations.push(flattenOperation(path, method, raw, item));
+    }
+  }
+  const seen = new Set<string>();
+  for (const op of operations) {
+    if (seen.has(op.operationId)) throw new ContractError(`operationId ${op.operationId} is used twice`);
+    seen.add(op.operationId);
+  }
+  return operations;
+}
+
+function flattenOperation(
+  path: string,
+  method: HttpMethod,
+  raw: Record<string, unknown>,
+  pathItem: Record<string, unknown>,
+): Operation {
+  const operationId = raw.operationId as string | undefined;
+  if (!operationId || !/^[a-z][a-z0-9_]*$/.test(operationId)) {
+    throw new ContractError(`${method.toUpperCase()} ${path} needs a snake_case operationId (it is the MCP tool name)`);
+  }
+  const rawParams = [
+    ...((pathItem.parameters as Record<string, unknown>[] | undefined) ?? []),
+    ...((raw.parameters as Record<string, unknown>[] | undefined) ?? []),
+  ];
+  const parameters: ParameterSpec[] = rawParams.map((p) => {
+    const where = p.in as string;
+    if (where !== "path" && where !== "query" && where !== "header") {
+      throw new ContractError(`${operationId}: parameters in ${where} are not supported`);
+    }
+    const inputName = (p["x-input-name"] as string | undefined) ?? (p.name as string);
+    return {
+      name: p.name as string,
+      in: where,
+      inputName,
+      required: Boolean(p.required),
+      schema: (p.schema as JsonSchema | undefined) ?? {},
+    };
+  });
+
+  const body = raw.requestBody as { required?: boolean; content?: Record<string, { schema?: JsonSchema }> } | undefined;
+  const bodySchema = body?.content?.["application/json"]?.schema;
+  if (body && !bodySchema) throw new ContractError(`${operationId}: a request body must be application/json`);
+  if (bodySchema && bodySchema.type !== "object") {
+    throw new ContractError(`${operationId}: the request body must be an object schema`);
+  }
+
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  for (const p of parameters) {
+    // A header that mirrors a body property (Idempotency-Key) is already described by that property.
+    if (p.in === "header" && bodySchema && hasProperty(bodySchema, p.inputName)) continue;
+    properties[p.inputName] = withDescription(p.schema, rawParams.find((r) => r.name === p.name)?.description);
+    if (p.required) required.push(p.inputName);
+  }
+  if (bodySchema) {
+    const bodyProps = (bodySchema.properties ?? {}) as Record<string, JsonSchema>;
+    for (const [name, schema] of Object.entries(bodyProps)) {
+      if (name in properties) throw new ContractError(`${operationId}: ${name} is both a parameter and a body field`);
+      properties[name] = schema;
+    }
+    required.push(...(((bodySchema.required as string[] | undefined) ?? []) as string[]));
+  }
+  const inputSchema: JsonSchema = {
+    type: "object",
+    properties,
+    required: [...new Set(required)],
+    additionalProperties: false,
+  };
+
+  const responses = (raw.responses ?? {}) as Record<string, { content?: Record<string, { schema?: JsonSchema }> }>;
+  const successStatuses = Object.keys(responses)
+    .filter((s) => /^2\d\d$/.test(s))
+    .map(Number)
+    .sort();
+  const firstSuccess = successStatuses[0];
+  const outputSchema = firstSuccess ? responses[String(firstSuccess)]?.content?.["application/json"]?.schema : undefined;
+  if (!outputSchema || outputSchema.type !== "object") {
+    throw new ContractError(`${operationId}: the success response must be a JSON object schema`);
+  }
+
+  const mcp = (raw["x-mcp"] ?? {}) as { title?: string; annotations?: ToolAnnotations };
+  const role = (raw["x-required-role"] as string | undefined) ?? "agent";
+  if (role !== "agent" && role !== "admin") throw new ContractError(`${operationId}: x-required-role is agent or admin`);
+  return {
+    operationId,
+    method,
+    path,
+    title: mcp.title ?? operationId,
+    summary: (raw.summary as string | undefined) ?? "",
+    description: ((raw.description as string | undefined) ?? "").trim(),
+    annotations: mcp.annotations ?? {},
+    requiredRole: role,
+    parameters,
+    hasBody: Boolean(bodySchema),
+    inputSchema,
+    outputSchema,
+    successStatuses,
+  };
+}
+
+function hasProperty(schema: JsonSchema, name: string): boolean {
+  const props = schema.properties as Record<string, unknown> | undefined;
+  return Boolean(props && name in props);
+}
+
+function withDescription(schema: JsonSchema, description: unknown): JsonSchema {
+  return typeof description === "string" && !schema.description ? { ...schema, description } : schema;
+}

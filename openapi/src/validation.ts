@@ -1,0 +1,88 @@
+import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
+import type { Contract, JsonSchema } from "./contract.js";
+
+// ajv-formats ships CommonJS; under ESM its default export is the function itself or sits on `.default`.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv2020,
+) => Ajv2020;
+
+export interface FieldError {
+  /** Where in the input, e.g. `tags/0` or `prompt`; empty for the input as a whole. */
+  path: string;
+  message: string;
+}
+
+export type ValidationResult<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
+
+export type InputValidator = (input: unknown) => ValidationResult<Record<string, unknown>>;
+
+/**
+ * One validator per operation, compiled from the contract's input schemas. Validation fills the contract's
+ * defaults into a copy of the input, so handlers see exactly what the contract promises.
+ */
+export function compileInputValidators(contract: Contract): Map<string, InputValidator> {
+  const ajv = new Ajv2020({ allErrors: true, useDefaults: true, strict: true, strictRequired: false });
+  addFormats(ajv);
+  const validators = new Map<string, InputValidator>();
+  for (const op of contract.operations) {
+    validators.set(op.operationId, toValidator(ajv.compile(op.inputSchema as JsonSchema)));
+  }
+  return validators;
+}
+
+/** Validates values against one schema of the contract (used to check responses in tests). */
+export function compileSchema(schema: JsonSchema): (value: unknown) => ValidationResult<unknown> {
+  const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false });
+  addFormats(ajv);
+  const validate = ajv.compile(schema);
+  return (value) => (validate(value) ? { ok: true, value } : { ok: false, errors: describeErrors(validate.errors) });
+}
+
+function toValidator(validate: ValidateFunction): InputValidator {
+  return (input) => {
+    if (typeof input !== "object" || input === null || Array.isArray(input)) {
+      return { ok: false, errors: [{ path: "", message: "must be a JSON object" }] };
+    }
+    const copy = structuredClone(input) as Record<string, unknown>;
+    if (validate(copy)) return { ok: true, value: copy };
+    return { ok: false, errors: describeErrors(validate.errors) };
+  };
+}
+
+function describeErrors(errors: ErrorObject[] | null | undefined): FieldError[] {
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  for (const error of errors ?? []) {
+    const described = describe(error);
+    const key = `${described.path}|${described.message}`;
+    if (!seen.has(key)) {
+      seen.add(key);
+      out.push(described);
+    }
+  }
+  return out;
+}
+
+function describe(error: ErrorObject): FieldError {
+  const base = error.instancePath.replace(/^\//, "");
+  const join = (name: string) => (base ? `${base}/${name}` : name);
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case "required":
+      return { path: join(String(params.missingProperty)), message: "is required" };
+    case "additionalProperties":
+      return { path: join(String(params.additionalProperty)), message: "is not a field of this operation" };
+    case "pattern":
+      return {
+        path: base,
+        message: params.pattern === "\\S" ? "must contain a non-space character" : `must match ${params.pattern}`,
+      };
+    case "maxLength":
+      return { path: base, message: `must be at most ${params.limit} characters` };
+    case "maxItems":
+      return { path: base, message: `must have at most ${params.limit} items` };
+    default:
+      return { path: base, message: error.message ?? "is not valid" };
+  }
+}
