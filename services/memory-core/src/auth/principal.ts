@@ -1,0 +1,8 @@
+export type Role = "agent" | "admin";
+
+/** Who is calling, as their token says; never taken from the request itself. */
+export interface Principal {
+  workspace: string;
+  agent: string;
+  role: Role;
+}

@@ -1,0 +1,130 @@
+import type { Metadata, StoredRecord } from "../store/chroma-store.js";
+import { canonicalHash } from "./ids.js";
+import type { Position } from "./cursor.js";
+import type { AddMemoryRequest, Check, Detail, Kind, Memory } from "./types.js";
+
+/** Fields longer than this are shortened under `detail: summary`. */
+export const SUMMARY_FIELD_CHARS = 280;
+const FIELD_SEPARATOR = "\n\n";
+const SCHEMA_VERSION = 1;
+
+/**
+ * A turn as Chroma keeps it. The three fields are stored once, as the document (which is also what is embedded
+ * and searched); their lengths in metadata split it back exactly.
+ */
+export interface TurnRecordParts {
+  document: string;
+  metadata: Metadata;
+}
+
+export interface TurnWrite {
+  input: AddMemoryRequest;
+  agent: string;
+  idempotencyKey: string;
+  recordedAt: number;
+  writeId: string;
+}
+
+export function buildTurnRecord(write: TurnWrite): TurnRecordParts {
+  const { input } = write;
+  const payload = turnPayload(input);
+  const occurredAt = payload.occurred_at;
+  const metadata: Metadata = {
+    schema: SCHEMA_VERSION,
+    agent: write.agent,
+    session_id: input.session_id,
+    kind: payload.kind,
+    recorded_at: write.recordedAt,
+    valid_from: occurredAt ?? write.recordedAt,
+    source: "agent",
+    trusted: true,
+    tags: JSON.stringify(payload.tags),
+    refs: JSON.stringify(payload.refs),
+    checks: JSON.stringify(payload.checks),
+    check_status: checkStatus(payload.checks),
+    payload_sha256: canonicalHash(payload),
+    idempotency_key: write.idempotencyKey,
+    write_id: write.writeId,
+    prompt_chars: input.prompt.length,
+    thought_chars: input.thought.length,
+  };
+  if (occurredAt !== null) metadata.occurred_at = occurredAt;
+  if (payload.model !== null) metadata.model = payload.model;
+  return { document: [input.prompt, input.thought, input.response].join(FIELD_SEPARATOR), metadata };
+}
+
+/** What a write says, with defaults made explicit so that a retry that spells a default out is still a replay. */
+function turnPayload(input: AddMemoryRequest) {
+  return {
+    session_id: input.session_id,
+    prompt: input.prompt,
+    thought: input.thought,
+    response: input.response,
+    kind: input.kind ?? "turn",
+    tags: input.tags ?? [],
+    refs: input.refs ?? [],
+    checks: input.checks ?? [],
+    model: input.model ?? null,
+    occurred_at: input.occurred_at === undefined ? null : Date.parse(input.occurred_at),
+  };
+}
+
+export const payloadHash = (input: AddMemoryRequest) => canonicalHash(turnPayload(input));
+
+/** Passed only when every check passed; failed when any failed; unverified when none ran or some did not. */
+export function checkStatus(checks: readonly Check[]): Check["status"] {
+  if (checks.length === 0) return "unverified";
+  if (checks.some((c) => c.status === "failed")) return "failed";
+  return checks.every((c) => c.status === "passed") ? "passed" : "unverified";
+}
+
+export const positionOf = (record: StoredRecord): Position => ({ at: Number(record.metadata.recorded_at), id: record.id });
+
+export function memoryFromRecord(record: StoredRecord, detail: Detail): Memory {
+  const m = record.metadata;
+  const document = record.document ?? "";
+  const promptChars = Number(m.prompt_chars);
+  const thoughtChars = Number(m.thought_chars);
+  const thoughtStart = promptChars + FIELD_SEPARATOR.length;
+  const responseStart = thoughtStart + thoughtChars + FIELD_SEPARATOR.length;
+  const fields = {
+    prompt: document.slice(0, promptChars),
+    thought: document.slice(thoughtStart, thoughtStart + thoughtChars),
+    response: document.slice(responseStart),
+  };
+  let truncated = false;
+  if (detail === "summary") {
+    for (const key of ["prompt", "thought", "response"] as const) {
+      if (fields[key].length > SUMMARY_FIELD_CHARS) {
+        fields[key] = `${fields[key].slice(0, SUMMARY_FIELD_CHARS - 1).trimEnd()}…`;
+        truncated = true;
+      }
+    }
+  }
+  const memory: Memory = {
+    id: record.id,
+    agent: String(m.agent),
+    session_id: String(m.session_id),
+    kind: String(m.kind) as Kind,
+    ...fields,
+    tags: parseList<string>(m.tags),
+    refs: parseList<string>(m.refs),
+    checks: parseList<Check>(m.checks),
+    check_status: String(m.check_status) as Check["status"],
+    recorded_at: new Date(Number(m.recorded_at)).toISOString(),
+    truncated,
+  };
+  if (typeof m.model === "string") memory.model = m.model;
+  if (typeof m.occurred_at === "number") memory.occurred_at = new Date(m.occurred_at).toISOString();
+  return memory;
+}
+
+function parseList<T>(value: unknown): T[] {
+  if (typeof value !== "string") return [];
+  try {
+    const parsed = JSON.parse(value) as unknown;
+    return Array.isArray(parsed) ? (parsed as T[]) : [];
+  } catch {
+    return [];
+  }
+}

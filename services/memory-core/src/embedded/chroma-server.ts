@@ -1,0 +1,97 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import { dirname, join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+/** A real Chroma server from the `chromadb` npm package's CLI (its native binding), data on local disk. */
+export interface EmbeddedChroma {
+  url: URL;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedChromaOptions {
+  /** Where Chroma keeps its data. */
+  path: string;
+  /** Chroma's own output goes here, not to the terminal. */
+  logFile: string;
+  port?: number;
+  startTimeoutMs?: number;
+}
+
+export class EmbeddedChromaError extends Error {
+  override name = "EmbeddedChromaError";
+}
+
+export async function startEmbeddedChroma(options: EmbeddedChromaOptions): Promise<EmbeddedChroma> {
+  await mkdir(options.path, { recursive: true });
+  await mkdir(dirname(options.logFile), { recursive: true });
+  const port = options.port ?? (await freePort());
+  const log = createWriteStream(options.logFile, { flags: "a" });
+  const child = spawn(process.execPath, [chromaCli(), "run", "--path", options.path, "--host", "127.0.0.1", "--port", String(port)], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  const url = new URL(`http://127.0.0.1:${port}`);
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+
+  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
+  for (;;) {
+    if (child.exitCode !== null) {
+      throw new EmbeddedChromaError(`the embedded Chroma exited at start (code ${child.exitCode}); see its log: ${options.logFile}`);
+    }
+    if (await heartbeat(url)) break;
+    if (Date.now() > deadline) {
+      await stopChild(child, exited);
+      throw new EmbeddedChromaError(`the embedded Chroma did not answer in time; see its log: ${options.logFile}`);
+    }
+    await sleep(100);
+  }
+  return {
+    url,
+    async stop() {
+      await stopChild(child, exited);
+      log.end();
+    },
+  };
+}
+
+function chromaCli(): string {
+  // The package exports only its library; its CLI sits beside the CommonJS build's parent folder.
+  const library = createRequire(import.meta.url).resolve("chromadb");
+  return join(dirname(library), "..", "cli.mjs");
+}
+
+async function heartbeat(url: URL): Promise<boolean> {
+  try {
+    const response = await fetch(new URL("/api/v2/heartbeat", url), { signal: AbortSignal.timeout(1000) });
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+async function stopChild(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill("SIGTERM");
+  const timedOut = await Promise.race([exited.then(() => false), sleep(10_000).then(() => true)]);
+  if (timedOut) {
+    child.kill("SIGKILL");
+    await exited;
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,102 @@
+import type { FieldError } from "@cairn/openapi";
+
+/** The stable error codes of the contract's `Problem.code`. */
+export type ErrorCode =
+  | "validation_failed"
+  | "malformed_json"
+  | "payload_too_large"
+  | "unsupported_media_type"
+  | "unauthorized"
+  | "forbidden"
+  | "not_found"
+  | "idempotency_conflict"
+  | "method_not_allowed"
+  | "unavailable"
+  | "internal";
+
+const TITLES: Record<ErrorCode, string> = {
+  validation_failed: "The request does not match the contract",
+  malformed_json: "The body is not valid JSON",
+  payload_too_large: "The body is too large",
+  unsupported_media_type: "The body must be application/json",
+  unauthorized: "Authentication required",
+  forbidden: "Not allowed",
+  not_found: "Not found",
+  idempotency_conflict: "Idempotency key reused with a different payload",
+  method_not_allowed: "Method not allowed",
+  unavailable: "Temporarily unavailable",
+  internal: "Internal error",
+};
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  code: ErrorCode;
+  detail: string;
+  hint?: string;
+  errors?: FieldError[];
+}
+
+/**
+ * An error that knows its own wire form. Its `detail` and `hint` are written for the caller (often a model)
+ * and must never carry a stack, a host, a port, a server path or a credential.
+ */
+export class CairnError extends Error {
+  override name = "CairnError";
+  constructor(
+    readonly code: ErrorCode,
+    readonly status: number,
+    readonly detail: string,
+    readonly hint?: string,
+    readonly errors?: FieldError[],
+  ) {
+    super(detail);
+  }
+
+  toProblem(): Problem {
+    return {
+      type: `urn:cairn:problem:${this.code}`,
+      title: TITLES[this.code],
+      status: this.status,
+      code: this.code,
+      detail: this.detail,
+      ...(this.hint ? { hint: this.hint } : {}),
+      ...(this.errors && this.errors.length > 0 ? { errors: this.errors } : {}),
+    };
+  }
+}
+
+export const validationFailed = (errors: FieldError[], hint?: string) =>
+  new CairnError(
+    "validation_failed",
+    400,
+    errors.map((e) => (e.path ? `${e.path} ${e.message}` : e.message)).join("; "),
+    hint ?? "Fix the fields named in `errors` and call again; the contract (GET /openapi.json) lists every field.",
+    errors,
+  );
+
+export const unauthorized = () =>
+  new CairnError(
+    "unauthorized",
+    401,
+    "No valid bearer token was given.",
+    "Send `Authorization: Bearer <token>` with a token from the tokens file.",
+  );
+
+export const forbidden = (what: string) =>
+  new CairnError("forbidden", 403, what, "Use a token whose role allows this (an admin token for admin operations).");
+
+export const notFound = (what: string, hint?: string) => new CairnError("not_found", 404, what, hint);
+
+/** Infrastructure is down (Chroma unreachable, embedder failing): the caller should retry later. */
+export const unavailable = (what: string) =>
+  new CairnError("unavailable", 503, what, "Retry in a few seconds; if it persists, ask the operator to check /readyz.");
+
+export const internal = () =>
+  new CairnError("internal", 500, "The server failed to handle this request.", "Retry once; if it fails again, report it.");
+
+/** Any thrown value as a `CairnError`, without leaking what an unknown error says. */
+export function asCairnError(error: unknown): CairnError {
+  return error instanceof CairnError ? error : internal();
+}

@@ -1,0 +1,29 @@
+import { startBanner } from "./banner.js";
+import { loadConfig } from "./config.js";
+import { createLogger } from "./logger.js";
+import { startStack } from "./stack.js";
+import { describeStartError } from "./start-errors.js";
+
+async function main(): Promise<void> {
+  const log = createLogger("memory-core");
+  let stack;
+  try {
+    stack = await startStack({ config: loadConfig(), log });
+  } catch (error) {
+    process.stderr.write(`cairn: ${describeStartError(error)}\n`);
+    process.exit(1);
+  }
+  process.stdout.write(startBanner(stack));
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info("stopping", { signal });
+    await stack.stop();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+void main();

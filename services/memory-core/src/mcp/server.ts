@@ -1,0 +1,84 @@
+import type { Operation } from "@cairn/openapi";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { Principal } from "../auth/principal.js";
+import { asCairnError, CairnError } from "../errors.js";
+import type { Logger } from "../logger.js";
+import type { OperationExecutor, Transport } from "../operations/executor.js";
+
+const INSTRUCTIONS = `Cairn keeps what is not in git: what was tried and dropped, what was decided and why, what was measured, what comes next.
+- After a compaction or at a fresh start: query_recent_turns first (your own newest turns), then query_raw_memories with anchors from them, then query_summaries.
+- Before a design decision or a ticket: query_raw_memories for earlier decisions on the subject.
+- At the end of each turn: add_memory with the task (prompt), the decisions and evidence (thought), and the outcome and next step (response).
+Memory proposes; the live repository decides: check what you recall against it.`;
+
+export interface ServerInfo {
+  name: string;
+  version: string;
+}
+
+/**
+ * The MCP server for one caller: every contract operation is a tool, with the contract's input and output
+ * schemas. Shared by the Streamable HTTP and stdio transports.
+ */
+export function buildServer(
+  executor: OperationExecutor,
+  principal: Principal,
+  transport: Transport,
+  log: Logger,
+  info: ServerInfo = { name: "cairn-memory-core", version: executor.contract.version },
+): Server {
+  const server = new Server(info, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const tools = executor.operations.map(toTool);
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    const name = request.params.name;
+    if (!executor.operations.some((op) => op.operationId === name)) {
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    }
+    try {
+      const result = await executor.execute(name, request.params.arguments ?? {}, principal, transport);
+      return {
+        content: [{ type: "text", text: JSON.stringify(result.body) }],
+        structuredContent: result.body as Record<string, unknown>,
+      };
+    } catch (error) {
+      if (!(error instanceof CairnError)) log.error("tool failed", { tool: name, error: String(error) });
+      return toolError(asCairnError(error));
+    }
+  });
+  return server;
+}
+
+/** A failure the model can act on: the same code, detail and hint as the REST problem document. */
+function toolError(error: CairnError): CallToolResult {
+  const problem = error.toProblem();
+  const payload = {
+    code: problem.code,
+    status: problem.status,
+    detail: problem.detail,
+    ...(problem.hint ? { hint: problem.hint } : {}),
+    ...(problem.errors ? { errors: problem.errors } : {}),
+  };
+  return { isError: true, content: [{ type: "text", text: JSON.stringify(payload) }] };
+}
+
+function toTool(operation: Operation): Tool {
+  return {
+    name: operation.operationId,
+    title: operation.title,
+    description: [operation.summary, operation.description].filter(Boolean).join("\n\n"),
+    inputSchema: operation.inputSchema as Tool["inputSchema"],
+    outputSchema: operation.outputSchema as Tool["outputSchema"],
+    annotations: { title: operation.title, ...operation.annotations },
+  };
+}

@@ -1,0 +1,16 @@
+import { registerAddMemory } from "./add-memory.js";
+import { registerGetSession } from "./get-session.js";
+import { registerQueryRawMemories } from "./query-raw-memories.js";
+import { registerQueryRecentTurns } from "./query-recent-turns.js";
+import { registerQuerySummaries } from "./query-summaries.js";
+import { OperationRegistry } from "./registry.js";
+
+export function createOperationRegistry(): OperationRegistry {
+  const registry = new OperationRegistry();
+  registerAddMemory(registry);
+  registerQueryRecentTurns(registry);
+  registerQueryRawMemories(registry);
+  registerQuerySummaries(registry);
+  registerGetSession(registry);
+  return registry;
+}

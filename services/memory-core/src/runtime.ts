@@ -1,0 +1,67 @@
+import { loadContract } from "@cairn/openapi";
+import type { TokenRegistry } from "./auth/tokens.js";
+import type { EmbeddingsConfig } from "./config.js";
+import { MemoryService } from "./domain/memory-service.js";
+import type { Embedder } from "./embeddings/embedder.js";
+import { createEmbedder } from "./embeddings/create.js";
+import type { Readiness } from "./http/health.js";
+import type { Logger } from "./logger.js";
+import { Metrics } from "./metrics.js";
+import { OperationExecutor } from "./operations/executor.js";
+import { createOperationRegistry } from "./operations/index.js";
+import { COLLECTIONS, ChromaStore } from "./store/chroma-store.js";
+
+/** Everything a transport needs, assembled once per process. */
+export interface Runtime {
+  executor: OperationExecutor;
+  memories: MemoryService;
+  store: ChromaStore;
+  embedder: Embedder;
+  tokens: TokenRegistry;
+  metrics: Metrics;
+  readiness(): Promise<Readiness>;
+}
+
+export interface RuntimeOptions {
+  chromaUrl: URL;
+  embeddings: EmbeddingsConfig;
+  tokens: TokenRegistry;
+  log: Logger;
+  /** Reuse one loaded embedder across runtimes (tests, replicas in one process). */
+  embedder?: Embedder;
+  processMetrics?: boolean;
+}
+
+/**
+ * Loads and validates the contract, loads the embedder, reaches Chroma and checks every known workspace's
+ * collections against the embedding stamp. Any failure stops the start: the service never half-starts.
+ */
+export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const contract = await loadContract();
+  const embedder = options.embedder ?? (await createEmbedder(options.embeddings, options.log));
+  const store = new ChromaStore(options.chromaUrl, { model: embedder.model, dimension: embedder.dimension }, options.log);
+  await store.heartbeat();
+  for (const workspace of options.tokens.workspaces()) {
+    for (const name of COLLECTIONS) await store.collection(workspace, name);
+  }
+  const metrics = new Metrics({ processMetrics: options.processMetrics ?? true });
+  const memories = new MemoryService(store, embedder);
+  const executor = new OperationExecutor(contract, createOperationRegistry(), memories, metrics);
+  return {
+    executor,
+    memories,
+    store,
+    embedder,
+    tokens: options.tokens,
+    metrics,
+    async readiness() {
+      const chroma = await store.heartbeat().then(
+        () => "ok" as const,
+        () => "failing" as const,
+      );
+      // The embedder is loaded and the stamps were checked before the runtime existed.
+      const checks = { chroma, embedder: "ok" as const, stamps: "ok" as const };
+      return { ready: chroma === "ok", checks };
+    },
+  };
+}

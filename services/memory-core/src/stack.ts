@@ -1,0 +1,116 @@
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import type { Server } from "node:http";
+import { join } from "node:path";
+import { loadTokenRegistry, writeGeneratedTokensFile, type GeneratedToken } from "./auth/tokens.js";
+import { ConfigError, type Config } from "./config.js";
+import { assertDataDirFree, claimDataDir } from "./embedded/data-dir.js";
+import { startEmbeddedChroma, type EmbeddedChroma } from "./embedded/chroma-server.js";
+import type { Embedder } from "./embeddings/embedder.js";
+import { createApp } from "./http/app.js";
+import type { Logger } from "./logger.js";
+import { createRuntime, type Runtime } from "./runtime.js";
+
+export interface Stack {
+  url: URL;
+  mcpUrl: URL;
+  chromaUrl: URL;
+  embeddedChroma: boolean;
+  tokensFile: string;
+  /** Tokens written by this start (first start of the embedded default); undefined otherwise. */
+  generatedTokens: GeneratedToken[] | undefined;
+  runtime: Runtime;
+  stop(): Promise<void>;
+}
+
+export interface StackOptions {
+  config: Config;
+  log: Logger;
+  embedder?: Embedder;
+}
+
+/**
+ * Starts memory-core: the embedded Chroma unless an external one is configured, the runtime and the HTTP
+ * server. What started is stopped again if a later step fails.
+ */
+export async function startStack({ config, log, embedder }: StackOptions): Promise<Stack> {
+  const cleanups: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    cleanups.length = 0;
+  };
+  try {
+    await mkdir(config.dataDir, { recursive: true });
+    let generatedTokens: GeneratedToken[] | undefined;
+    if (!existsSync(config.tokensFile)) {
+      if (config.tokensFileGiven) throw new ConfigError("CAIRN_TOKENS_FILE", "names a file that does not exist");
+      generatedTokens = await writeGeneratedTokensFile(config.tokensFile);
+    }
+    const tokens = await loadTokenRegistry(config.tokensFile);
+
+    let chromaUrl = config.chromaUrl;
+    if (!chromaUrl) {
+      await assertDataDirFree(config.dataDir);
+      const chroma: EmbeddedChroma = await startEmbeddedChroma({
+        path: join(config.dataDir, "chroma"),
+        logFile: join(config.dataDir, "logs", "chroma.log"),
+      });
+      cleanups.push(() => chroma.stop());
+      cleanups.push(await claimDataDir(config.dataDir, chroma.url));
+      chromaUrl = chroma.url;
+    }
+
+    const runtime = await createRuntime({
+      chromaUrl,
+      embeddings: config.embeddings,
+      tokens,
+      log,
+      ...(embedder ? { embedder } : {}),
+    });
+    const app = createApp({
+      executor: runtime.executor,
+      tokens,
+      metrics: runtime.metrics,
+      readiness: () => runtime.readiness(),
+      log,
+      host: config.host,
+    });
+    const server = await listen(app, config.port, config.host);
+    cleanups.push(() => closeServer(server));
+    const address = server.address();
+    const port = typeof address === "object" && address ? address.port : config.port;
+    const url = new URL(`http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`);
+    return {
+      url,
+      mcpUrl: new URL("/mcp", url),
+      chromaUrl,
+      embeddedChroma: !config.chromaUrl,
+      tokensFile: config.tokensFile,
+      generatedTokens,
+      runtime,
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+function listen(app: ReturnType<typeof createApp>, port: number, host: string): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host);
+    server.once("listening", () => resolve(server));
+    server.once("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "EADDRINUSE") reject(new ConfigError("CAIRN_PORT", `port ${port} is already in use`));
+      else if (error.code === "EADDRNOTAVAIL") reject(new ConfigError("CAIRN_HOST", `cannot bind ${host}`));
+      else reject(error);
+    });
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}

@@ -1,0 +1,62 @@
+import { join } from "node:path";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { loadTokenRegistry } from "./auth/tokens.js";
+import { ConfigError, loadConfig } from "./config.js";
+import { claimDataDir, runningChroma } from "./embedded/data-dir.js";
+import { startEmbeddedChroma } from "./embedded/chroma-server.js";
+import { createLogger } from "./logger.js";
+import { buildServer } from "./mcp/server.js";
+import { createRuntime } from "./runtime.js";
+import { describeStartError } from "./start-errors.js";
+
+/**
+ * MCP over stdio, for clients that start their servers as child processes. The caller is `CAIRN_TOKEN`.
+ * Chroma: `CAIRN_CHROMA_URL`, else the one a running `npm start` owns on the same data dir, else its own.
+ */
+async function main(): Promise<void> {
+  const log = createLogger("memory-core-stdio");
+  const cleanups: Array<() => Promise<void>> = [];
+  try {
+    const config = loadConfig();
+    if (!config.stdioToken) throw new ConfigError("CAIRN_TOKEN", "is required for the stdio transport");
+    const tokens = await loadTokenRegistry(config.tokensFile);
+    const principal = tokens.resolve(config.stdioToken);
+    if (!principal) throw new ConfigError("CAIRN_TOKEN", "is not a token of the tokens file");
+
+    let chromaUrl = config.chromaUrl ?? (await runningChroma(config.dataDir));
+    if (!chromaUrl) {
+      const chroma = await startEmbeddedChroma({
+        path: join(config.dataDir, "chroma"),
+        logFile: join(config.dataDir, "logs", "chroma.log"),
+      });
+      cleanups.push(() => chroma.stop());
+      cleanups.push(await claimDataDir(config.dataDir, chroma.url));
+      chromaUrl = chroma.url;
+    }
+    const runtime = await createRuntime({
+      chromaUrl,
+      embeddings: config.embeddings,
+      tokens,
+      log,
+      processMetrics: false,
+    });
+    const server = buildServer(runtime.executor, principal, "mcp-stdio", log);
+    const transport = new StdioServerTransport();
+    const shutdown = async () => {
+      await server.close().catch(() => undefined);
+      for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+      process.exit(0);
+    };
+    transport.onclose = () => void shutdown();
+    process.on("SIGINT", () => void shutdown());
+    process.on("SIGTERM", () => void shutdown());
+    process.stdin.on("end", () => void shutdown());
+    await server.connect(transport);
+  } catch (error) {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    process.stderr.write(`cairn stdio: ${describeStartError(error)}\n`);
+    process.exit(1);
+  }
+}
+
+void main();

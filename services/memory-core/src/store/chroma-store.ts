@@ -1,0 +1,214 @@
+import {
+  AdminClient,
+  ChromaClient,
+  ChromaConnectionError,
+  ChromaUniqueError,
+  type Collection,
+  type Metadata as ChromaMetadata,
+  type Where as ChromaWhere,
+} from "chromadb";
+import { CairnError, internal, unavailable } from "../errors.js";
+import type { Logger } from "../logger.js";
+
+/**
+ * The one module that talks to Chroma. Everything above it sees plain records and Cairn errors: Chroma's
+ * own errors (which name hosts and URLs) are logged here and never passed up.
+ */
+
+export type Scalar = string | number | boolean;
+export type Metadata = Record<string, Scalar>;
+/** Chroma's metadata filter syntax (`$and`, `$eq`, `$gte`, ...). */
+export type Where = Record<string, unknown>;
+
+export interface StoredRecord {
+  id: string;
+  metadata: Metadata;
+  /** Present when asked for. */
+  document?: string;
+}
+
+export interface ScoredRecord extends StoredRecord {
+  /** Cosine distance: 0 identical, 2 opposite. */
+  distance: number;
+}
+
+export interface NewRecord {
+  id: string;
+  embedding: number[];
+  document: string;
+  metadata: Metadata;
+}
+
+export interface EmbeddingStamp {
+  model: string;
+  dimension: number;
+}
+
+export type CollectionName = "turns" | "summaries";
+export const COLLECTIONS: readonly CollectionName[] = ["turns", "summaries"];
+
+const TENANT = "default_tenant";
+
+/** The collection was embedded with another model than the one this server uses. */
+export class StampMismatchError extends CairnError {
+  override name = "StampMismatchError";
+  constructor(workspace: string, collection: string, stored: EmbeddingStamp, expected: EmbeddingStamp) {
+    super(
+      "unavailable",
+      503,
+      `Workspace ${workspace} (${collection}) was embedded with ${stored.model} (${stored.dimension} dimensions) ` +
+        `but this server embeds with ${expected.model} (${expected.dimension} dimensions).`,
+      "Ask the operator to restore the previous CAIRN_EMBEDDINGS settings, or to re-embed the workspace with `cairn reembed`.",
+    );
+  }
+}
+
+export class ChromaStore {
+  private readonly collections = new Map<string, Promise<RecordCollection>>();
+  private readonly admin: AdminClient;
+  private readonly connection: { host: string; port: number; ssl: boolean };
+
+  constructor(
+    url: URL,
+    readonly stamp: EmbeddingStamp,
+    private readonly log: Logger,
+  ) {
+    const ssl = url.protocol === "https:";
+    this.connection = { host: url.hostname, port: url.port ? Number(url.port) : ssl ? 443 : 80, ssl };
+    this.admin = new AdminClient(this.connection);
+  }
+
+  async heartbeat(): Promise<void> {
+    await this.guard("heartbeat", () => new ChromaClient(this.connection).heartbeat());
+  }
+
+  /** The workspace's collection, created (database, collection, stamp) on first use and checked against the stamp. */
+  collection(workspace: string, name: CollectionName): Promise<RecordCollection> {
+    const key = `${workspace}/${name}`;
+    let pending = this.collections.get(key);
+    if (!pending) {
+      pending = this.open(workspace, name);
+      this.collections.set(key, pending);
+      pending.catch(() => this.collections.delete(key));
+    }
+    return pending;
+  }
+
+  private async open(workspace: string, name: CollectionName): Promise<RecordCollection> {
+    await this.guard("create database", async () => {
+      try {
+        await this.admin.createDatabase({ name: workspace, tenant: TENANT });
+      } catch (error) {
+        if (!(error instanceof ChromaUniqueError)) throw error;
+      }
+    });
+    const client = new ChromaClient({ ...this.connection, tenant: TENANT, database: workspace });
+    const collection = await this.guard("open collection", () =>
+      client.getOrCreateCollection({
+        name,
+        embeddingFunction: null,
+        configuration: { hnsw: { space: "cosine" } },
+        metadata: { embedding_model: this.stamp.model, embedding_dim: this.stamp.dimension },
+      }),
+    );
+    const stored = {
+      model: String(collection.metadata?.embedding_model ?? ""),
+      dimension: Number(collection.metadata?.embedding_dim ?? 0),
+    };
+    if (stored.model !== this.stamp.model || stored.dimension !== this.stamp.dimension) {
+      throw new StampMismatchError(workspace, name, stored, this.stamp);
+    }
+    return new RecordCollection(collection, (what, fn) => this.guard(`${name}.${what}`, fn));
+  }
+
+  private async guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      if (error instanceof CairnError) throw error;
+      if (error instanceof ChromaConnectionError) {
+        this.log.warn("chroma unreachable", { operation: what });
+        throw unavailable("The memory store cannot be reached right now.");
+      }
+      this.log.error("chroma request failed", { operation: what, error: String((error as Error)?.message ?? error) });
+      throw internal();
+    }
+  }
+}
+
+type Guard = <T>(what: string, fn: () => Promise<T>) => Promise<T>;
+
+export class RecordCollection {
+  constructor(
+    private readonly collection: Collection,
+    private readonly guard: Guard,
+  ) {}
+
+  /** Adds records; an id that already exists is left as it was (Chroma ignores it). */
+  async add(records: readonly NewRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    await this.guard("add", () => this.collection.add(columns(records)));
+  }
+
+  async upsert(records: readonly NewRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    await this.guard("upsert", () => this.collection.upsert(columns(records)));
+  }
+
+  async get(options: { ids?: string[]; where?: Where; limit?: number; withDocuments?: boolean }): Promise<StoredRecord[]> {
+    if (options.ids && options.ids.length === 0) return [];
+    const result = await this.guard("get", () =>
+      this.collection.get({
+        ...(options.ids ? { ids: options.ids } : {}),
+        ...(options.where ? { where: options.where as ChromaWhere } : {}),
+        ...(options.limit !== undefined ? { limit: options.limit } : {}),
+        include: options.withDocuments ? ["metadatas", "documents"] : ["metadatas"],
+      } as Parameters<Collection["get"]>[0]),
+    );
+    return result.ids.map((id, i) => ({
+      id,
+      metadata: cleanMetadata(result.metadatas[i]),
+      ...(options.withDocuments ? { document: result.documents[i] ?? "" } : {}),
+    }));
+  }
+
+  /** Nearest neighbours by cosine distance, closest first. */
+  async query(options: { embedding: number[]; n: number; where?: Where; withDocuments?: boolean }): Promise<ScoredRecord[]> {
+    const result = await this.guard("query", () =>
+      this.collection.query({
+        queryEmbeddings: [options.embedding],
+        nResults: options.n,
+        ...(options.where ? { where: options.where as ChromaWhere } : {}),
+        include: options.withDocuments ? ["metadatas", "documents", "distances"] : ["metadatas", "distances"],
+      } as Parameters<Collection["query"]>[0]),
+    );
+    const ids = result.ids[0] ?? [];
+    return ids.map((id, i) => ({
+      id,
+      metadata: cleanMetadata(result.metadatas[0]?.[i]),
+      distance: result.distances[0]?.[i] ?? 2,
+      ...(options.withDocuments ? { document: result.documents[0]?.[i] ?? "" } : {}),
+    }));
+  }
+
+  async count(): Promise<number> {
+    return this.guard("count", () => this.collection.count());
+  }
+}
+
+function columns(records: readonly NewRecord[]) {
+  return {
+    ids: records.map((r) => r.id),
+    embeddings: records.map((r) => r.embedding),
+    documents: records.map((r) => r.document),
+    metadatas: records.map((r) => r.metadata as ChromaMetadata),
+  };
+}
+
+function cleanMetadata(raw: ChromaMetadata | null | undefined): Metadata {
+  const out: Metadata = {};
+  for (const [key, value] of Object.entries(raw ?? {})) {
+    if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") out[key] = value;
+  }
+  return out;
+}
