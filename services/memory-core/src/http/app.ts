@@ -37,7 +37,7 @@ export function createApp(deps: AppDeps): Express {
     });
     next();
   });
-  app.use(healthRouter(deps.executor.contract, deps.metrics, deps.readiness));
+  app.use(healthRouter(deps.executor.contract, deps.metrics, deps.tokens, deps.readiness));
   app.use(express.json({ limit: BODY_LIMIT, strict: true, type: ["application/json", "application/*+json"] }));
   app.use(mcpRouter(deps.executor, deps.tokens, deps.log));
   app.use(restRouter(deps.executor, deps.tokens));

@@ -1,13 +1,21 @@
 import type { Contract } from "@cairn/openapi";
 import { Router } from "express";
+import type { TokenRegistry } from "../auth/tokens.js";
+import { forbidden } from "../errors.js";
 import type { Metrics } from "../metrics.js";
+import { authenticate } from "./authenticate.js";
 
 export interface Readiness {
   ready: boolean;
   checks: Record<string, "ok" | "failing">;
 }
 
-export function healthRouter(contract: Contract, metrics: Metrics, readiness: () => Promise<Readiness>): Router {
+export function healthRouter(
+  contract: Contract,
+  metrics: Metrics,
+  tokens: TokenRegistry,
+  readiness: () => Promise<Readiness>,
+): Router {
   const router = Router();
   router.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
@@ -16,7 +24,9 @@ export function healthRouter(contract: Contract, metrics: Metrics, readiness: ()
     const report = await readiness();
     res.status(report.ready ? 200 : 503).json({ status: report.ready ? "ready" : "not_ready", checks: report.checks });
   });
-  router.get("/metrics", async (_req, res) => {
+  // Operational detail is for operators: Prometheus scrapes with an admin bearer token.
+  router.get("/metrics", async (req, res) => {
+    if (authenticate(req, tokens).role !== "admin") throw forbidden("/metrics needs an admin token.");
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
   router.get("/openapi.json", (_req, res) => {

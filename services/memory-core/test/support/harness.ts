@@ -1,0 +1,128 @@
+import { randomBytes } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import yaml from "js-yaml";
+import { inject } from "vitest";
+import { newToken, parseTokensFile, TokenRegistry } from "../../src/auth/tokens.js";
+import type { Role } from "../../src/auth/principal.js";
+import type { Embedder } from "../../src/embeddings/embedder.js";
+import { createEmbedder } from "../../src/embeddings/create.js";
+import { createApp } from "../../src/http/app.js";
+import { silentLogger } from "../../src/logger.js";
+import { createRuntime, type Runtime } from "../../src/runtime.js";
+
+export const chromaUrl = () => new URL(inject("chromaUrl"));
+
+let embedder: Promise<Embedder> | undefined;
+/** The real local embedder, loaded once per test worker. */
+export const sharedEmbedder = () => (embedder ??= createEmbedder({ kind: "local" }, silentLogger));
+
+/** A workspace name no other test uses: each test gets its own Chroma database. */
+export const uniqueWorkspace = (label = "ws") => `${label}-${randomBytes(5).toString("hex")}`;
+
+export interface TestToken {
+  token: string;
+  workspace: string;
+  agent: string;
+  role: Role;
+}
+
+export const makeToken = (workspace: string, agent: string, role: Role = "agent"): TestToken => ({
+  token: newToken(),
+  workspace,
+  agent,
+  role,
+});
+
+export interface TestCairn {
+  url: URL;
+  runtime: Runtime;
+  close(): Promise<void>;
+}
+
+/** memory-core in this process over real HTTP and the shared real Chroma, with the given tokens. */
+export async function startCairn(tokens: TestToken[], options: { chroma?: URL } = {}): Promise<TestCairn> {
+  // Through the real tokens-file parser, as an operator's file would go.
+  const registry = new TokenRegistry(parseTokensFile(yaml.dump({ tokens })));
+  const runtime = await createRuntime({
+    chromaUrl: options.chroma ?? chromaUrl(),
+    embeddings: { kind: "local" },
+    tokens: registry,
+    log: silentLogger,
+    embedder: await sharedEmbedder(),
+    processMetrics: false,
+  });
+  const app = createApp({
+    executor: runtime.executor,
+    tokens: registry,
+    metrics: runtime.metrics,
+    readiness: () => runtime.readiness(),
+    log: silentLogger,
+    host: "127.0.0.1",
+  });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, "127.0.0.1", () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: new URL(`http://127.0.0.1:${port}`),
+    runtime,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+export interface HttpResult<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+  text: string;
+}
+
+/** A real HTTP request; `body` objects are sent as JSON, strings as they are. */
+export async function http<T = any>(
+  base: URL,
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<HttpResult<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  let body: string | undefined;
+  if (options.body !== undefined) {
+    body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+    headers["content-type"] ??= "application/json";
+  }
+  const response = await fetch(new URL(path, base), { method, headers, ...(body !== undefined ? { body } : {}) });
+  const text = await response.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, body: parsed as T, headers: response.headers, text };
+}
+
+/** A real MCP client over Streamable HTTP. */
+export async function mcpClient(base: URL, token: string): Promise<Client> {
+  const client = new Client({ name: "cairn-tests", version: "0.0.0" });
+  const transport = new StreamableHTTPClientTransport(new URL("/mcp", base), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+export const turn = (session_id: string, n: number, extra: Record<string, unknown> = {}) => ({
+  session_id,
+  prompt: `Task ${n} in ${session_id}`,
+  thought: `Reasoning for step ${n}: weighed the options and chose the simplest.`,
+  response: `Outcome of step ${n}; next step ${n + 1}.`,
+  ...extra,
+});
