@@ -1,0 +1,235 @@
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import yaml from "js-yaml";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectContractOutput, operationIds } from "./support/contract-schemas.js";
+import { chromaUrl, http, makeToken, mcpClient, startCairn, turn, uniqueWorkspace, type TestCairn } from "./support/harness.js";
+
+const workspace = uniqueWorkspace("mcp");
+const alice = makeToken(workspace, "alice");
+const bob = makeToken(workspace, "bob");
+let cairn: TestCairn;
+let client: Client;
+
+type ToolResult = { isError?: boolean; structuredContent?: any; content: Array<{ type: string; text?: string }> };
+const call = async (c: Client, name: string, args: Record<string, unknown>) =>
+  (await c.callTool({ name, arguments: args })) as ToolResult;
+const errorOf = (result: ToolResult) => JSON.parse(result.content[0]!.text!) as { code: string; hint?: string; detail: string };
+
+beforeAll(async () => {
+  cairn = await startCairn([alice, bob]);
+  client = await mcpClient(cairn.url, alice.token);
+});
+afterAll(async () => {
+  await client.close();
+  await cairn.close();
+});
+
+describe("tool listing", () => {
+  it("lists every contract operation as a tool with its schemas and annotations", async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(operationIds().sort());
+    const add = tools.find((t) => t.name === "add_memory")!;
+    expect(add.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: true });
+    expect(add.inputSchema.required).toEqual(expect.arrayContaining(["session_id", "prompt", "thought", "response"]));
+    expect(add.outputSchema?.properties).toHaveProperty("replayed");
+    const recent = tools.find((t) => t.name === "query_recent_turns")!;
+    expect(recent.annotations?.readOnlyHint).toBe(true);
+    expect(Object.keys(recent.inputSchema.properties ?? {})).toEqual(["agent", "session_id", "limit", "before", "detail"]);
+  });
+});
+
+describe("add_memory over MCP", () => {
+  it("stores a turn and replays it on retry", async () => {
+    const args = turn("mcp-add", 1, { idempotency_key: "mcp-add-1" });
+    const first = await call(client, "add_memory", args);
+    expect(first.isError).toBeFalsy();
+    expectContractOutput("add_memory", first.structuredContent);
+    expect(first.structuredContent).toMatchObject({ agent: "alice", replayed: false });
+    const again = await call(client, "add_memory", args);
+    expect(again.structuredContent).toMatchObject({ id: first.structuredContent.id, replayed: true });
+  });
+
+  it("answers bad arguments with a tool error carrying the code and a hint, and stores nothing", async () => {
+    const bad = await call(client, "add_memory", { session_id: "mcp-bad", prompt: "only a prompt" });
+    expect(bad.isError).toBe(true);
+    const error = errorOf(bad);
+    expect(error.code).toBe("validation_failed");
+    expect(error.detail).toMatch(/thought is required/);
+    expect(error.hint).toEqual(expect.any(String));
+    const good = await call(client, "add_memory", turn("mcp-bad", 1));
+    expect(good.isError).toBeFalsy();
+    const session = await call(client, "get_session", { session_id: "mcp-bad" });
+    expect(session.structuredContent.turns).toHaveLength(1);
+  });
+
+  it("answers a reused key with other content as idempotency_conflict", async () => {
+    await call(client, "add_memory", turn("mcp-conflict", 1, { idempotency_key: "k-conflict" }));
+    const conflict = await call(client, "add_memory", turn("mcp-conflict", 2, { idempotency_key: "k-conflict" }));
+    expect(conflict.isError).toBe(true);
+    expect(errorOf(conflict).code).toBe("idempotency_conflict");
+  });
+});
+
+describe("query_recent_turns over MCP", () => {
+  it("returns the caller's newest turns first", async () => {
+    for (let n = 1; n <= 3; n++) await call(client, "add_memory", turn("mcp-recent", n));
+    const result = await call(client, "query_recent_turns", { session_id: "mcp-recent", limit: 2 });
+    expectContractOutput("query_recent_turns", result.structuredContent);
+    expect(result.structuredContent.turns.map((t: { prompt: string }) => t.prompt)).toEqual([
+      turn("mcp-recent", 3).prompt,
+      turn("mcp-recent", 2).prompt,
+    ]);
+    const rest = await call(client, "query_recent_turns", {
+      session_id: "mcp-recent",
+      limit: 2,
+      before: result.structuredContent.next_cursor,
+    });
+    expect(rest.structuredContent.turns.map((t: { prompt: string }) => t.prompt)).toEqual([turn("mcp-recent", 1).prompt]);
+    expect(rest.structuredContent.next_cursor).toBeNull();
+  });
+});
+
+describe("query_raw_memories over MCP", () => {
+  it("finds a turn by meaning", async () => {
+    await call(client, "add_memory", {
+      session_id: "mcp-search",
+      prompt: "Pick a database migration tool.",
+      thought: "Flyway handles our Postgres schema versions; Liquibase XML was too verbose.",
+      response: "Adopted Flyway for Postgres migrations.",
+    });
+    const result = await call(client, "query_raw_memories", { query: "which tool runs our postgres schema migrations" });
+    expect(result.isError).toBeFalsy();
+    expectContractOutput("query_raw_memories", result.structuredContent);
+    expect(result.structuredContent.hits[0].memory.response).toBe("Adopted Flyway for Postgres migrations.");
+  });
+
+  it("answers an empty query with validation_failed", async () => {
+    const result = await call(client, "query_raw_memories", { query: "   " });
+    expect(result.isError).toBe(true);
+    expect(errorOf(result).code).toBe("validation_failed");
+  });
+});
+
+describe("query_summaries over MCP", () => {
+  it("finds a session summary by meaning", async () => {
+    await cairn.runtime.memories.putSummary(workspace, {
+      session_id: "mcp-summary",
+      agents: ["bob"],
+      title: "Upgraded the CI runners to Node 20",
+      summary: "The CI pipeline now runs on Node 20 runners; the flaky cache step was removed.",
+      decisions: [{ decision: "Drop the CI cache step" }],
+      open_questions: ["Is the build slower without the cache?"],
+      next_steps: [],
+      turn_count: 2,
+      first_turn_at: "2026-11-02T09:00:00.000Z",
+      last_turn_at: "2026-11-02T09:30:00.000Z",
+      method: "model",
+      model: "stub-model",
+      generated_at: new Date().toISOString(),
+    });
+    const result = await call(client, "query_summaries", { query: "node version of the continuous integration runners" });
+    expectContractOutput("query_summaries", result.structuredContent);
+    expect(result.structuredContent.hits[0].summary).toMatchObject({ session_id: "mcp-summary", method: "model" });
+  });
+});
+
+describe("get_session over MCP", () => {
+  it("returns the session's turns in order and not_found for an unknown session", async () => {
+    await call(client, "add_memory", turn("mcp-session", 1));
+    await call(client, "add_memory", turn("mcp-session", 2));
+    const result = await call(client, "get_session", { session_id: "mcp-session", detail: "full" });
+    expectContractOutput("get_session", result.structuredContent);
+    expect(result.structuredContent.turns.map((t: { prompt: string }) => t.prompt)).toEqual([
+      turn("mcp-session", 1).prompt,
+      turn("mcp-session", 2).prompt,
+    ]);
+    const missing = await call(client, "get_session", { session_id: "mcp-nope" });
+    expect(missing.isError).toBe(true);
+    expect(errorOf(missing).code).toBe("not_found");
+  });
+});
+
+describe("protocol", () => {
+  it("answers an unknown tool with a protocol error, and a known one with a result", async () => {
+    await expect(client.callTool({ name: "drop_everything", arguments: {} })).rejects.toThrow(/Unknown tool/);
+    const known = await call(client, "query_recent_turns", {});
+    expect(known.isError).toBeFalsy();
+  });
+
+  it("refuses /mcp without a valid token (401) and serves it with one", async () => {
+    const body = { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} };
+    const headers = { accept: "application/json, text/event-stream" };
+    const anonymous = await http(cairn.url, "POST", "/mcp", { body, headers });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body.code).toBe("unauthorized");
+    expect(anonymous.headers.get("www-authenticate")).toMatch(/^Bearer/);
+    const wrong = await http(cairn.url, "POST", "/mcp", { body, headers, token: "cairn_not-a-real-token-at-all" });
+    expect(wrong.status).toBe(401);
+    const allowed = await http(cairn.url, "POST", "/mcp", { body, headers, token: bob.token });
+    expect(allowed.status).toBe(200);
+    expect(allowed.body.result.tools.length).toBe(operationIds().length);
+  });
+
+  it("writes over MCP are attributed to the token's agent", async () => {
+    const bobClient = await mcpClient(cairn.url, bob.token);
+    try {
+      const written = await call(bobClient, "add_memory", turn("mcp-attribution", 1));
+      expect(written.structuredContent.agent).toBe("bob");
+      const alicesView = await call(client, "query_recent_turns", { agent: "bob", session_id: "mcp-attribution" });
+      expect(alicesView.structuredContent.turns.map((t: { agent: string }) => t.agent)).toEqual(["bob"]);
+      const alicesOwn = await call(client, "query_recent_turns", { session_id: "mcp-attribution" });
+      expect(alicesOwn.structuredContent.turns).toEqual([]);
+    } finally {
+      await bobClient.close();
+    }
+  });
+});
+
+describe("stdio transport", () => {
+  it("serves every tool to a client that starts it as a child process", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "cairn-stdio-"));
+    const tokensFile = join(dir, "tokens.yaml");
+    const carol = makeToken(workspace, "carol");
+    await writeFile(tokensFile, yaml.dump({ tokens: [carol] }));
+    const entry = fileURLToPath(new URL("../src/stdio.ts", import.meta.url));
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ["--import", "tsx", entry],
+      env: {
+        PATH: process.env.PATH ?? "",
+        CAIRN_TOKEN: carol.token,
+        CAIRN_TOKENS_FILE: tokensFile,
+        CAIRN_CHROMA_URL: chromaUrl().toString(),
+        CAIRN_DATA_DIR: dir,
+      },
+      stderr: "pipe",
+    });
+    const stdio = new Client({ name: "cairn-stdio-test", version: "0.0.0" });
+    await stdio.connect(transport);
+    try {
+      const { tools } = await stdio.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(operationIds().sort());
+      const written = await call(stdio, "add_memory", turn("stdio-session", 1));
+      expect(written.structuredContent).toMatchObject({ agent: "carol", replayed: false });
+      const recent = await call(stdio, "query_recent_turns", {});
+      expect(recent.structuredContent.turns.map((t: { id: string }) => t.id)).toEqual([written.structuredContent.id]);
+      const session = await call(stdio, "get_session", { session_id: "stdio-session" });
+      expect(session.structuredContent.turns).toHaveLength(1);
+      const found = await call(stdio, "query_raw_memories", { query: turn("stdio-session", 1).thought, session_id: "stdio-session" });
+      expect(found.structuredContent.hits[0].memory.id).toBe(written.structuredContent.id);
+      const summaries = await call(stdio, "query_summaries", { query: "anything at all" });
+      expect(summaries.isError).toBeFalsy();
+      expectContractOutput("query_summaries", summaries.structuredContent);
+      // The same turn is visible over HTTP: one store behind both transports.
+      const overHttp = await http(cairn.url, "GET", "/v1/memories/recent?agent=carol", { token: alice.token });
+      expect(overHttp.body.turns.map((t: { id: string }) => t.id)).toEqual([written.structuredContent.id]);
+    } finally {
+      await stdio.close();
+    }
+  });
+});
