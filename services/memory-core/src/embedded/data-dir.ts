@@ -21,10 +21,10 @@ export async function runningChroma(dataDir: string): Promise<URL | undefined> {
   return owner && isAlive(owner.pid) ? new URL(owner.chroma_url) : undefined;
 }
 
-/** Claims the data dir for this process; a claim left by a dead process is taken over. */
+/** Claims the data dir for this process (once: a second stack in the same process is refused too); a claim left by a dead process is taken over. */
 export async function claimDataDir(dataDir: string, chromaUrl: URL): Promise<() => Promise<void>> {
   const owner = await readOwner(dataDir);
-  if (owner && owner.pid !== process.pid && isAlive(owner.pid)) {
+  if (owner && isAlive(owner.pid)) {
     throw new DataDirBusyError(`CAIRN_DATA_DIR: another Cairn process (pid ${owner.pid}) is running on this data dir`);
   }
   const body: Owner = { pid: process.pid, chroma_url: chromaUrl.toString() };
@@ -38,7 +38,7 @@ export async function claimDataDir(dataDir: string, chromaUrl: URL): Promise<() 
 /** Fails early, before Chroma is started, when a live process owns the data dir. */
 export async function assertDataDirFree(dataDir: string): Promise<void> {
   const owner = await readOwner(dataDir);
-  if (owner && owner.pid !== process.pid && isAlive(owner.pid)) {
+  if (owner && isAlive(owner.pid)) {
     throw new DataDirBusyError(`CAIRN_DATA_DIR: another Cairn process (pid ${owner.pid}) is running on this data dir`);
   }
 }

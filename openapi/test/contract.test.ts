@@ -1,0 +1,41 @@
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import openapiTS, { astToString } from "openapi-typescript";
+import { describe, expect, it } from "vitest";
+import { CONTRACT_PATH, compileInputValidators, loadContract } from "../src/index.js";
+
+describe("the contract", () => {
+  it("is valid OpenAPI 3.1 and flattens into tools with object input and output schemas", async () => {
+    const contract = await loadContract();
+    expect(contract.document.openapi).toBe("3.1.0");
+    expect(contract.operations.map((op) => op.operationId).sort()).toEqual(
+      ["add_memory", "get_session", "query_raw_memories", "query_recent_turns", "query_summaries"].sort(),
+    );
+    for (const op of contract.operations) {
+      expect(op.inputSchema.type).toBe("object");
+      expect(op.inputSchema.additionalProperties).toBe(false);
+      expect(op.outputSchema.type).toBe("object");
+      expect(op.annotations.readOnlyHint).toBe(op.method === "get" || op.operationId.startsWith("query_"));
+      expect(op.description.length).toBeGreaterThan(40);
+    }
+  });
+
+  it("compiles a validator per operation that fills defaults and rejects unknown fields", async () => {
+    const validators = compileInputValidators(await loadContract());
+    expect(validators.get("query_recent_turns")!({})).toEqual({ ok: true, value: { limit: 20, detail: "summary" } });
+    const bad = validators.get("query_raw_memories")!({ query: "x", unknown: 1 });
+    expect(bad).toEqual({ ok: false, errors: [{ path: "unknown", message: "is not a field of this operation" }] });
+  });
+
+  it("refuses a document that is not valid OpenAPI", async () => {
+    const broken = fileURLToPath(new URL("./fixtures/broken.yaml", import.meta.url));
+    await expect(loadContract(broken)).rejects.toThrow(/not valid OpenAPI/);
+  });
+
+  it("has generated types that match it (run `npm run generate -w @cairn/openapi` after editing it)", async () => {
+    const generated = astToString(await openapiTS(new URL(`file://${CONTRACT_PATH}`)));
+    const committed = await readFile(new URL("../src/generated/schema.ts", import.meta.url), "utf8");
+    const normalize = (s: string) => s.replace(/^\/\*\*[\s\S]*?\*\/\s*/, "").trim();
+    expect(normalize(committed)).toBe(normalize(generated));
+  });
+});

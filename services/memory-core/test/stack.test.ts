@@ -1,0 +1,154 @@
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config.js";
+import { silentLogger } from "../src/logger.js";
+import { startStack, type Stack } from "../src/stack.js";
+import { describeStartError } from "../src/start-errors.js";
+import { startEmbeddedChroma } from "../src/embedded/chroma-server.js";
+import { startOpenAIStub } from "./support/openai-stub.js";
+import { expectNoLeak } from "./support/no-leak.js";
+import { chromaUrl, http, makeToken, sharedEmbedder, startCairn, turn, uniqueWorkspace } from "./support/harness.js";
+
+const running: Stack[] = [];
+afterEach(async () => {
+  for (const stack of running.splice(0)) await stack.stop();
+});
+
+const embeddedConfig = (dataDir: string) => loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_PORT: "0" });
+
+describe("the embedded default (npm start)", () => {
+  it("writes a tokens file on first start, and finds every memory again after a restart", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "cairn-stack-"));
+    const first = await startStack({ config: embeddedConfig(dataDir), log: silentLogger, embedder: await sharedEmbedder() });
+    running.push(first);
+    expect(first.embeddedChroma).toBe(true);
+    const agent = first.generatedTokens?.find((t) => t.role === "agent");
+    expect(agent).toBeDefined();
+    expect(await readFile(join(dataDir, "tokens.yaml"), "utf8")).toContain(agent!.token);
+
+    const ids: string[] = [];
+    for (let n = 1; n <= 12; n++) {
+      const body =
+        n === 7
+          ? { session_id: "restart-1", prompt: "Profile the nightly export job.", thought: "The CSV writer flushes on every row.", response: "Buffered the CSV writer." }
+          : turn(`restart-${n % 3}`, n);
+      const res = await http(first.url, "POST", "/v1/memories", { token: agent!.token, body });
+      expect(res.status).toBe(201);
+      ids.push(res.body.id);
+    }
+    await running.pop()!.stop();
+    expect((await fetch(new URL("/healthz", first.url)).catch(() => undefined))?.ok).not.toBe(true);
+
+    const second = await startStack({ config: embeddedConfig(dataDir), log: silentLogger, embedder: await sharedEmbedder() });
+    running.push(second);
+    expect(second.generatedTokens).toBeUndefined();
+    const recent = await http(second.url, "GET", "/v1/memories/recent?limit=100", { token: agent!.token });
+    expect(recent.status).toBe(200);
+    expect(recent.body.turns.map((t: { id: string }) => t.id).sort()).toEqual([...ids].sort());
+    const found = await http(second.url, "POST", "/v1/memories/query", { token: agent!.token, body: { query: "why was the nightly CSV export slow" } });
+    expect(found.body.hits[0].memory.id).toBe(ids[6]);
+  });
+
+  it("refuses a second start on a data dir that a running Cairn owns", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "cairn-stack-busy-"));
+    running.push(await startStack({ config: embeddedConfig(dataDir), log: silentLogger, embedder: await sharedEmbedder() }));
+    const error = await startStack({ config: embeddedConfig(dataDir), log: silentLogger, embedder: await sharedEmbedder() }).catch((e) => e);
+    expect(describeStartError(error)).toMatch(/^CAIRN_DATA_DIR: another Cairn process/);
+  });
+
+  it("refuses a missing tokens file that the operator named", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "cairn-stack-tokens-"));
+    const config = loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_PORT: "0", CAIRN_TOKENS_FILE: join(dataDir, "nope.yaml") });
+    const error = await startStack({ config, log: silentLogger, embedder: await sharedEmbedder() }).catch((e) => e);
+    expect(describeStartError(error)).toBe("CAIRN_TOKENS_FILE: names a file that does not exist");
+  });
+});
+
+describe("embedding stamps", () => {
+  it("refuses to start over collections embedded with another model, naming the fix", async () => {
+    const workspace = uniqueWorkspace("stamp");
+    const token = makeToken(workspace, "dev");
+    // The workspace is first created by the local embedder (512 dimensions)...
+    const local = await startCairn([token]);
+    await http(local.url, "POST", "/v1/memories", { token: token.token, body: turn("stamp", 1) });
+    await local.close();
+    // ...then a start with an OpenAI-compatible model of another dimension must refuse it.
+    const stub = await startOpenAIStub({ dimension: 16 });
+    try {
+      const dataDir = await mkdtemp(join(tmpdir(), "cairn-stamp-"));
+      const tokensFile = join(dataDir, "tokens.yaml");
+      const { writeFile } = await import("node:fs/promises");
+      const yaml = (await import("js-yaml")).default;
+      await writeFile(tokensFile, yaml.dump({ tokens: [token] }));
+      const config = loadConfig({
+        CAIRN_DATA_DIR: dataDir,
+        CAIRN_PORT: "0",
+        CAIRN_TOKENS_FILE: tokensFile,
+        CAIRN_CHROMA_URL: chromaUrl().toString(),
+        CAIRN_EMBEDDINGS: "openai",
+        CAIRN_EMBEDDINGS_BASE_URL: stub.baseUrl,
+        CAIRN_EMBEDDINGS_MODEL: "stub-embed",
+      });
+      const error = await startStack({ config, log: silentLogger }).catch((e) => e);
+      const line = describeStartError(error);
+      expect(line).toContain("use-lite-512 (512 dimensions)");
+      expect(line).toContain("openai:stub-embed (16 dimensions)");
+      expect(line).toContain("cairn reembed");
+      // The same model that created the workspace starts fine over it.
+      const fine = await startCairn([token]);
+      expect((await http(fine.url, "GET", "/v1/memories/recent", { token: token.token })).body.turns).toHaveLength(1);
+      await fine.close();
+
+      // A fresh workspace under the OpenAI-compatible embedder works end to end, batched through the stub.
+      const other = makeToken(uniqueWorkspace("stub"), "dev");
+      await writeFile(tokensFile, yaml.dump({ tokens: [other] }));
+      const stack = await startStack({ config, log: silentLogger });
+      running.push(stack);
+      const written = await http(stack.url, "POST", "/v1/memories", {
+        token: other.token,
+        body: { session_id: "stub", prompt: "kafka consumer lag alert", thought: "lag grew after the deploy", response: "rolled back" },
+      });
+      expect(written.status).toBe(201);
+      await http(stack.url, "POST", "/v1/memories", {
+        token: other.token,
+        body: { session_id: "stub", prompt: "office plants", thought: "water them weekly", response: "done" },
+      });
+      const hit = await http(stack.url, "POST", "/v1/memories/query", { token: other.token, body: { query: "kafka consumer lag" } });
+      expect(hit.body.hits[0].memory.id).toBe(written.body.id);
+      expect(stub.requests.filter((r) => r.path === "/v1/embeddings").length).toBeGreaterThanOrEqual(4);
+    } finally {
+      await stub.close();
+    }
+  });
+});
+
+describe("when Chroma goes away", () => {
+  it("answers 503 unavailable without naming the host, and recovers nothing it did not have", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "cairn-down-"));
+    const chroma = await startEmbeddedChroma({ path: join(dir, "data"), logFile: join(dir, "chroma.log") });
+    const token = makeToken(uniqueWorkspace("down"), "dev");
+    const cairn = await startCairn([token], { chroma: chroma.url });
+    try {
+      const before = await http(cairn.url, "POST", "/v1/memories", { token: token.token, body: turn("down", 1) });
+      expect(before.status).toBe(201);
+      const ready = await http(cairn.url, "GET", "/readyz");
+      expect(ready.status).toBe(200);
+      await chroma.stop();
+      const write = await http(cairn.url, "POST", "/v1/memories", { token: token.token, body: turn("down", 2) });
+      expect(write.status).toBe(503);
+      expect(write.body.code).toBe("unavailable");
+      expectNoLeak(write.text, [token.token, chroma.url.port]);
+      const read = await http(cairn.url, "GET", "/v1/memories/recent", { token: token.token });
+      expect(read.status).toBe(503);
+      expectNoLeak(read.text, [token.token, chroma.url.port]);
+      const notReady = await http(cairn.url, "GET", "/readyz");
+      expect(notReady.status).toBe(503);
+      expect(notReady.body.checks.chroma).toBe("failing");
+    } finally {
+      await cairn.close();
+      await chroma.stop();
+    }
+  });
+});
