@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decodeCursor, encodeCursor, newestFirst, type Position } from "../src/domain/cursor.js";
-import { RecencyScanner } from "../src/domain/recency.js";
-import type { Metadata } from "../src/store/chroma-store.js";
+import { RecencyIndex, slotId } from "../src/domain/recency.js";
+import { RECENCY_VECTOR } from "../src/store/chroma-store.js";
 import { http, makeToken, startCairn, turn, uniqueWorkspace, type TestCairn } from "./support/harness.js";
 
 const workspace = uniqueWorkspace("recent");
@@ -14,110 +13,151 @@ beforeAll(async () => {
 });
 afterAll(() => cairn.close());
 
-async function pageAll(token: string, query: string, limit: number) {
-  const ids: string[] = [];
+type Listed = { id: string; agent: string; session_id: string; recorded_at: string };
+
+async function pageAll(token: string, query: string, limit: number, base = cairn.url) {
+  const turns: Listed[] = [];
   let cursor: string | null = null;
   let pages = 0;
   do {
-    const res: { status: number; body: { turns: Array<{ id: string }>; next_cursor: string | null } } = await http(
-      cairn.url,
+    const res: { status: number; body: { turns: Listed[]; next_cursor: string | null } } = await http(
+      base,
       "GET",
       `/v1/memories/recent?limit=${limit}${query}${cursor ? `&before=${cursor}` : ""}`,
       { token },
     );
     expect(res.status).toBe(200);
     expect(res.body.turns.length).toBeLessThanOrEqual(limit);
-    ids.push(...res.body.turns.map((t) => t.id));
+    turns.push(...res.body.turns);
     cursor = res.body.next_cursor;
     pages++;
   } while (cursor);
-  return { ids, pages };
+  return { turns, pages };
+}
+
+/** Newest first: recorded_at never rises along the listing; nothing repeats. */
+function expectNewestFirstComplete(listed: Listed[], expectedIds: string[]) {
+  const times = listed.map((t) => Date.parse(t.recorded_at));
+  for (let i = 1; i < times.length; i++) expect(times[i]).toBeLessThanOrEqual(times[i - 1]!);
+  expect(new Set(listed.map((t) => t.id)).size).toBe(listed.length);
+  expect(listed.map((t) => t.id).sort()).toEqual([...expectedIds].sort());
 }
 
 describe("query_recent_turns order and paging", () => {
-  it("pages an agent's turns across sessions newest first with no gaps or repeats", async () => {
-    const written: Array<Position & { agent: string; session: string }> = [];
+  it("lists sequential writes exactly in reverse order, paged with no gaps or repeats", async () => {
+    const ids: string[] = [];
+    for (let n = 0; n < 9; n++) {
+      const session = ["seq-a", "seq-b", "seq-c"][n % 3]!;
+      ids.push((await http(cairn.url, "POST", "/v1/memories", { token: bob.token, body: turn(session, n) })).body.id);
+    }
+    const paged = await pageAll(bob.token, "", 2);
+    expect(paged.turns.map((t) => t.id)).toEqual([...ids].reverse());
+    expect(paged.pages).toBe(5);
+    const oneSession = await pageAll(bob.token, "&session_id=seq-b", 2);
+    expect(oneSession.turns.map((t) => t.id)).toEqual([ids[7], ids[4], ids[1]]);
+  });
+
+  it("pages concurrent writes of two agents across sessions newest first, complete", async () => {
+    const written: Array<{ id: string; agent: string; session: string }> = [];
     for (let round = 0; round < 6; round++) {
-      // Concurrent writes land in the same millisecond now and then: ties must page cleanly too.
       const batch = await Promise.all(
-        ["s-a", "s-b", "s-c"].flatMap((session) =>
+        ["c-a", "c-b", "c-c"].flatMap((session) =>
           [alice, bob].map(async (who) => {
             const res = await http(cairn.url, "POST", "/v1/memories", { token: who.token, body: turn(session, round) });
             expect(res.status).toBe(201);
-            return { at: Date.parse(res.body.recorded_at), id: res.body.id as string, agent: who.agent, session };
+            return { id: res.body.id as string, agent: who.agent, session };
           }),
         ),
       );
       written.push(...batch);
     }
-    const expected = written.filter((w) => w.agent === "alice").sort(newestFirst).map((w) => w.id);
-    expect(expected).toHaveLength(18);
-
+    const alices = written.filter((w) => w.agent === "alice");
     const paged = await pageAll(alice.token, "", 4);
-    expect(paged.ids).toEqual(expected);
+    expectNewestFirstComplete(paged.turns, alices.map((w) => w.id));
     expect(paged.pages).toBe(5);
-
-    const oneSession = await pageAll(alice.token, "&session_id=s-b", 4);
-    expect(oneSession.ids).toEqual(written.filter((w) => w.agent === "alice" && w.session === "s-b").sort(newestFirst).map((w) => w.id));
-
-    const bobs = await pageAll(alice.token, "&agent=bob", 7);
-    expect(bobs.ids).toEqual(written.filter((w) => w.agent === "bob").sort(newestFirst).map((w) => w.id));
+    const oneSession = await pageAll(alice.token, "&session_id=c-b", 4);
+    expectNewestFirstComplete(oneSession.turns, alices.filter((w) => w.session === "c-b").map((w) => w.id));
+    // Bob's listing, as read by Alice, holds only Bob's turns.
+    const bobs = await pageAll(alice.token, "&agent=bob&session_id=c-a", 7);
+    expectNewestFirstComplete(bobs.turns, written.filter((w) => w.agent === "bob" && w.session === "c-a").map((w) => w.id));
   });
 
-  it("answers a cursor it did not issue with validation_failed, beside one it did", async () => {
+  it("two replicas writing for one agent keep one complete order", async () => {
+    const carol = makeToken(workspace, "carol");
+    const left = await startCairn([carol]);
+    const right = await startCairn([carol]);
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 16 }, (_, n) =>
+          http(n % 2 ? left.url : right.url, "POST", "/v1/memories", { token: carol.token, body: turn("replicas", n) }),
+        ),
+      );
+      expect(results.every((r) => r.status === 201)).toBe(true);
+      const throughLeft = await pageAll(carol.token, "", 5, left.url);
+      const throughRight = await pageAll(carol.token, "", 5, right.url);
+      expectNewestFirstComplete(throughLeft.turns, results.map((r) => r.body.id));
+      expect(throughRight.turns.map((t) => t.id)).toEqual(throughLeft.turns.map((t) => t.id));
+    } finally {
+      await left.close();
+      await right.close();
+    }
+  });
+
+  it("answers a cursor it did not issue, or one for another agent, with validation_failed", async () => {
     const page = await http(cairn.url, "GET", "/v1/memories/recent?limit=1&agent=bob", { token: alice.token });
     expect(page.body.next_cursor).toEqual(expect.any(String));
     const ok = await http(cairn.url, "GET", `/v1/memories/recent?limit=1&agent=bob&before=${page.body.next_cursor}`, { token: alice.token });
     expect(ok.status).toBe(200);
+    expect(ok.body.turns).toHaveLength(1);
+    const otherAgent = await http(cairn.url, "GET", `/v1/memories/recent?limit=1&before=${page.body.next_cursor}`, { token: alice.token });
+    expect(otherAgent.status).toBe(400);
+    expect(otherAgent.body.errors).toEqual([{ path: "before", message: "belongs to another agent's listing" }]);
     const forged = await http(cairn.url, "GET", "/v1/memories/recent?before=bm90LWEtY3Vyc29y", { token: alice.token });
     expect(forged.status).toBe(400);
     expect(forged.body.errors).toEqual([{ path: "before", message: "is not a cursor this server issued" }]);
   });
 });
 
-describe("the recency scanner over real Chroma", () => {
-  const NOW = Date.parse("2026-06-01T00:00:00Z");
-  const YEAR = 365 * 24 * 3_600_000;
-  let expected: string[];
-
-  beforeAll(async () => {
-    const collection = await cairn.runtime.store.collection(workspace, "turns");
-    const stamps: number[] = [];
-    // A burst of 600 in one second (more than one window holds), ties, and a sparse tail years back.
-    for (let i = 0; i < 600; i++) stamps.push(NOW - 1000 + Math.floor(i / 3));
-    for (let i = 0; i < 20; i++) stamps.push(NOW - 3 * YEAR - i * 7 * 24 * 3_600_000);
-    stamps.push(NOW - 9 * YEAR, NOW + 5_000 /* a replica whose clock runs ahead */);
-    const records = stamps.map((at, i) => ({
-      id: `scan-${String(i).padStart(4, "0")}`,
-      embedding: Array.from({ length: 512 }, (_, d) => (d === i % 512 ? 1 : 0)),
-      document: `record ${i}`,
-      metadata: { agent: "scanner", session_id: "scan", recorded_at: at, prompt_chars: 0, thought_chars: 0 } as Metadata,
-    }));
-    for (let i = 0; i < records.length; i += 200) await collection.add(records.slice(i, i + 200));
-    expected = records
-      .map((r) => ({ at: r.metadata.recorded_at as number, id: r.id }))
-      .sort(newestFirst)
-      .map((p) => p.id);
+describe("the recency sequence over real Chroma", () => {
+  it("finds its length from a cold start at any size", async () => {
+    const ws = uniqueWorkspace("seqlen");
+    const warm = new RecencyIndex(cairn.runtime.store);
+    for (const target of [0, 1, 2, 63, 64, 65, 200]) {
+      const agent = `len-${target}`;
+      for (let n = 0; n < target; n++) {
+        const { seq } = await warm.allocate(ws, agent, `turn-${n}`, `write-${n}`);
+        expect(seq).toBe(n);
+      }
+      // A fresh index knows nothing of this agent: the next slot must still be `target`.
+      const cold = new RecencyIndex(cairn.runtime.store);
+      expect((await cold.allocate(ws, agent, "next", `cold-${target}`)).seq).toBe(target);
+    }
   });
 
-  for (const limit of [1, 7, 100]) {
-    it(`pages ${limit} at a time through bursts, ties and sparse years without gaps or repeats`, async () => {
-      const scanner = new RecencyScanner(() => NOW);
-      const collection = await cairn.runtime.store.collection(workspace, "turns");
-      const seen: string[] = [];
-      let before: Position | undefined;
-      for (;;) {
-        const page = await scanner.newestPage(collection, [{ agent: "scanner" }], limit, before, "scan");
-        expect(page.records.length).toBeLessThanOrEqual(limit);
-        seen.push(...page.records.map((r) => r.id));
-        if (!page.more) break;
-        const last = page.records.at(-1)!;
-        // Through the opaque cursor, as a client would carry it.
-        before = decodeCursor(encodeCursor({ at: last.metadata.recorded_at as number, id: last.id }), "before");
-        if (limit === 1 && seen.length >= 40) break;
+  it("skips a slot whose turn never arrived and lists a raced turn once", async () => {
+    const dave = makeToken(workspace, "dave");
+    const daves = await startCairn([dave]);
+    const write = async (n: number) => {
+      const res = await http(daves.url, "POST", "/v1/memories", { token: dave.token, body: turn("holes", n) });
+      expect(res.status).toBe(201);
+      return res.body.id as string;
+    };
+    const ids: string[] = [];
+    for (let n = 0; n < 3; n++) ids.push(await write(n));
+    const recency = await cairn.runtime.store.collection(workspace, "recency");
+    // Slot 3: a writer that died before storing its turn. Slot 4: a loser of a race that names turn 1.
+    await recency.add([
+      { id: slotId("dave", 3), embedding: RECENCY_VECTOR, document: "", metadata: { agent: "dave", seq: 3, turn_id: "t_never_written", write_id: "w3", recorded_at: Date.now() } },
+      { id: slotId("dave", 4), embedding: RECENCY_VECTOR, document: "", metadata: { agent: "dave", seq: 4, turn_id: ids[1]!, write_id: "w4", recorded_at: Date.now() } },
+    ]);
+    ids.push(await write(3));
+    try {
+      for (const limit of [1, 2, 10]) {
+        const paged = await pageAll(dave.token, "", limit, daves.url);
+        expect(paged.turns.map((t) => t.id)).toEqual([...ids].reverse());
       }
-      expect(seen).toEqual(expected.slice(0, seen.length));
-      if (limit !== 1) expect(seen).toHaveLength(expected.length);
-    });
-  }
+    } finally {
+      await daves.close();
+    }
+  });
 });

@@ -7,7 +7,7 @@ import { silentLogger } from "../src/logger.js";
 import { startStack, type Stack } from "../src/stack.js";
 import { describeStartError } from "../src/start-errors.js";
 import { startEmbeddedChroma } from "../src/embedded/chroma-server.js";
-import { startOpenAIStub } from "./support/openai-stub.js";
+import { startOpenAIStub } from "../../../testing/openai-stub.js";
 import { expectNoLeak } from "./support/no-leak.js";
 import { chromaUrl, http, makeToken, sharedEmbedder, startCairn, turn, uniqueWorkspace } from "./support/harness.js";
 

@@ -6,9 +6,9 @@ import type { ChromaStore, ScoredRecord, StoredRecord, Where } from "../store/ch
 import { atLeast, semanticConfidence } from "./confidence.js";
 import { decodeCursor, encodeCursor, oldestFirst } from "./cursor.js";
 import { contentKey, summaryId, turnId } from "./ids.js";
-import { and, RecencyScanner } from "./recency.js";
+import { and, RecencyIndex } from "./recency.js";
 import { agentFlag, summaryDocument, summaryFromRecord, summaryMetadata } from "./summary-record.js";
-import { buildTurnRecord, memoryFromRecord, payloadHash, positionOf } from "./turn-record.js";
+import { buildTurnRecord, memoryFromRecord, payloadHash, positionOf, turnDocument } from "./turn-record.js";
 import type {
   AddMemoryRequest,
   AddMemoryResult,
@@ -45,16 +45,16 @@ export interface AddMemoryOutcome {
 
 /** The memory domain: what each operation means, over the store and the embedder, for one principal's scope. */
 export class MemoryService {
-  private readonly recency: RecencyScanner;
+  private readonly recency: RecencyIndex;
   /** Identical writes in flight on this replica share one store round trip; other replicas are reconciled in Chroma. */
   private readonly inFlight = new Map<string, Promise<StoredRecord>>();
 
   constructor(
     private readonly store: ChromaStore,
     private readonly embedder: Embedder,
-    private readonly now: () => number = Date.now,
+    now: () => number = Date.now,
   ) {
-    this.recency = new RecencyScanner(now);
+    this.recency = new RecencyIndex(store, now);
   }
 
   async addMemory(principal: Principal, input: AddMemoryRequest): Promise<AddMemoryOutcome> {
@@ -91,9 +91,12 @@ export class MemoryService {
     const turns = await this.store.collection(principal.workspace, "turns");
     const [existing] = await turns.get({ ids: [id] });
     if (existing) return existing;
-    const record = buildTurnRecord({ input, agent: principal.agent, idempotencyKey, recordedAt: this.now(), writeId });
-    const [embedding] = await this.embedder.embed([record.document]);
+    const [embedding] = await this.embedder.embed([turnDocument(input)]);
     if (!embedding) throw internal();
+    // The slot comes before the turn: a writer that dies in between leaves a slot that readers skip,
+    // never a turn that recency cannot find.
+    const { seq, recordedAt } = await this.recency.allocate(principal.workspace, principal.agent, id, writeId);
+    const record = buildTurnRecord({ input, agent: principal.agent, idempotencyKey, recordedAt, seq, writeId });
     // Chroma keeps the first record for an id: a racing replica's add is ignored, and reading back tells who won.
     await turns.add([{ id, embedding, ...record }]);
     const [stored] = await turns.get({ ids: [id] });
@@ -103,17 +106,15 @@ export class MemoryService {
 
   async recentTurns(principal: Principal, input: RecentTurnsInput): Promise<RecentTurnsResult> {
     const agent = input.agent ?? principal.agent;
-    const before = input.before === undefined ? undefined : decodeCursor(input.before, "before");
-    const filter: Where[] = [{ agent }];
-    if (input.session_id !== undefined) filter.push({ session_id: input.session_id });
-    const turns = await this.store.collection(principal.workspace, "turns");
-    const hintKey = `${principal.workspace}|${agent}|${input.session_id ?? ""}`;
-    const page = await this.recency.newestPage(turns, filter, input.limit, before, hintKey);
-    const withDocuments = await this.withDocuments(principal.workspace, page.records);
-    const last = page.records.at(-1);
+    const before = input.before === undefined ? undefined : decodeRecencyCursor(input.before, agent);
+    const page =
+      input.session_id === undefined
+        ? await this.recency.newestPage(principal.workspace, agent, input.limit, before)
+        : await this.recency.newestPageOfSession(principal.workspace, agent, input.session_id, input.limit, before);
+    const last = page.entries.at(-1);
     return {
-      turns: withDocuments.map((r) => memoryFromRecord(r, input.detail)),
-      next_cursor: page.more && last ? encodeCursor(positionOf(last)) : null,
+      turns: page.entries.map((e) => memoryFromRecord(e.turn, input.detail)),
+      next_cursor: page.more && last ? encodeCursor({ at: last.seq, id: agent }) : null,
     };
   }
 
@@ -247,3 +248,15 @@ function assertWellFormed(input: AddMemoryRequest) {
 }
 
 const round = (n: number) => Math.round(n * 1e6) / 1e6;
+
+/** A recency cursor names the agent whose sequence it points into: it cannot be replayed against another. */
+function decodeRecencyCursor(cursor: string, agent: string): number {
+  const position = decodeCursor(cursor, "before");
+  if (position.id !== agent) {
+    throw validationFailed(
+      [{ path: "before", message: "belongs to another agent's listing" }],
+      "Pass the `next_cursor` of the previous page with the same `agent` and `session_id`.",
+    );
+  }
+  return position.at;
+}

@@ -22,6 +22,8 @@ export interface TurnWrite {
   agent: string;
   idempotencyKey: string;
   recordedAt: number;
+  /** The turn's slot in its agent's recency sequence. */
+  seq: number;
   writeId: string;
 }
 
@@ -35,6 +37,7 @@ export function buildTurnRecord(write: TurnWrite): TurnRecordParts {
     session_id: input.session_id,
     kind: payload.kind,
     recorded_at: write.recordedAt,
+    seq: write.seq,
     valid_from: occurredAt ?? write.recordedAt,
     source: "agent",
     trusted: true,
@@ -50,8 +53,12 @@ export function buildTurnRecord(write: TurnWrite): TurnRecordParts {
   };
   if (occurredAt !== null) metadata.occurred_at = occurredAt;
   if (payload.model !== null) metadata.model = payload.model;
-  return { document: [input.prompt, input.thought, input.response].join(FIELD_SEPARATOR), metadata };
+  return { document: turnDocument(input), metadata };
 }
+
+/** The text that is stored, embedded and searched: the three fields in order. */
+export const turnDocument = (input: Pick<AddMemoryRequest, "prompt" | "thought" | "response">) =>
+  [input.prompt, input.thought, input.response].join(FIELD_SEPARATOR);
 
 /** What a write says, with defaults made explicit so that a retry that spells a default out is still a replay. */
 function turnPayload(input: AddMemoryRequest) {

@@ -44,8 +44,15 @@ export interface EmbeddingStamp {
   dimension: number;
 }
 
-export type CollectionName = "turns" | "summaries";
-export const COLLECTIONS: readonly CollectionName[] = ["turns", "summaries"];
+export type CollectionName = "turns" | "summaries" | "recency";
+export const COLLECTIONS: readonly CollectionName[] = ["turns", "summaries", "recency"];
+
+/**
+ * `recency` holds no meaning to search, only the per-agent write sequence (see domain/recency.ts): its
+ * records carry a constant one-dimensional vector and are stamped as such, whatever the embedder.
+ */
+export const RECENCY_STAMP: EmbeddingStamp = { model: "none", dimension: 1 };
+export const RECENCY_VECTOR: number[] = [1];
 
 const TENANT = "default_tenant";
 
@@ -103,20 +110,21 @@ export class ChromaStore {
       }
     });
     const client = new ChromaClient({ ...this.connection, tenant: TENANT, database: workspace });
+    const expected = name === "recency" ? RECENCY_STAMP : this.stamp;
     const collection = await this.guard("open collection", () =>
       client.getOrCreateCollection({
         name,
         embeddingFunction: null,
         configuration: { hnsw: { space: "cosine" } },
-        metadata: { embedding_model: this.stamp.model, embedding_dim: this.stamp.dimension },
+        metadata: { embedding_model: expected.model, embedding_dim: expected.dimension },
       }),
     );
     const stored = {
       model: String(collection.metadata?.embedding_model ?? ""),
       dimension: Number(collection.metadata?.embedding_dim ?? 0),
     };
-    if (stored.model !== this.stamp.model || stored.dimension !== this.stamp.dimension) {
-      throw new StampMismatchError(workspace, name, stored, this.stamp);
+    if (stored.model !== expected.model || stored.dimension !== expected.dimension) {
+      throw new StampMismatchError(workspace, name, stored, expected);
     }
     return new RecordCollection(collection, (what, fn) => this.guard(`${name}.${what}`, fn));
   }

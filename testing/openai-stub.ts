@@ -4,7 +4,9 @@ import type { AddressInfo } from "node:net";
 
 /**
  * The one test double the project allows: a small OpenAI-compatible server, since no model can run here.
- * `/v1/embeddings` answers deterministic unit vectors derived from each input's words.
+ * `/v1/embeddings` answers deterministic unit vectors derived from each input's words (a hashing
+ * bag-of-words: crude, fast, and enough for nearest-neighbour order to mean something). The benchmarks use
+ * it too, where loading 100k turns through the local model would take hours on two cores.
  */
 export interface OpenAIStub {
   baseUrl: string;
@@ -47,7 +49,7 @@ export async function startOpenAIStub(options: { dimension: number }): Promise<O
 }
 
 /** A bag-of-words vector: texts sharing words point the same way, so nearest-neighbour order is meaningful. */
-function wordVector(text: string, dimension: number): number[] {
+export function wordVector(text: string, dimension: number): number[] {
   const vector = new Array<number>(dimension).fill(0);
   for (const word of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
     const bucket = createHash("sha256").update(word).digest().readUInt32BE(0) % dimension;

@@ -1,0 +1,190 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { ChromaClient } from "chromadb";
+import yaml from "js-yaml";
+import { startOpenAIStub, type OpenAIStub } from "../testing/openai-stub.js";
+import { newToken } from "../services/memory-core/src/auth/tokens.js";
+import type { EmbeddingsConfig } from "../services/memory-core/src/config.js";
+import { loadConfig } from "../services/memory-core/src/config.js";
+import { createEmbedder } from "../services/memory-core/src/embeddings/create.js";
+import type { Embedder } from "../services/memory-core/src/embeddings/embedder.js";
+import { silentLogger } from "../services/memory-core/src/logger.js";
+import { startStack } from "../services/memory-core/src/stack.js";
+import { corpus } from "./corpus.js";
+import { round, summarize, timed, type Summary } from "./stats.js";
+
+/**
+ * Loads N turns through the public API of a real stack (embedded Chroma, local embedder, HTTP) and prints
+ * p50/p95 of each operation, and the ratio of query_raw_memories (embedding excluded) to the raw Chroma query.
+ *
+ *   npm run bench -- memory-core [--n 10000] [--samples 200] [--concurrency 8] [--embedder local|hash] [--json]
+ *
+ * `--embedder hash` serves hashing bag-of-words vectors from a local OpenAI-compatible stub instead of the
+ * local model (about 12 turns/s on two cores): for runs at 100k, where what is measured is memory-core's
+ * own cost around the embedding, which the report separates anyway.
+ */
+export async function benchMemoryCore(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      n: { type: "string", default: "10000" },
+      samples: { type: "string", default: "200" },
+      concurrency: { type: "string", default: "8" },
+      agents: { type: "string", default: "10" },
+      sessions: { type: "string", default: "500" },
+      embedder: { type: "string", default: "local" },
+      json: { type: "boolean", default: false },
+    },
+  });
+  const n = Number(values.n);
+  const samples = Number(values.samples);
+  const concurrency = Number(values.concurrency);
+  const agentCount = Number(values.agents);
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+
+  const dataDir = await mkdtemp(join(tmpdir(), "cairn-bench-"));
+  const workspace = "bench";
+  const tokens = Array.from({ length: agentCount }, (_, i) => ({ token: newToken(), workspace, agent: `agent-${i}`, role: "agent" as const }));
+  const tokenOf = new Map(tokens.map((t) => [t.agent, t.token]));
+  const tokensFile = join(dataDir, "tokens.yaml");
+  await writeFile(tokensFile, yaml.dump({ tokens }));
+
+  if (values.embedder !== "local" && values.embedder !== "hash") throw new Error("--embedder is local or hash");
+  let stub: OpenAIStub | undefined;
+  let embeddings: EmbeddingsConfig = { kind: "local" };
+  if (values.embedder === "hash") {
+    stub = await startOpenAIStub({ dimension: 512 });
+    embeddings = { kind: "openai", baseUrl: stub.baseUrl, model: "hash-bow-512", apiKey: undefined };
+  }
+  const embedTimes: number[] = [];
+  const inner = await createEmbedder(embeddings, silentLogger);
+  const embedder: Embedder = {
+    model: inner.model,
+    dimension: inner.dimension,
+    async embed(texts) {
+      const { ms, value } = await timed(() => inner.embed(texts));
+      embedTimes.push(ms);
+      return value;
+    },
+  };
+  const stack = await startStack({
+    config: loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_PORT: "0", CAIRN_TOKENS_FILE: tokensFile }),
+    log: silentLogger,
+    embedder,
+  });
+  const post = (path: string, token: string, body: unknown) =>
+    fetch(new URL(path, stack.url), {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  const get = (path: string, token: string) => fetch(new URL(path, stack.url), { headers: { authorization: `Bearer ${token}` } });
+
+  try {
+    // 1. Bulk load through the API.
+    const turns = corpus(n, { agents: agentCount, sessions: Number(values.sessions) });
+    const loadLatencies: number[] = [];
+    let next = 0;
+    const loadStart = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < turns.length) {
+          const { agent, ...body } = turns[next++]!;
+          const { ms, value } = await timed(() => post("/v1/memories", tokenOf.get(agent)!, body));
+          if (value.status !== 201) throw new Error(`load: add_memory answered ${value.status}`);
+          await value.arrayBuffer();
+          loadLatencies.push(ms);
+          if (loadLatencies.length % 1000 === 0) log(`loaded ${loadLatencies.length}/${n}`);
+        }
+      }),
+    );
+    const loadSeconds = (performance.now() - loadStart) / 1000;
+
+    // 2. add_memory one at a time, so each request's embedding time is known.
+    const extra = corpus(samples, { agents: agentCount, sessions: 50, seed: 7 });
+    const addTotal: number[] = [];
+    const addWithoutEmbedding: number[] = [];
+    for (const { agent, ...body } of extra) {
+      const before = embedTimes.length;
+      const { ms, value } = await timed(() => post("/v1/memories", tokenOf.get(agent)!, { ...body, session_id: `${body.session_id}-sampled` }));
+      if (value.status !== 201) throw new Error(`add_memory answered ${value.status}`);
+      await value.arrayBuffer();
+      addTotal.push(ms);
+      addWithoutEmbedding.push(ms - embedTimes.slice(before).reduce((a, b) => a + b, 0));
+    }
+
+    // 3. query_recent_turns: first pages and the page after a cursor.
+    const recentFirst: number[] = [];
+    const recentNext: number[] = [];
+    for (let i = 0; i < samples; i++) {
+      const token = tokens[i % tokens.length]!.token;
+      const first = await timed(async () => (await get("/v1/memories/recent?limit=20", token)).json() as Promise<{ turns: unknown[]; next_cursor: string }>);
+      if (first.value.turns.length !== 20) throw new Error("query_recent_turns returned a short page");
+      recentFirst.push(first.ms);
+      const second = await timed(async () => (await get(`/v1/memories/recent?limit=20&before=${first.value.next_cursor}`, token)).json());
+      recentNext.push(second.ms);
+    }
+
+    // 4. query_raw_memories, and the raw Chroma query for the same k over the same vectors.
+    const queries = corpus(samples, { agents: 1, sessions: 1, seed: 99 }).map((t) => t.thought.split(".")[0]!);
+    const rawTotal: number[] = [];
+    const rawWithoutEmbedding: number[] = [];
+    for (const [i, query] of queries.entries()) {
+      const before = embedTimes.length;
+      const { ms, value } = await timed(() => post("/v1/memories/query", tokens[i % tokens.length]!.token, { query, limit: 10 }));
+      if (value.status !== 200) throw new Error(`query_raw_memories answered ${value.status}`);
+      await value.arrayBuffer();
+      rawTotal.push(ms);
+      rawWithoutEmbedding.push(ms - embedTimes.slice(before).reduce((a, b) => a + b, 0));
+    }
+    const vectors = await inner.embed(queries);
+    const chroma = new ChromaClient({ host: stack.chromaUrl.hostname, port: Number(stack.chromaUrl.port), database: workspace });
+    const collection = await chroma.getCollection({ name: "turns" });
+    const chromaQuery: number[] = [];
+    for (const vector of vectors) {
+      const { ms } = await timed(() =>
+        collection.query({ queryEmbeddings: [vector], nResults: 10, include: ["documents", "metadatas", "distances"] as never }),
+      );
+      chromaQuery.push(ms);
+    }
+
+    const report = {
+      n,
+      embedder: embedder.model,
+      records: n + samples,
+      load_seconds: round(loadSeconds, 1),
+      load_turns_per_second: round(n / loadSeconds, 1),
+      add_memory_under_load: summarize(loadLatencies),
+      add_memory: summarize(addTotal),
+      add_memory_without_embedding: summarize(addWithoutEmbedding),
+      query_recent_turns: summarize(recentFirst),
+      query_recent_turns_next_page: summarize(recentNext),
+      query_raw_memories: summarize(rawTotal),
+      query_raw_memories_without_embedding: summarize(rawWithoutEmbedding),
+      chroma_query: summarize(chromaQuery),
+      ratio_raw_memories_to_chroma_p95: round(summarize(rawWithoutEmbedding).p95 / summarize(chromaQuery).p95),
+    };
+    printTable(report);
+    if (values.json) console.log(JSON.stringify(report));
+  } finally {
+    await stack.stop();
+    await stub?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+function printTable(report: Record<string, unknown>) {
+  console.log(
+    `memory-core benchmark: ${report.n} turns loaded through the API with ${report.embedder} (${report.load_turns_per_second} turns/s)`,
+  );
+  console.log("operation                               n      p50 ms   p95 ms");
+  for (const [name, value] of Object.entries(report)) {
+    if (value && typeof value === "object" && "p95" in value) {
+      const s = value as Summary;
+      console.log(`${name.padEnd(38)}${String(s.n).padStart(5)}${String(s.p50).padStart(10)}${String(s.p95).padStart(9)}`);
+    }
+  }
+  console.log(`query_raw_memories (no embedding) p95 / chroma query p95 = ${report.ratio_raw_memories_to_chroma_p95}`);
+}

@@ -1,0 +1,14 @@
+import { benchMemoryCore } from "./memory-core.js";
+
+/** `npm run bench -- <name> [options]`: benchmarks print figures and ratios; they are not tests. */
+const benches: Record<string, (argv: string[]) => Promise<void>> = {
+  "memory-core": benchMemoryCore,
+};
+
+const [name = "memory-core", ...rest] = process.argv.slice(2);
+const bench = benches[name];
+if (!bench) {
+  process.stderr.write(`unknown benchmark "${name}"; one of: ${Object.keys(benches).join(", ")}\n`);
+  process.exit(2);
+}
+await bench(rest);

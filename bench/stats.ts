@@ -1,0 +1,39 @@
+/** Percentiles by nearest rank over a sample of milliseconds. */
+export function percentile(samples: readonly number[], p: number): number {
+  if (samples.length === 0) return Number.NaN;
+  const sorted = [...samples].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank]!;
+}
+
+export interface Summary {
+  n: number;
+  p50: number;
+  p95: number;
+  mean: number;
+}
+
+export function summarize(samples: readonly number[]): Summary {
+  const mean = samples.reduce((a, b) => a + b, 0) / Math.max(1, samples.length);
+  return { n: samples.length, p50: round(percentile(samples, 50)), p95: round(percentile(samples, 95)), mean: round(mean) };
+}
+
+export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const start = performance.now();
+  const value = await fn();
+  return { ms: performance.now() - start, value };
+}
+
+/** A small seeded PRNG (mulberry32), so that every run loads the same corpus. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
