@@ -56,8 +56,9 @@ export class RecencyIndex {
 
   private async allocateNow(workspace: string, agent: string, turnId: string, writeId: string): Promise<Allocation> {
     const recency = await this.store.collection(workspace, "recency");
-    let seq = await this.length(recency, workspace, agent);
-    for (let attempt = 0; attempt < MAX_ALLOCATION_ATTEMPTS; attempt++, seq++) {
+    // On one replica the hint is exact after its own last write: try it before probing for the length.
+    let seq = this.lengthHints.get(`${workspace}|${agent}`) ?? (await this.length(recency, workspace, agent));
+    for (let attempt = 0; attempt < MAX_ALLOCATION_ATTEMPTS; attempt++) {
       const recordedAt = this.now();
       const id = slotId(agent, seq);
       await recency.add([
@@ -68,6 +69,8 @@ export class RecencyIndex {
         this.rememberLength(workspace, agent, seq + 1);
         return { seq, recordedAt };
       }
+      // Another writer (another replica) took it: the sequence moved on, find where it ends now.
+      seq = await this.length(recency, workspace, agent);
     }
     throw unavailable("Too many concurrent writers for this agent; the write was not stored.");
   }
