@@ -1,11 +1,9 @@
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import type { Server } from "node:http";
-import { join } from "node:path";
 import { loadTokenRegistry, writeGeneratedTokensFile, type GeneratedToken } from "./auth/tokens.js";
 import { ConfigError, type Config } from "./config.js";
-import { assertDataDirFree, claimDataDir } from "./embedded/data-dir.js";
-import { startEmbeddedChroma, type EmbeddedChroma } from "./embedded/chroma-server.js";
+import { startOwnedChroma } from "./embedded/owned-chroma.js";
 import type { Embedder } from "./embeddings/embedder.js";
 import { createApp } from "./http/app.js";
 import type { Logger } from "./logger.js";
@@ -50,13 +48,8 @@ export async function startStack({ config, log, embedder }: StackOptions): Promi
 
     let chromaUrl = config.chromaUrl;
     if (!chromaUrl) {
-      await assertDataDirFree(config.dataDir);
-      const chroma: EmbeddedChroma = await startEmbeddedChroma({
-        path: join(config.dataDir, "chroma"),
-        logFile: join(config.dataDir, "logs", "chroma.log"),
-      });
+      const chroma = await startOwnedChroma(config.dataDir);
       cleanups.push(() => chroma.stop());
-      cleanups.push(await claimDataDir(config.dataDir, chroma.url));
       chromaUrl = chroma.url;
     }
 

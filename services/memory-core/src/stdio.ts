@@ -1,9 +1,8 @@
-import { join } from "node:path";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { loadTokenRegistry } from "./auth/tokens.js";
 import { ConfigError, loadConfig } from "./config.js";
-import { claimDataDir, runningChroma } from "./embedded/data-dir.js";
-import { startEmbeddedChroma } from "./embedded/chroma-server.js";
+import { runningChroma } from "./embedded/data-dir.js";
+import { startOwnedChroma } from "./embedded/owned-chroma.js";
 import { createLogger } from "./logger.js";
 import { buildServer } from "./mcp/server.js";
 import { createRuntime } from "./runtime.js";
@@ -25,12 +24,8 @@ async function main(): Promise<void> {
 
     let chromaUrl = config.chromaUrl ?? (await runningChroma(config.dataDir));
     if (!chromaUrl) {
-      const chroma = await startEmbeddedChroma({
-        path: join(config.dataDir, "chroma"),
-        logFile: join(config.dataDir, "logs", "chroma.log"),
-      });
+      const chroma = await startOwnedChroma(config.dataDir);
       cleanups.push(() => chroma.stop());
-      cleanups.push(await claimDataDir(config.dataDir, chroma.url));
       chromaUrl = chroma.url;
     }
     const runtime = await createRuntime({

@@ -1,15 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { http, makeToken, startCairn, turn, uniqueWorkspace, type TestCairn } from "./support/harness.js";
+import { describe, expect, it } from "vitest";
+import { http, makeToken, startCairn, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
 
 const workspace = uniqueWorkspace("idem");
 const alice = makeToken(workspace, "alice");
 const bob = makeToken(workspace, "bob");
-let cairn: TestCairn;
-
-beforeAll(async () => {
-  cairn = await startCairn([alice, bob]);
-});
-afterAll(() => cairn.close());
+const cairn = useCairn([alice, bob]);
 
 const add = (token: string, body: unknown, headers: Record<string, string> = {}) =>
   http(cairn.url, "POST", "/v1/memories", { token, body, headers });

@@ -1,17 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RecencyIndex, slotId } from "../src/domain/recency.js";
 import { RECENCY_VECTOR } from "../src/store/chroma-store.js";
-import { http, makeToken, startCairn, turn, uniqueWorkspace, type TestCairn } from "./support/harness.js";
+import { http, makeToken, startCairn, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
 
 const workspace = uniqueWorkspace("recent");
 const alice = makeToken(workspace, "alice");
 const bob = makeToken(workspace, "bob");
-let cairn: TestCairn;
-
-beforeAll(async () => {
-  cairn = await startCairn([alice, bob]);
-});
-afterAll(() => cairn.close());
+const cairn = useCairn([alice, bob]);
 
 type Listed = { id: string; agent: string; session_id: string; recorded_at: string };
 

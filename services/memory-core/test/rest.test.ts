@@ -1,16 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { expectContractOutput } from "./support/contract-schemas.js";
-import { http, makeToken, startCairn, turn, uniqueWorkspace, type TestCairn } from "./support/harness.js";
+import { http, makeToken, startCairn, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
 
 const workspace = uniqueWorkspace("rest");
 const alice = makeToken(workspace, "alice");
 const bob = makeToken(workspace, "bob");
-let cairn: TestCairn;
-
-beforeAll(async () => {
-  cairn = await startCairn([alice, bob]);
-});
-afterAll(() => cairn.close());
+const cairn = useCairn([alice, bob]);
 
 describe("add_memory over REST", () => {
   it("stores a turn attributed to the token's agent and answers 201", async () => {

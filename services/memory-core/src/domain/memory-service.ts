@@ -38,6 +38,13 @@ export interface GetSessionInput {
   detail: Detail;
 }
 
+interface Ranked {
+  record: ScoredRecord;
+  score: number;
+  confidence: Confidence;
+  matched_by: Array<"lexical" | "semantic">;
+}
+
 export interface AddMemoryOutcome {
   created: boolean;
   result: AddMemoryResult;
@@ -125,15 +132,8 @@ export class MemoryService {
     if (input.kind !== undefined) filter.push({ kind: input.kind });
     if (input.since !== undefined) filter.push({ recorded_at: { $gte: Date.parse(input.since) } });
     if (input.until !== undefined) filter.push({ recorded_at: { $lt: Date.parse(input.until) } });
-    const scored = await this.search(principal.workspace, "turns", input.query, input.limit ?? 10, filter);
-    const hits = scored
-      .map(({ record, score, confidence }) => ({
-        score,
-        confidence,
-        matched_by: ["semantic" as const],
-        memory: memoryFromRecord(record, "full"),
-      }))
-      .filter((hit) => atLeast(hit.confidence, input.min_confidence ?? "none"));
+    const ranked = await this.search(principal.workspace, "turns", input, input.limit ?? 10, filter);
+    const hits = ranked.map(({ record, ...rank }) => ({ ...rank, memory: memoryFromRecord(record, "full") }));
     return { hits, confidence: hits[0]?.confidence ?? "none" };
   }
 
@@ -142,15 +142,8 @@ export class MemoryService {
     if (input.agent !== undefined) filter.push({ [agentFlag(input.agent)]: true });
     if (input.since !== undefined) filter.push({ last_turn_at: { $gte: Date.parse(input.since) } });
     if (input.until !== undefined) filter.push({ first_turn_at: { $lt: Date.parse(input.until) } });
-    const scored = await this.search(principal.workspace, "summaries", input.query, input.limit ?? 5, filter);
-    const hits = scored
-      .map(({ record, score, confidence }) => ({
-        score,
-        confidence,
-        matched_by: ["semantic" as const],
-        summary: summaryFromRecord(record),
-      }))
-      .filter((hit) => atLeast(hit.confidence, input.min_confidence ?? "none"));
+    const ranked = await this.search(principal.workspace, "summaries", input, input.limit ?? 5, filter);
+    const hits = ranked.map(({ record, ...rank }) => ({ ...rank, summary: summaryFromRecord(record) }));
     return { hits, confidence: hits[0]?.confidence ?? "none" };
   }
 
@@ -190,21 +183,25 @@ export class MemoryService {
     return full;
   }
 
+  /** Nearest records to the query, best first, with their confidence; those below `min_confidence` dropped. */
   private async search(
     workspace: string,
     collectionName: "turns" | "summaries",
-    query: string,
+    request: { query: string; min_confidence?: Confidence },
     limit: number,
     filter: Where[],
-  ): Promise<{ record: ScoredRecord; score: number; confidence: Confidence }[]> {
-    const [embedding] = await this.embedder.embed([query]);
+  ): Promise<Ranked[]> {
+    const [embedding] = await this.embedder.embed([request.query]);
     if (!embedding) throw internal();
     const collection = await this.store.collection(workspace, collectionName);
     const records = await collection.query({ embedding, n: limit, where: and(filter), withDocuments: true });
-    return records.map((record) => {
-      const score = round(1 - record.distance);
-      return { record, score, confidence: semanticConfidence(score, this.embedder.model) };
-    });
+    return records
+      .map((record) => {
+        const score = round(1 - record.distance);
+        const confidence = semanticConfidence(score, this.embedder.model);
+        return { record, score, confidence, matched_by: ["semantic" as const] };
+      })
+      .filter((ranked) => atLeast(ranked.confidence, request.min_confidence ?? "none"));
   }
 
   /** Fetches the documents of records listed with metadata only, keeping their order. */

@@ -4,7 +4,7 @@ import type { Server } from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import yaml from "js-yaml";
-import { inject } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
 import { newToken, parseTokensFile, TokenRegistry } from "../../src/auth/tokens.js";
 import type { Role } from "../../src/auth/principal.js";
 import type { Embedder } from "../../src/embeddings/embedder.js";
@@ -74,6 +74,27 @@ export async function startCairn(tokens: TestToken[], options: { chroma?: URL } 
         server.close(() => resolve());
         server.closeAllConnections();
       }),
+  };
+}
+
+/** memory-core for one test file: started before its tests, closed after them. */
+export function useCairn(tokens: TestToken[]): Pick<TestCairn, "url" | "runtime"> {
+  let cairn: TestCairn | undefined;
+  beforeAll(async () => {
+    cairn = await startCairn(tokens);
+  });
+  afterAll(() => cairn?.close());
+  const started = () => {
+    if (!cairn) throw new Error("useCairn: memory-core is not started yet (use it inside tests or hooks)");
+    return cairn;
+  };
+  return {
+    get url() {
+      return started().url;
+    },
+    get runtime() {
+      return started().runtime;
+    },
   };
 }
 

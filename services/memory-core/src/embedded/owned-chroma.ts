@@ -1,0 +1,23 @@
+import { join } from "node:path";
+import { startEmbeddedChroma, type EmbeddedChroma } from "./chroma-server.js";
+import { assertDataDirFree, claimDataDir } from "./data-dir.js";
+
+/** The embedded Chroma of a data dir, started only when no live process owns the dir, and claimed for this one. */
+export async function startOwnedChroma(dataDir: string): Promise<EmbeddedChroma> {
+  await assertDataDirFree(dataDir);
+  const chroma = await startEmbeddedChroma({ path: join(dataDir, "chroma"), logFile: join(dataDir, "logs", "chroma.log") });
+  let release: () => Promise<void>;
+  try {
+    release = await claimDataDir(dataDir, chroma.url);
+  } catch (error) {
+    await chroma.stop();
+    throw error;
+  }
+  return {
+    url: chroma.url,
+    async stop() {
+      await release();
+      await chroma.stop();
+    },
+  };
+}
