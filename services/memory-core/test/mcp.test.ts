@@ -175,6 +175,16 @@ describe("protocol", () => {
     expect(allowed.body.result.tools.length).toBe(operationIds().length);
   });
 
+  it("answers a body that is not JSON with a JSON-RPC parse error, and a valid one with a result", async () => {
+    const headers = { accept: "application/json, text/event-stream" };
+    const garbled = await http(cairn.url, "POST", "/mcp", { body: '{"jsonrpc": "2.0", "id": 1, "method": ', headers, token: bob.token });
+    expect(garbled.status).toBe(400);
+    expect(garbled.body).toEqual({ jsonrpc: "2.0", error: { code: -32700, message: expect.stringMatching(/^Parse error/) }, id: null });
+    const valid = await http(cairn.url, "POST", "/mcp", { body: { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }, headers, token: bob.token });
+    expect(valid.status).toBe(200);
+    expect(valid.body.id).toBe(2);
+  });
+
   it("writes over MCP are attributed to the token's agent", async () => {
     const bobClient = await mcpClient(cairn.url, bob.token);
     try {

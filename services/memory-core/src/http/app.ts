@@ -63,6 +63,11 @@ export function createApp(deps: AppDeps): Express {
       deps.log.error("request failed", { method: req.method, path: req.path, error: String(error?.stack ?? error) });
     }
     if (res.headersSent) return;
+    if (req.path === "/mcp" && cairnError.code === "malformed_json") {
+      // An MCP client expects JSON-RPC's own answer to a body it cannot parse.
+      res.status(400).json({ jsonrpc: "2.0", error: { code: -32700, message: "Parse error: the body is not valid JSON" }, id: null });
+      return;
+    }
     sendProblem(res, cairnError);
   };
   app.use(errorBoundary);
