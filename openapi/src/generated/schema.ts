@@ -62,9 +62,10 @@ export interface paths {
         put?: never;
         /**
          * Have we decided this before? Search the turns by meaning.
-         * @description Search every turn of the workspace by meaning, optionally narrowed by agent, session, kind and time.
-         *     Each hit carries its `score`, its `confidence` and which retrievers matched it (`matched_by`). Ask with
-         *     the words you would expect in the memory: ticket numbers, error codes, file and tool names.
+         * @description Search every turn of the workspace by words and by meaning (hybrid: BM25 and embeddings, fused by
+         *     reciprocal rank), optionally narrowed by agent, session, kind and time. Each hit carries its `score`,
+         *     its `confidence` (high, medium, low, none) and which retrievers found it (`matched_by`). Ask with the
+         *     words you would expect in the memory: ticket numbers, error codes, file and tool names.
          *     `min_confidence` returns nothing rather than weak matches.
          */
         post: operations["query_raw_memories"];
@@ -85,8 +86,9 @@ export interface paths {
         put?: never;
         /**
          * Which session worked on this? Search the per-session summaries.
-         * @description Search the per-session summaries of the workspace by meaning. Faster than searching every turn when you
-         *     need to know which session handled a subject; follow up with `get_session`.
+         * @description Search the per-session summaries of the workspace by words and by meaning (hybrid, as
+         *     `query_raw_memories`). Faster than searching every turn when you need to know which session handled a
+         *     subject; follow up with `get_session`.
          */
         post: operations["query_summaries"];
         delete?: never;
@@ -228,9 +230,17 @@ export interface components {
             until?: components["schemas"]["Timestamp"];
             /** @description Drop hits below this confidence; `none` keeps everything. */
             min_confidence?: components["schemas"]["Confidence"];
+            mode?: components["schemas"]["SearchMode"];
         };
+        /**
+         * @description `hybrid` (default) fuses both retrievers; `lexical` alone finds exact words (ticket numbers, error codes,
+         *     identifiers); `semantic` alone finds paraphrases.
+         * @default hybrid
+         * @enum {string}
+         */
+        SearchMode: "hybrid" | "semantic" | "lexical";
         MemoryHit: {
-            /** @description Higher is better; comparable within one response only. */
+            /** @description The fused reciprocal-rank score; higher is better, comparable within one response only. */
             score: number;
             confidence: components["schemas"]["Confidence"];
             matched_by: ("lexical" | "semantic")[];
@@ -252,6 +262,7 @@ export interface components {
             /** @description Only sessions whose first turn is before this instant. */
             until?: components["schemas"]["Timestamp"];
             min_confidence?: components["schemas"]["Confidence"];
+            mode?: components["schemas"]["SearchMode"];
         };
         Summary: {
             id: string;

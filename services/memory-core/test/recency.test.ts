@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { RecencyIndex, slotId } from "../src/domain/recency.js";
+import { RecencyIndex } from "../src/domain/recency.js";
+import { Sequences, slotId } from "../src/domain/sequences.js";
 import { RECENCY_VECTOR } from "../src/store/chroma-store.js";
 import { http, makeToken, startCairn, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
 
@@ -116,7 +117,7 @@ describe("query_recent_turns order and paging", () => {
 describe("the recency sequence over real Chroma", () => {
   it("finds its length from a cold start at any size", async () => {
     const ws = uniqueWorkspace("seqlen");
-    const warm = new RecencyIndex(cairn.runtime.store);
+    const warm = new RecencyIndex(cairn.runtime.store, new Sequences(cairn.runtime.store));
     for (const target of [0, 1, 2, 63, 64, 65, 200]) {
       const agent = `len-${target}`;
       for (let n = 0; n < target; n++) {
@@ -124,7 +125,7 @@ describe("the recency sequence over real Chroma", () => {
         expect(seq).toBe(n);
       }
       // A fresh index knows nothing of this agent: the next slot must still be `target`.
-      const cold = new RecencyIndex(cairn.runtime.store);
+      const cold = new RecencyIndex(cairn.runtime.store, new Sequences(cairn.runtime.store));
       expect((await cold.allocate(ws, agent, "next", `cold-${target}`)).seq).toBe(target);
     }
   });
@@ -142,8 +143,8 @@ describe("the recency sequence over real Chroma", () => {
     const recency = await cairn.runtime.store.collection(workspace, "recency");
     // Slot 3: a writer that died before storing its turn. Slot 4: a loser of a race that names turn 1.
     await recency.add([
-      { id: slotId("dave", 3), embedding: RECENCY_VECTOR, document: "", metadata: { agent: "dave", seq: 3, turn_id: "t_never_written", write_id: "w3", recorded_at: Date.now() } },
-      { id: slotId("dave", 4), embedding: RECENCY_VECTOR, document: "", metadata: { agent: "dave", seq: 4, turn_id: ids[1]!, write_id: "w4", recorded_at: Date.now() } },
+      { id: slotId("dave", 3), embedding: RECENCY_VECTOR, document: "", metadata: { stream: "dave", seq: 3, turn_id: "t_never_written", write_id: "w3", recorded_at: Date.now() } },
+      { id: slotId("dave", 4), embedding: RECENCY_VECTOR, document: "", metadata: { stream: "dave", seq: 4, turn_id: ids[1]!, write_id: "w4", recorded_at: Date.now() } },
     ]);
     ids.push(await write(3));
     try {

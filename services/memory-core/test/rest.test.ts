@@ -93,7 +93,7 @@ describe("query_raw_memories over REST", () => {
     expect(res.status).toBe(200);
     expectContractOutput("query_raw_memories", res.body);
     expect(res.body.hits[0].memory.response).toBe("Adopted Redis for the session token cache.");
-    expect(res.body.hits[0].matched_by).toEqual(["semantic"]);
+    expect(res.body.hits[0].matched_by).toEqual(["lexical", "semantic"]);
     expect(res.body.hits[0].score).toBeGreaterThan(res.body.hits.at(-1).score - 1e-9);
 
     const onlyBob = await http(cairn.url, "POST", "/v1/memories/query", {

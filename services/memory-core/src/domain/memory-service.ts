@@ -2,17 +2,20 @@ import { randomUUID } from "node:crypto";
 import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import { CairnError, internal, notFound, validationFailed } from "../errors.js";
-import type { ChromaStore, ScoredRecord, StoredRecord, Where } from "../store/chroma-store.js";
-import { atLeast, semanticConfidence } from "./confidence.js";
+import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
+import { bestOf } from "./confidence.js";
+import type { Condition } from "./filters.js";
 import { decodeCursor, encodeCursor, oldestFirst } from "./cursor.js";
 import { contentKey, summaryId, turnId } from "./ids.js";
-import { and, RecencyIndex } from "./recency.js";
+import { feedStream, LexicalCatalog } from "./lexical-catalog.js";
+import { RecencyIndex } from "./recency.js";
+import { HybridRetrieval } from "./retrieval.js";
+import { Sequences } from "./sequences.js";
 import { agentFlag, summaryDocument, summaryFromRecord, summaryMetadata } from "./summary-record.js";
 import { buildTurnRecord, memoryFromRecord, payloadHash, positionOf, turnDocument } from "./turn-record.js";
 import type {
   AddMemoryRequest,
   AddMemoryResult,
-  Confidence,
   Detail,
   QueryMemoriesRequest,
   QueryMemoriesResult,
@@ -38,13 +41,6 @@ export interface GetSessionInput {
   detail: Detail;
 }
 
-interface Ranked {
-  record: ScoredRecord;
-  score: number;
-  confidence: Confidence;
-  matched_by: Array<"lexical" | "semantic">;
-}
-
 export interface AddMemoryOutcome {
   created: boolean;
   result: AddMemoryResult;
@@ -52,7 +48,9 @@ export interface AddMemoryOutcome {
 
 /** The memory domain: what each operation means, over the store and the embedder, for one principal's scope. */
 export class MemoryService {
+  private readonly sequences: Sequences;
   private readonly recency: RecencyIndex;
+  private readonly retrieval: HybridRetrieval;
   /** Identical writes in flight on this replica share one store round trip; other replicas are reconciled in Chroma. */
   private readonly inFlight = new Map<string, Promise<StoredRecord>>();
 
@@ -61,7 +59,9 @@ export class MemoryService {
     private readonly embedder: Embedder,
     now: () => number = Date.now,
   ) {
-    this.recency = new RecencyIndex(store, now);
+    this.sequences = new Sequences(store, now);
+    this.recency = new RecencyIndex(store, this.sequences);
+    this.retrieval = new HybridRetrieval(store, embedder, new LexicalCatalog(store, this.sequences, now));
   }
 
   async addMemory(principal: Principal, input: AddMemoryRequest): Promise<AddMemoryOutcome> {
@@ -102,7 +102,10 @@ export class MemoryService {
     if (!embedding) throw internal();
     // The slot comes before the turn: a writer that dies in between leaves a slot that readers skip,
     // never a turn that recency cannot find.
-    const { seq, recordedAt } = await this.recency.allocate(principal.workspace, principal.agent, id, writeId);
+    const [{ seq, recordedAt }] = await Promise.all([
+      this.recency.allocate(principal.workspace, principal.agent, id, writeId),
+      this.sequences.append(principal.workspace, feedStream("turns"), { record_id: id, op: "put" }, writeId),
+    ]);
     const record = buildTurnRecord({ input, agent: principal.agent, idempotencyKey, recordedAt, seq, writeId });
     // Chroma keeps the first record for an id: a racing replica's add is ignored, and reading back tells who won.
     await turns.add([{ id, embedding, ...record }]);
@@ -126,25 +129,37 @@ export class MemoryService {
   }
 
   async queryMemories(principal: Principal, input: QueryMemoriesRequest): Promise<QueryMemoriesResult> {
-    const filter: Where[] = [];
-    if (input.agent !== undefined) filter.push({ agent: input.agent });
-    if (input.session_id !== undefined) filter.push({ session_id: input.session_id });
-    if (input.kind !== undefined) filter.push({ kind: input.kind });
-    if (input.since !== undefined) filter.push({ recorded_at: { $gte: Date.parse(input.since) } });
-    if (input.until !== undefined) filter.push({ recorded_at: { $lt: Date.parse(input.until) } });
-    const ranked = await this.search(principal.workspace, "turns", input, input.limit ?? 10, filter);
+    const conditions: Condition[] = [];
+    if (input.agent !== undefined) conditions.push({ field: "agent", op: "eq", value: input.agent });
+    if (input.session_id !== undefined) conditions.push({ field: "session_id", op: "eq", value: input.session_id });
+    if (input.kind !== undefined) conditions.push({ field: "kind", op: "eq", value: input.kind });
+    if (input.since !== undefined) conditions.push({ field: "recorded_at", op: "gte", value: Date.parse(input.since) });
+    if (input.until !== undefined) conditions.push({ field: "recorded_at", op: "lt", value: Date.parse(input.until) });
+    const ranked = await this.retrieval.search(principal.workspace, "turns", {
+      query: input.query,
+      limit: input.limit ?? 10,
+      mode: input.mode ?? "hybrid",
+      minConfidence: input.min_confidence ?? "none",
+      conditions,
+    });
     const hits = ranked.map(({ record, ...rank }) => ({ ...rank, memory: memoryFromRecord(record, "full") }));
-    return { hits, confidence: hits[0]?.confidence ?? "none" };
+    return { hits, confidence: bestOf(hits.map((h) => h.confidence)) };
   }
 
   async querySummaries(principal: Principal, input: QuerySummariesRequest): Promise<QuerySummariesResult> {
-    const filter: Where[] = [];
-    if (input.agent !== undefined) filter.push({ [agentFlag(input.agent)]: true });
-    if (input.since !== undefined) filter.push({ last_turn_at: { $gte: Date.parse(input.since) } });
-    if (input.until !== undefined) filter.push({ first_turn_at: { $lt: Date.parse(input.until) } });
-    const ranked = await this.search(principal.workspace, "summaries", input, input.limit ?? 5, filter);
+    const conditions: Condition[] = [];
+    if (input.agent !== undefined) conditions.push({ field: agentFlag(input.agent), op: "eq", value: true });
+    if (input.since !== undefined) conditions.push({ field: "last_turn_at", op: "gte", value: Date.parse(input.since) });
+    if (input.until !== undefined) conditions.push({ field: "first_turn_at", op: "lt", value: Date.parse(input.until) });
+    const ranked = await this.retrieval.search(principal.workspace, "summaries", {
+      query: input.query,
+      limit: input.limit ?? 5,
+      mode: input.mode ?? "hybrid",
+      minConfidence: input.min_confidence ?? "none",
+      conditions,
+    });
     const hits = ranked.map(({ record, ...rank }) => ({ ...rank, summary: summaryFromRecord(record) }));
-    return { hits, confidence: hits[0]?.confidence ?? "none" };
+    return { hits, confidence: bestOf(hits.map((h) => h.confidence)) };
   }
 
   async getSession(principal: Principal, input: GetSessionInput): Promise<SessionResult> {
@@ -179,29 +194,9 @@ export class MemoryService {
     const [embedding] = await this.embedder.embed([document]);
     if (!embedding) throw internal();
     const summaries = await this.store.collection(workspace, "summaries");
+    await this.sequences.append(workspace, feedStream("summaries"), { record_id: full.id, op: "put" }, randomUUID());
     await summaries.upsert([{ id: full.id, embedding, document, metadata: summaryMetadata(full) }]);
     return full;
-  }
-
-  /** Nearest records to the query, best first, with their confidence; those below `min_confidence` dropped. */
-  private async search(
-    workspace: string,
-    collectionName: "turns" | "summaries",
-    request: { query: string; min_confidence?: Confidence },
-    limit: number,
-    filter: Where[],
-  ): Promise<Ranked[]> {
-    const [embedding] = await this.embedder.embed([request.query]);
-    if (!embedding) throw internal();
-    const collection = await this.store.collection(workspace, collectionName);
-    const records = await collection.query({ embedding, n: limit, where: and(filter), withDocuments: true });
-    return records
-      .map((record) => {
-        const score = round(1 - record.distance);
-        const confidence = semanticConfidence(score, this.embedder.model);
-        return { record, score, confidence, matched_by: ["semantic" as const] };
-      })
-      .filter((ranked) => atLeast(ranked.confidence, request.min_confidence ?? "none"));
   }
 
   /** Fetches the documents of records listed with metadata only, keeping their order. */
@@ -244,7 +239,6 @@ function assertWellFormed(input: AddMemoryRequest) {
   if (errors.length > 0) throw validationFailed(errors);
 }
 
-const round = (n: number) => Math.round(n * 1e6) / 1e6;
 
 /** A recency cursor names the agent whose sequence it points into: it cannot be replayed against another. */
 function decodeRecencyCursor(cursor: string, agent: string): number {

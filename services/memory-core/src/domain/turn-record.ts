@@ -87,18 +87,23 @@ export function checkStatus(checks: readonly Check[]): Check["status"] {
 
 export const positionOf = (record: StoredRecord): Position => ({ at: Number(record.metadata.recorded_at), id: record.id });
 
-export function memoryFromRecord(record: StoredRecord, detail: Detail): Memory {
-  const m = record.metadata;
+/** The three fields of a stored turn, split back out of its document by the lengths in its metadata. */
+export function turnFields(record: StoredRecord): { prompt: string; thought: string; response: string } {
   const document = record.document ?? "";
-  const promptChars = Number(m.prompt_chars);
-  const thoughtChars = Number(m.thought_chars);
+  const promptChars = Number(record.metadata.prompt_chars);
+  const thoughtChars = Number(record.metadata.thought_chars);
   const thoughtStart = promptChars + FIELD_SEPARATOR.length;
   const responseStart = thoughtStart + thoughtChars + FIELD_SEPARATOR.length;
-  const fields = {
+  return {
     prompt: document.slice(0, promptChars),
     thought: document.slice(thoughtStart, thoughtStart + thoughtChars),
     response: document.slice(responseStart),
   };
+}
+
+export function memoryFromRecord(record: StoredRecord, detail: Detail): Memory {
+  const m = record.metadata;
+  const fields = turnFields(record);
   let truncated = false;
   if (detail === "summary") {
     for (const key of ["prompt", "thought", "response"] as const) {
@@ -126,7 +131,7 @@ export function memoryFromRecord(record: StoredRecord, detail: Detail): Memory {
   return memory;
 }
 
-function parseList<T>(value: unknown): T[] {
+export function parseList<T>(value: unknown): T[] {
   if (typeof value !== "string") return [];
   try {
     const parsed = JSON.parse(value) as unknown;

@@ -163,13 +163,21 @@ export class RecordCollection {
     await this.guard("upsert", () => this.collection.upsert(columns(records)));
   }
 
-  async get(options: { ids?: string[]; where?: Where; limit?: number; withDocuments?: boolean }): Promise<StoredRecord[]> {
+  /** Without ids or where, records come in the order they were added, so `offset` pages through all of them. */
+  async get(options: {
+    ids?: string[];
+    where?: Where;
+    limit?: number;
+    offset?: number;
+    withDocuments?: boolean;
+  }): Promise<StoredRecord[]> {
     if (options.ids && options.ids.length === 0) return [];
     const result = await this.guard("get", () =>
       this.collection.get({
         ...(options.ids ? { ids: options.ids } : {}),
         ...(options.where ? { where: options.where as ChromaWhere } : {}),
         ...(options.limit !== undefined ? { limit: options.limit } : {}),
+        ...(options.offset !== undefined ? { offset: options.offset } : {}),
         include: options.withDocuments ? ["metadatas", "documents"] : ["metadatas"],
       } as Parameters<Collection["get"]>[0]),
     );

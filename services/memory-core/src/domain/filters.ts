@@ -1,0 +1,27 @@
+import type { Metadata, Where } from "../store/chroma-store.js";
+
+/**
+ * A metadata filter said once and applied twice: as Chroma's `where` on the dense side and as a predicate
+ * on the lexical side, so both retrievers see exactly the same records.
+ */
+export type Condition =
+  | { field: string; op: "eq"; value: string | number | boolean }
+  | { field: string; op: "gte" | "lt"; value: number };
+
+export function toWhere(conditions: readonly Condition[]): Where | undefined {
+  const clauses: Where[] = conditions.map((c) =>
+    c.op === "eq" ? { [c.field]: c.value } : { [c.field]: { [c.op === "gte" ? "$gte" : "$lt"]: c.value } },
+  );
+  if (clauses.length === 0) return undefined;
+  if (clauses.length === 1) return clauses[0];
+  return { $and: clauses };
+}
+
+export function matches(metadata: Metadata, conditions: readonly Condition[]): boolean {
+  return conditions.every((c) => {
+    const value = metadata[c.field];
+    if (c.op === "eq") return value === c.value;
+    if (typeof value !== "number") return false;
+    return c.op === "gte" ? value >= c.value : value < c.value;
+  });
+}

@@ -1,0 +1,110 @@
+import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
+import { LexicalIndex, type LexicalDocument } from "./lexical-index.js";
+import type { Sequences } from "./sequences.js";
+import { summaryFromRecord } from "./summary-record.js";
+import { parseList, turnFields } from "./turn-record.js";
+
+export type SearchableCollection = "turns" | "summaries";
+
+/** Each write appends `{record_id, op}` to its collection's change feed before it reaches the collection. */
+export const feedStream = (collection: SearchableCollection) => `@${collection}`;
+
+/**
+ * A feed entry whose record is not there yet is a write in flight: catch-up waits for it this long, then
+ * takes the writer for dead and moves on.
+ */
+const PENDING_MS = 30_000;
+const PAGE = 500;
+
+interface Entry {
+  index: LexicalIndex;
+  /** Feed entries consumed. */
+  position: number;
+  /** Catch-ups of one index run one at a time. */
+  syncing: Promise<void>;
+}
+
+/**
+ * The lexical indexes of this replica, one per workspace and collection: built from Chroma on first use,
+ * then caught up from the change feed before every query, so that a write acknowledged by any replica is
+ * found lexically by every replica at once.
+ */
+export class LexicalCatalog {
+  private readonly entries = new Map<string, Promise<Entry>>();
+
+  constructor(
+    private readonly store: ChromaStore,
+    private readonly sequences: Sequences,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async current(workspace: string, collection: SearchableCollection): Promise<LexicalIndex> {
+    const key = `${workspace}/${collection}`;
+    let pending = this.entries.get(key);
+    if (!pending) {
+      pending = this.build(workspace, collection);
+      this.entries.set(key, pending);
+      pending.catch(() => this.entries.delete(key));
+    }
+    const entry = await pending;
+    const run = entry.syncing.catch(() => undefined).then(() => this.catchUp(workspace, collection, entry));
+    entry.syncing = run;
+    await run;
+    return entry.index;
+  }
+
+  /** Everything in the collection now; the feed from where it stood before the scan (re-reading is harmless). */
+  private async build(workspace: string, collection: SearchableCollection): Promise<Entry> {
+    const position = await this.sequences.length(workspace, feedStream(collection));
+    const index = new LexicalIndex(collection === "turns" ? TURN_BOOSTS : SUMMARY_BOOSTS);
+    const records = await this.store.collection(workspace, collection);
+    for (let offset = 0; ; offset += PAGE) {
+      const page = await records.get({ limit: PAGE, offset, withDocuments: true });
+      for (const record of page) index.put(toDocument(collection, record));
+      if (page.length < PAGE) break;
+    }
+    return { index, position, syncing: Promise.resolve() };
+  }
+
+  private async catchUp(workspace: string, collection: SearchableCollection, entry: Entry): Promise<void> {
+    const stream = feedStream(collection);
+    const length = await this.sequences.length(workspace, stream);
+    const records = await this.store.collection(workspace, collection);
+    while (entry.position < length) {
+      const seqs = Array.from({ length: Math.min(PAGE, length - entry.position) }, (_, i) => entry.position + i);
+      const slots = await this.sequences.read(workspace, stream, seqs);
+      const ids = [...new Set([...slots.values()].map((s) => String(s.record_id)))];
+      const byId = new Map((await records.get({ ids, withDocuments: true })).map((r) => [r.id, r]));
+      for (const seq of seqs) {
+        const slot = slots.get(seq);
+        const record = slot ? byId.get(String(slot.record_id)) : undefined;
+        if (slot && !record && this.now() - Number(slot.recorded_at) < PENDING_MS) return;
+        if (record) entry.index.put(toDocument(collection, record));
+        entry.position = seq + 1;
+      }
+    }
+  }
+}
+
+/** How much a match in each field counts. */
+const TURN_BOOSTS = { agent: 1, prompt: 1, thought: 1, response: 1, labels: 1 };
+const SUMMARY_BOOSTS = { title: 2, summary: 1, details: 1, agents: 1 };
+
+function toDocument(collection: SearchableCollection, record: StoredRecord): LexicalDocument {
+  if (collection === "turns") {
+    const fields = turnFields(record);
+    const labels = [...parseList<string>(record.metadata.tags), ...parseList<string>(record.metadata.refs)].join(" ");
+    return { id: record.id, fields: { agent: String(record.metadata.agent), ...fields, labels }, metadata: record.metadata };
+  }
+  const summary = summaryFromRecord(record);
+  const details = [
+    ...summary.decisions.map((d) => `${d.decision} ${d.evidence ?? ""}`),
+    ...summary.open_questions,
+    ...summary.next_steps,
+  ].join("\n");
+  return {
+    id: record.id,
+    fields: { title: summary.title, summary: summary.summary, details, agents: summary.agents.join(" ") },
+    metadata: record.metadata,
+  };
+}

@@ -1,0 +1,100 @@
+import type { Embedder } from "../embeddings/embedder.js";
+import { internal } from "../errors.js";
+import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
+import { atLeast, hitConfidence } from "./confidence.js";
+import { matches, toWhere, type Condition } from "./filters.js";
+import { reciprocalRankFusion, type Retriever } from "./fusion.js";
+import type { LexicalCatalog, SearchableCollection } from "./lexical-catalog.js";
+import type { Confidence } from "./types.js";
+
+export type SearchMode = "hybrid" | "semantic" | "lexical";
+
+export interface SearchRequest {
+  query: string;
+  limit: number;
+  mode: SearchMode;
+  minConfidence: Confidence;
+  conditions: Condition[];
+}
+
+export interface RankedRecord {
+  record: StoredRecord;
+  score: number;
+  confidence: Confidence;
+  matched_by: Retriever[];
+}
+
+export interface FusionWeights {
+  lexical: number;
+  semantic: number;
+}
+
+/** Each retriever contributes this many candidates per asked hit (and at least MIN_DEPTH) to the fusion. */
+const DEPTH_PER_HIT = 4;
+const MIN_DEPTH = 40;
+
+/**
+ * Hybrid retrieval: dense (Chroma, cosine) and lexical (BM25 over the same records) candidates, fused by
+ * reciprocal rank (k = 60), each retriever seeing the same filters; then confidence per hit.
+ */
+export class HybridRetrieval {
+  constructor(
+    private readonly store: ChromaStore,
+    private readonly embedder: Embedder,
+    private readonly lexical: LexicalCatalog,
+    private readonly weights: FusionWeights = { lexical: 1, semantic: 1 },
+  ) {}
+
+  async search(workspace: string, collection: SearchableCollection, request: SearchRequest): Promise<RankedRecord[]> {
+    const depth = Math.max(MIN_DEPTH, request.limit * DEPTH_PER_HIT);
+    const [dense, lexical] = await Promise.all([
+      request.mode === "lexical" ? [] : this.dense(workspace, collection, request, depth),
+      request.mode === "semantic" ? [] : this.lexicalHits(workspace, collection, request, depth),
+    ]);
+    const fused = reciprocalRankFusion([
+      { retriever: "semantic", ids: dense.map((d) => d.id), weight: this.weights.semantic },
+      { retriever: "lexical", ids: lexical.map((l) => l.id), weight: this.weights.lexical },
+    ]);
+    const similarity = new Map(dense.map((d) => [d.id, 1 - d.distance]));
+    const coverage = new Map(lexical.map((l) => [l.id, l.coverage]));
+    const ranked = fused
+      .map((f) => ({
+        fused: f,
+        confidence: hitConfidence(
+          {
+            matchedBy: f.matchedBy,
+            ...(similarity.has(f.id) ? { similarity: similarity.get(f.id)! } : {}),
+            ...(coverage.has(f.id) ? { coverage: coverage.get(f.id)! } : {}),
+          },
+          this.embedder.model,
+        ),
+      }))
+      .filter((r) => atLeast(r.confidence, request.minConfidence))
+      .slice(0, request.limit);
+
+    const records = new Map<string, StoredRecord>(dense.map((d) => [d.id, d]));
+    const missing = ranked.map((r) => r.fused.id).filter((id) => !records.has(id));
+    if (missing.length > 0) {
+      const store = await this.store.collection(workspace, collection);
+      for (const record of await store.get({ ids: missing, withDocuments: true })) records.set(record.id, record);
+    }
+    return ranked.flatMap(({ fused, confidence }) => {
+      const record = records.get(fused.id);
+      return record ? [{ record, score: round(fused.score), confidence, matched_by: [...fused.matchedBy].sort() }] : [];
+    });
+  }
+
+  private async dense(workspace: string, collection: SearchableCollection, request: SearchRequest, depth: number) {
+    const [embedding] = await this.embedder.embed([request.query]);
+    if (!embedding) throw internal();
+    const store = await this.store.collection(workspace, collection);
+    return store.query({ embedding, n: depth, where: toWhere(request.conditions), withDocuments: true });
+  }
+
+  private async lexicalHits(workspace: string, collection: SearchableCollection, request: SearchRequest, depth: number) {
+    const index = await this.lexical.current(workspace, collection);
+    return index.query(request.query, depth, (metadata) => matches(metadata, request.conditions));
+  }
+}
+
+const round = (n: number) => Math.round(n * 1e6) / 1e6;

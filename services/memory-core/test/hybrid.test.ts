@@ -1,0 +1,128 @@
+import { describe, expect, it } from "vitest";
+import { http, makeToken, startCairn, uniqueWorkspace, useCairn } from "./support/harness.js";
+
+const workspace = uniqueWorkspace("hybrid");
+const dev = makeToken(workspace, "dev");
+const cairn = useCairn([dev]);
+
+const add = async (session_id: string, prompt: string, thought: string, response: string) => {
+  const res = await http(cairn.url, "POST", "/v1/memories", { token: dev.token, body: { session_id, prompt, thought, response } });
+  expect(res.status).toBe(201);
+  return res.body.id as string;
+};
+const query = async (body: Record<string, unknown>, base = cairn.url) => {
+  const res = await http(base, "POST", "/v1/memories/query", { token: dev.token, body });
+  expect(res.status).toBe(200);
+  return res.body as { hits: Array<{ score: number; confidence: string; matched_by: string[]; memory: { id: string } }>; confidence: string };
+};
+
+describe("hybrid retrieval", () => {
+  it("finds an exact identifier lexically where embeddings alone do not put it first", async () => {
+    // Three near-identical incidents: only the ticket number tells them apart.
+    const ids: string[] = [];
+    for (const ticket of ["PAY-8841", "PAY-8842", "PAY-8843"]) {
+      ids.push(
+        await add(
+          "hybrid-ids",
+          `Investigate the checkout timeout reported in ${ticket}.`,
+          "The payment provider answered slowly during the evening peak; retries doubled the load.",
+          "Added a circuit breaker around the provider call; next, tune its thresholds.",
+        ),
+      );
+    }
+    const hybrid = await query({ query: "PAY-8842", limit: 3 });
+    expect(hybrid.hits[0]!.memory.id).toBe(ids[1]);
+    expect(hybrid.hits[0]!.matched_by).toContain("lexical");
+    const lexical = await query({ query: "PAY-8842", limit: 3, mode: "lexical" });
+    expect(lexical.hits.map((h) => h.memory.id)[0]).toBe(ids[1]);
+    expect(lexical.hits.every((h) => h.matched_by.join() === "lexical")).toBe(true);
+    const semantic = await query({ query: "PAY-8842", limit: 3, mode: "semantic" });
+    expect(semantic.hits.every((h) => h.matched_by.join() === "semantic")).toBe(true);
+    expect(semantic.hits.map((h) => h.memory.id).sort()).toEqual([...ids].sort());
+    // The dense scores cannot tell the three apart as the identifier does.
+    const spread = semantic.hits[0]!.score - semantic.hits.at(-1)!.score;
+    expect(spread).toBeLessThan(hybrid.hits[0]!.score - hybrid.hits.at(-1)!.score + 1e-9);
+  });
+
+  it("finds a paraphrase that shares no words semantically", async () => {
+    const target = await add(
+      "hybrid-paraphrase",
+      "The database migration broke production on Friday.",
+      "Rolled the schema back; the new column lacked a default value.",
+      "Service restored; next, test migrations against a copy of production data.",
+    );
+    await add("hybrid-paraphrase", "Order new office chairs.", "The old ones squeak.", "Ordered twelve chairs.");
+    const res = await query({ query: "outage after altering tables late in the week", limit: 2, session_id: "hybrid-paraphrase" });
+    expect(res.hits[0]!.memory.id).toBe(target);
+    expect(res.hits[0]!.matched_by).toEqual(["semantic"]);
+    const lexicalOnly = await query({ query: "outage after altering tables late in the week", limit: 2, mode: "lexical", session_id: "hybrid-paraphrase" });
+    expect(lexicalOnly.hits.map((h) => h.memory.id)).not.toContain(target);
+  });
+
+  it("answers none for what was never stored, beside high for what was", async () => {
+    await add(
+      "hybrid-confidence",
+      "Pick a vector database for the memory service.",
+      "Chroma runs embedded from npm and in a container; that settles it.",
+      "Chose Chroma for the memory service.",
+    );
+    const stored = await query({ query: "which vector database did we choose for the memory service" });
+    expect(stored.confidence).toBe("high");
+    expect(stored.hits[0]!.confidence).toBe("high");
+    const never = await query({ query: "sourdough starter hydration ratio for rye bread" });
+    expect(never.confidence).toBe("none");
+    expect(never.hits.every((h) => h.confidence === "none")).toBe(true);
+    const strict = await query({ query: "sourdough starter hydration ratio for rye bread", min_confidence: "low" });
+    expect(strict.hits).toEqual([]);
+    const strictStored = await query({ query: "which vector database did we choose for the memory service", min_confidence: "low" });
+    expect(strictStored.hits.length).toBeGreaterThan(0);
+  });
+
+  it("a write through one replica is found lexically through another at once", async () => {
+    const other = await startCairn([dev]);
+    try {
+      // The second replica builds its index now, before the write.
+      expect((await query({ query: "ZEBRA-5150", mode: "lexical" }, other.url)).hits).toEqual([]);
+      const id = await add("hybrid-replicas", "Rotate the signing key ZEBRA-5150.", "Old key expires Monday.", "Rotated.");
+      const seen = await query({ query: "ZEBRA-5150", mode: "lexical" }, other.url);
+      expect(seen.hits.map((h) => h.memory.id)).toEqual([id]);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("applies the same filters to both retrievers", async () => {
+    const a = await add("hybrid-filter-a", "Tune the GC of the indexer FILTER-1.", "Heap was too small.", "Doubled the heap.");
+    const b = await add("hybrid-filter-b", "Tune the GC of the indexer FILTER-1.", "Pauses were too long.", "Switched collector.");
+    const both = await query({ query: "FILTER-1 indexer GC" });
+    expect(both.hits.map((h) => h.memory.id)).toEqual(expect.arrayContaining([a, b]));
+    for (const mode of ["hybrid", "lexical", "semantic"]) {
+      const onlyB = await query({ query: "FILTER-1 indexer GC", session_id: "hybrid-filter-b", mode });
+      expect(onlyB.hits.map((h) => h.memory.id)).toEqual([b]);
+    }
+  });
+});
+
+describe("hybrid summaries", () => {
+  it("finds a summary by an exact word through the lexical retriever", async () => {
+    const common = {
+      agents: ["dev"],
+      decisions: [],
+      open_questions: [],
+      next_steps: [],
+      turn_count: 3,
+      first_turn_at: "2026-11-01T10:00:00.000Z",
+      last_turn_at: "2026-11-01T11:00:00.000Z",
+      method: "extractive" as const,
+      generated_at: new Date().toISOString(),
+    };
+    await cairn.runtime.memories.putSummary(workspace, { ...common, session_id: "sum-1", title: "Upgrade of the QX-77 build agents", summary: "Build agents moved to a new image." });
+    await cairn.runtime.memories.putSummary(workspace, { ...common, session_id: "sum-2", title: "Upgrade of the build agents", summary: "Build agents moved to a new image." });
+    const res = await http(cairn.url, "POST", "/v1/summaries/query", { token: dev.token, body: { query: "QX-77", mode: "lexical" } });
+    expect(res.body.hits.map((h: { summary: { session_id: string } }) => h.summary.session_id)).toEqual(["sum-1"]);
+    // Re-summarizing a session replaces its text in the lexical index too.
+    await cairn.runtime.memories.putSummary(workspace, { ...common, session_id: "sum-2", title: "Upgrade of the QX-77 runners", summary: "Runners moved." });
+    const again = await http(cairn.url, "POST", "/v1/summaries/query", { token: dev.token, body: { query: "QX-77", mode: "lexical" } });
+    expect(again.body.hits.map((h: { summary: { session_id: string } }) => h.summary.session_id).sort()).toEqual(["sum-1", "sum-2"]);
+  });
+});
