@@ -2,6 +2,7 @@ import { loadContract } from "@cairn/openapi";
 import type { TokenRegistry } from "./auth/tokens.js";
 import type { EmbeddingsConfig } from "./config.js";
 import { MemoryService } from "./domain/memory-service.js";
+import type { RetrievalTuning } from "./domain/retrieval-tuning.js";
 import type { Embedder } from "./embeddings/embedder.js";
 import { createEmbedder } from "./embeddings/create.js";
 import type { Readiness } from "./http/health.js";
@@ -30,6 +31,8 @@ export interface RuntimeOptions {
   /** Reuse one loaded embedder across runtimes (tests, replicas in one process). */
   embedder?: Embedder;
   processMetrics?: boolean;
+  /** Retrieval knobs other than the measured defaults: for bench/ experiments only. */
+  tuning?: RetrievalTuning;
 }
 
 /**
@@ -45,7 +48,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     for (const name of COLLECTIONS) await store.collection(workspace, name);
   }
   const metrics = new Metrics({ processMetrics: options.processMetrics ?? true });
-  const memories = new MemoryService(store, embedder);
+  const memories = new MemoryService(store, embedder, options.tuning ? { tuning: options.tuning } : {});
   const executor = new OperationExecutor(contract, createOperationRegistry(), memories, metrics);
   return {
     executor,

@@ -81,9 +81,9 @@ describe("query_raw_memories over REST", () => {
       token: bob.token,
       body: {
         session_id: "rest-search",
-        prompt: "Plan the team offsite.",
-        thought: "The venue by the lake has room for twelve people.",
-        response: "Booked the lake venue for March.",
+        prompt: "Size the session token cache.",
+        thought: "Ten thousand sessions fit in 64 MB of cache; eviction by least recent use.",
+        response: "Set the token cache to 64 MB.",
       },
     });
     const res = await http(cairn.url, "POST", "/v1/memories/query", {

@@ -4,8 +4,8 @@ import type { Confidence } from "./types.js";
 /**
  * How sure a hit is, from what the two retrievers saw:
  * - semantic: the cosine similarity against floors calibrated per embedding model (bench/ measures them);
- * - lexical: the share of the query's terms the record holds;
- * - agreement: a record both retrievers found is raised one level.
+ * - lexical: the share of the query's terms the record holds (coverage);
+ * - agreement: high needs both retrievers to vouch for the record strongly.
  * A response's confidence is its best hit's; `min_confidence` drops hits below a level.
  */
 
@@ -21,7 +21,7 @@ const SEMANTIC_FLOORS: Record<string, Floors> = {
 };
 // OpenAI-compatible embedding models typically spread unrelated text higher.
 const DEFAULT_SEMANTIC_FLOORS: Floors = { high: 0.75, medium: 0.62, low: 0.5 };
-const COVERAGE_FLOORS: Floors = { high: 1.01, medium: 0.75, low: 0.4 };
+const COVERAGE_FLOORS: Floors = { high: 1, medium: 0.75, low: 0.4 };
 
 const LEVELS: readonly Confidence[] = ["none", "low", "medium", "high"];
 const rank = (c: Confidence) => LEVELS.indexOf(c);
@@ -34,13 +34,19 @@ export interface HitEvidence {
   coverage?: number;
 }
 
+/** The cosine similarity at which a record reaches `level` for this embedding model. */
+export const semanticFloor = (embeddingModel: string, level: "low" | "medium" | "high") =>
+  (SEMANTIC_FLOORS[embeddingModel] ?? DEFAULT_SEMANTIC_FLOORS)[level];
+
 export function hitConfidence(evidence: HitEvidence, embeddingModel: string): Confidence {
   const semantic =
     evidence.similarity === undefined ? "none" : level(evidence.similarity, SEMANTIC_FLOORS[embeddingModel] ?? DEFAULT_SEMANTIC_FLOORS);
   const lexical = evidence.coverage === undefined ? "none" : level(evidence.coverage, COVERAGE_FLOORS);
-  const best = Math.max(rank(semantic), rank(lexical));
-  const agreed = evidence.matchedBy.length > 1 && best > 0 ? best + 1 : best;
-  return LEVELS[Math.min(agreed, LEVELS.length - 1)]!;
+  const both = evidence.matchedBy.length > 1;
+  if (both && semantic === "high" && rank(lexical) >= rank("medium")) return "high";
+  if (both && rank(semantic) >= rank("medium") && rank(lexical) >= rank("low")) return "medium";
+  if (semantic === "high" || lexical === "high") return "medium";
+  return rank(semantic) >= rank("low") || rank(lexical) >= rank("low") ? "low" : "none";
 }
 
 function level(value: number, floors: Floors): Confidence {

@@ -1,5 +1,6 @@
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { LexicalIndex, type LexicalDocument } from "./lexical-index.js";
+import type { RetrievalTuning } from "./retrieval-tuning.js";
 import type { Sequences } from "./sequences.js";
 import { summaryFromRecord } from "./summary-record.js";
 import { parseList, turnFields } from "./turn-record.js";
@@ -35,6 +36,7 @@ export class LexicalCatalog {
   constructor(
     private readonly store: ChromaStore,
     private readonly sequences: Sequences,
+    private readonly tuning: RetrievalTuning,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -56,7 +58,10 @@ export class LexicalCatalog {
   /** Everything in the collection now; the feed from where it stood before the scan (re-reading is harmless). */
   private async build(workspace: string, collection: SearchableCollection): Promise<Entry> {
     const position = await this.sequences.length(workspace, feedStream(collection));
-    const index = new LexicalIndex(collection === "turns" ? TURN_BOOSTS : SUMMARY_BOOSTS);
+    const index =
+      collection === "turns"
+        ? new LexicalIndex(this.tuning.turnFields, this.tuning.bm25, this.tuning.neighbourShare)
+        : new LexicalIndex(this.tuning.summaryFields, this.tuning.bm25);
     const records = await this.store.collection(workspace, collection);
     for (let offset = 0; ; offset += PAGE) {
       const page = await records.get({ limit: PAGE, offset, withDocuments: true });
@@ -85,10 +90,6 @@ export class LexicalCatalog {
     }
   }
 }
-
-/** How much a match in each field counts. */
-const TURN_BOOSTS = { agent: 1, prompt: 1, thought: 1, response: 1, labels: 1 };
-const SUMMARY_BOOSTS = { title: 2, summary: 1, details: 1, agents: 1 };
 
 function toDocument(collection: SearchableCollection, record: StoredRecord): LexicalDocument {
   if (collection === "turns") {

@@ -22,14 +22,21 @@ export interface LexicalDocument {
 export class LexicalIndex {
   private readonly search: MiniSearch;
   private readonly metadata = new Map<string, Metadata>();
+  /** Per session, its records in order (by `valid_from`, then id); rebuilt lazily after writes. */
+  private readonly sessions = new Map<string, string[]>();
+  private readonly staleSessions = new Set<string>();
 
-  constructor(boosts: Record<string, number>) {
+  constructor(
+    boosts: Record<string, number>,
+    bm25: { k: number; b: number; d: number },
+    private readonly neighbourShare = 0,
+  ) {
     this.search = new MiniSearch({
       idField: "id",
       fields: Object.keys(boosts),
       tokenize,
       processTerm: toTerm,
-      searchOptions: { boost: boosts, combineWith: "OR" },
+      searchOptions: { boost: boosts, combineWith: "OR", bm25 },
     });
   }
 
@@ -42,11 +49,38 @@ export class LexicalIndex {
     if (this.search.has(document.id)) this.search.replace(entry);
     else this.search.add(entry);
     this.metadata.set(document.id, document.metadata);
+    this.touchSession(document.id, document.metadata);
   }
 
   remove(id: string): void {
     if (this.search.has(id)) this.search.discard(id);
+    const metadata = this.metadata.get(id);
     this.metadata.delete(id);
+    if (metadata) this.touchSession(id, metadata);
+  }
+
+  private touchSession(id: string, metadata: Metadata) {
+    if (this.neighbourShare === 0 || typeof metadata.session_id !== "string") return;
+    const session = metadata.session_id;
+    const ids = this.sessions.get(session) ?? [];
+    if (!ids.includes(id)) ids.push(id);
+    this.sessions.set(session, ids);
+    this.staleSessions.add(session);
+  }
+
+  /** The records just before and after `id` in its session. */
+  private neighbours(id: string): string[] {
+    const session = this.metadata.get(id)?.session_id;
+    if (typeof session !== "string") return [];
+    let ids = this.sessions.get(session) ?? [];
+    if (this.staleSessions.has(session)) {
+      const at = (x: string) => Number(this.metadata.get(x)?.valid_from ?? 0);
+      ids = ids.filter((x) => this.metadata.has(x)).sort((a, b) => at(a) - at(b) || (a < b ? -1 : 1));
+      this.sessions.set(session, ids);
+      this.staleSessions.delete(session);
+    }
+    const i = ids.indexOf(id);
+    return [ids[i - 1], ids[i + 1]].filter((x): x is string => x !== undefined);
   }
 
   query(text: string, limit: number, accept: (metadata: Metadata) => boolean): LexicalHit[] {
@@ -58,10 +92,24 @@ export class LexicalIndex {
         return metadata !== undefined && accept(metadata);
       },
     });
-    return results.slice(0, limit).map((r) => ({
-      id: String(r.id),
-      score: r.score,
-      coverage: Math.min(1, r.queryTerms.length / asked),
-    }));
+    const hits = results.map((r) => ({ id: String(r.id), score: r.score, coverage: Math.min(1, r.queryTerms.length / asked) }));
+    if (this.neighbourShare > 0) return this.withContext(hits, accept).slice(0, limit);
+    return hits.slice(0, limit);
+  }
+
+  /** Each hit, and each neighbour of a hit, scored with a share of its best neighbour's score. */
+  private withContext(hits: LexicalHit[], accept: (metadata: Metadata) => boolean): LexicalHit[] {
+    const own = new Map(hits.map((h) => [h.id, h]));
+    const candidates = new Set(hits.map((h) => h.id));
+    for (const hit of hits.slice(0, 200)) for (const n of this.neighbours(hit.id)) candidates.add(n);
+    const out: LexicalHit[] = [];
+    for (const id of candidates) {
+      const metadata = this.metadata.get(id);
+      if (!metadata || !accept(metadata)) continue;
+      const best = Math.max(0, ...this.neighbours(id).map((n) => own.get(n)?.score ?? 0));
+      const self = own.get(id);
+      out.push({ id, score: (self?.score ?? 0) + this.neighbourShare * best, coverage: self?.coverage ?? 0 });
+    }
+    return out.sort((a, b) => b.score - a.score);
   }
 }

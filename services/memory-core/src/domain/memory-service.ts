@@ -10,6 +10,7 @@ import { contentKey, summaryId, turnId } from "./ids.js";
 import { feedStream, LexicalCatalog } from "./lexical-catalog.js";
 import { RecencyIndex } from "./recency.js";
 import { HybridRetrieval } from "./retrieval.js";
+import { DEFAULT_TUNING, type RetrievalTuning } from "./retrieval-tuning.js";
 import { Sequences } from "./sequences.js";
 import { agentFlag, summaryDocument, summaryFromRecord, summaryMetadata } from "./summary-record.js";
 import { buildTurnRecord, memoryFromRecord, payloadHash, positionOf, turnDocument } from "./turn-record.js";
@@ -57,11 +58,14 @@ export class MemoryService {
   constructor(
     private readonly store: ChromaStore,
     private readonly embedder: Embedder,
-    now: () => number = Date.now,
+    options: { now?: () => number; tuning?: RetrievalTuning } = {},
   ) {
+    const now = options.now ?? Date.now;
+    const tuning = options.tuning ?? DEFAULT_TUNING;
     this.sequences = new Sequences(store, now);
     this.recency = new RecencyIndex(store, this.sequences);
-    this.retrieval = new HybridRetrieval(store, embedder, new LexicalCatalog(store, this.sequences, now));
+    const lexical = new LexicalCatalog(store, this.sequences, tuning, now);
+    this.retrieval = new HybridRetrieval(store, embedder, lexical, tuning);
   }
 
   async addMemory(principal: Principal, input: AddMemoryRequest): Promise<AddMemoryOutcome> {

@@ -1,10 +1,11 @@
 import type { Embedder } from "../embeddings/embedder.js";
 import { internal } from "../errors.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
-import { atLeast, hitConfidence } from "./confidence.js";
+import { atLeast, hitConfidence, semanticFloor } from "./confidence.js";
 import { matches, toWhere, type Condition } from "./filters.js";
 import { reciprocalRankFusion, type Retriever } from "./fusion.js";
 import type { LexicalCatalog, SearchableCollection } from "./lexical-catalog.js";
+import type { RetrievalTuning } from "./retrieval-tuning.js";
 import type { Confidence } from "./types.js";
 
 export type SearchMode = "hybrid" | "semantic" | "lexical";
@@ -24,25 +25,20 @@ export interface RankedRecord {
   matched_by: Retriever[];
 }
 
-export interface FusionWeights {
-  lexical: number;
-  semantic: number;
-}
-
 /** Each retriever contributes this many candidates per asked hit (and at least MIN_DEPTH) to the fusion. */
 const DEPTH_PER_HIT = 4;
 const MIN_DEPTH = 40;
 
 /**
  * Hybrid retrieval: dense (Chroma, cosine) and lexical (BM25 over the same records) candidates, fused by
- * reciprocal rank (k = 60), each retriever seeing the same filters; then confidence per hit.
+ * reciprocal rank, each retriever seeing the same filters; then confidence per hit.
  */
 export class HybridRetrieval {
   constructor(
     private readonly store: ChromaStore,
     private readonly embedder: Embedder,
     private readonly lexical: LexicalCatalog,
-    private readonly weights: FusionWeights = { lexical: 1, semantic: 1 },
+    private readonly tuning: Pick<RetrievalTuning, "fusion" | "semanticGate">,
   ) {}
 
   async search(workspace: string, collection: SearchableCollection, request: SearchRequest): Promise<RankedRecord[]> {
@@ -51,10 +47,15 @@ export class HybridRetrieval {
       request.mode === "lexical" ? [] : this.dense(workspace, collection, request, depth),
       request.mode === "semantic" ? [] : this.lexicalHits(workspace, collection, request, depth),
     ]);
-    const fused = reciprocalRankFusion([
-      { retriever: "semantic", ids: dense.map((d) => d.id), weight: this.weights.semantic },
-      { retriever: "lexical", ids: lexical.map((l) => l.id), weight: this.weights.lexical },
-    ]);
+    const floor = semanticFloor(this.embedder.model, this.tuning.semanticGate);
+    const denseRanked = request.mode === "semantic" ? dense : dense.filter((d) => 1 - d.distance >= floor);
+    const fused = reciprocalRankFusion(
+      [
+        { retriever: "semantic", ids: denseRanked.map((d) => d.id), weight: this.tuning.fusion.semantic },
+        { retriever: "lexical", ids: lexical.map((l) => l.id), weight: this.tuning.fusion.lexical },
+      ],
+      this.tuning.fusion.k,
+    );
     const similarity = new Map(dense.map((d) => [d.id, 1 - d.distance]));
     const coverage = new Map(lexical.map((l) => [l.id, l.coverage]));
     const ranked = fused

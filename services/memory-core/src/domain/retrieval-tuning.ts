@@ -1,0 +1,32 @@
+/**
+ * The knobs of hybrid retrieval, in one place. The defaults are what bench/ measured best on the LoCoMo
+ * development file (docs/benchmarks.md); they are not per-deployment settings.
+ */
+export interface RetrievalTuning {
+  /** Reciprocal rank fusion: each retriever's weight, and k. */
+  fusion: { lexical: number; semantic: number; k: number };
+  /**
+   * The dense list that enters the fusion holds only records at least this confident (a calibrated cosine
+   * floor): below it, nearest neighbours are noise that rank fusion would weigh like a real match.
+   */
+  semanticGate: "low" | "medium" | "high";
+  /** How much a match in each field of a turn counts for BM25. */
+  turnFields: { agent: number; prompt: number; thought: number; response: number; labels: number };
+  summaryFields: { title: number; summary: number; details: number; agents: number };
+  /**
+   * Turn context: a turn's lexical score gains this share of its best neighbour's (the turns just before and
+   * after it in its session), so that an answer is found beside the question it answers.
+   */
+  neighbourShare: number;
+  /** BM25+ parameters: term-frequency saturation k, length normalisation b, lower bound d. */
+  bm25: { k: number; b: number; d: number };
+}
+
+export const DEFAULT_TUNING: RetrievalTuning = {
+  fusion: { lexical: 1, semantic: 0.1, k: 60 },
+  semanticGate: "low",
+  turnFields: { agent: 2, prompt: 0.5, thought: 1, response: 1, labels: 1 },
+  summaryFields: { title: 2, summary: 1, details: 1, agents: 1 },
+  neighbourShare: 0.3,
+  bm25: { k: 1.2, b: 0.7, d: 0.5 },
+};
