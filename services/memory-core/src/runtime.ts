@@ -49,6 +49,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   }
   const metrics = new Metrics({ processMetrics: options.processMetrics ?? true });
   const memories = new MemoryService(store, embedder, options.tuning ? { tuning: options.tuning } : {});
+  // The lexical indexes are derived from Chroma: rebuilt at every start, before the first request.
+  for (const workspace of options.tokens.workspaces()) await memories.warmUp(workspace);
   const executor = new OperationExecutor(contract, createOperationRegistry(), memories, metrics);
   return {
     executor,

@@ -83,6 +83,12 @@ export class LexicalCatalog {
       for (const seq of seqs) {
         const slot = slots.get(seq);
         const record = slot ? byId.get(String(slot.record_id)) : undefined;
+        if (slot?.op === "remove") {
+          // A forgotten record leaves the lexical index on every replica with its next query.
+          entry.index.remove(String(slot.record_id));
+          entry.position = seq + 1;
+          continue;
+        }
         if (slot && !record && this.now() - Number(slot.recorded_at) < PENDING_MS) return;
         if (record) entry.index.put(toDocument(collection, record));
         entry.position = seq + 1;

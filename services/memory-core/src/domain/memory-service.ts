@@ -52,6 +52,7 @@ export class MemoryService {
   private readonly sequences: Sequences;
   private readonly recency: RecencyIndex;
   private readonly retrieval: HybridRetrieval;
+  private readonly lexical: LexicalCatalog;
   /** Identical writes in flight on this replica share one store round trip; other replicas are reconciled in Chroma. */
   private readonly inFlight = new Map<string, Promise<StoredRecord>>();
 
@@ -64,8 +65,8 @@ export class MemoryService {
     const tuning = options.tuning ?? DEFAULT_TUNING;
     this.sequences = new Sequences(store, now);
     this.recency = new RecencyIndex(store, this.sequences);
-    const lexical = new LexicalCatalog(store, this.sequences, tuning, now);
-    this.retrieval = new HybridRetrieval(store, embedder, lexical, tuning);
+    this.lexical = new LexicalCatalog(store, this.sequences, tuning, now);
+    this.retrieval = new HybridRetrieval(store, embedder, this.lexical, tuning);
   }
 
   async addMemory(principal: Principal, input: AddMemoryRequest): Promise<AddMemoryOutcome> {
@@ -189,6 +190,11 @@ export class MemoryService {
       summary: summaryRecord ? summaryFromRecord(summaryRecord) : null,
       next_cursor: rest.length > page.length && last ? encodeCursor(positionOf(last)) : null,
     };
+  }
+
+  /** Builds the workspace's lexical indexes now rather than at its first query. */
+  async warmUp(workspace: string): Promise<void> {
+    await Promise.all([this.lexical.current(workspace, "turns"), this.lexical.current(workspace, "summaries")]);
   }
 
   /** Writes (or replaces) a session's summary. The summarizer's entry point. */
