@@ -117,6 +117,8 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
       ];
       return [t("low", 0.1), t("medium", 0.1), t("medium", 0.3), t("medium", 0.5), t("medium", 1), t("high", 0.5), t("high", 1)];
     }
+    case "default":
+      return [["default tuning", base]];
     default:
       throw new Error(`unknown grid ${name}`);
   }

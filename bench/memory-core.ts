@@ -127,18 +127,23 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
       recentNext.push(second.ms);
     }
 
-    // 4. query_raw_memories, and the raw Chroma query for the same k over the same vectors.
+    // 4. query_raw_memories (hybrid, and semantic alone), and the raw Chroma query for the same k and vectors.
     const queries = corpus(samples, { agents: 1, sessions: 1, seed: 99 }).map((t) => t.thought.split(".")[0]!);
-    const rawTotal: number[] = [];
-    const rawWithoutEmbedding: number[] = [];
-    for (const [i, query] of queries.entries()) {
-      const before = embedTimes.length;
-      const { ms, value } = await timed(() => post("/v1/memories/query", tokens[i % tokens.length]!.token, { query, limit: 10 }));
-      if (value.status !== 200) throw new Error(`query_raw_memories answered ${value.status}`);
-      await value.arrayBuffer();
-      rawTotal.push(ms);
-      rawWithoutEmbedding.push(ms - embedTimes.slice(before).reduce((a, b) => a + b, 0));
-    }
+    const searchTimes = async (mode: string) => {
+      const total: number[] = [];
+      const withoutEmbedding: number[] = [];
+      for (const [i, query] of queries.entries()) {
+        const before = embedTimes.length;
+        const { ms, value } = await timed(() => post("/v1/memories/query", tokens[i % tokens.length]!.token, { query, limit: 10, mode }));
+        if (value.status !== 200) throw new Error(`query_raw_memories answered ${value.status}`);
+        await value.arrayBuffer();
+        total.push(ms);
+        withoutEmbedding.push(ms - embedTimes.slice(before).reduce((a, b) => a + b, 0));
+      }
+      return { total, withoutEmbedding };
+    };
+    const hybrid = await searchTimes("hybrid");
+    const semantic = await searchTimes("semantic");
     const vectors = await inner.embed(queries);
     const chroma = new ChromaClient({ host: stack.chromaUrl.hostname, port: Number(stack.chromaUrl.port), database: workspace });
     const collection = await chroma.getCollection({ name: "turns" });
@@ -161,10 +166,12 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
       add_memory_without_embedding: summarize(addWithoutEmbedding),
       query_recent_turns: summarize(recentFirst),
       query_recent_turns_next_page: summarize(recentNext),
-      query_raw_memories: summarize(rawTotal),
-      query_raw_memories_without_embedding: summarize(rawWithoutEmbedding),
+      query_raw_memories: summarize(hybrid.total),
+      query_raw_memories_without_embedding: summarize(hybrid.withoutEmbedding),
+      query_raw_memories_semantic_without_embedding: summarize(semantic.withoutEmbedding),
       chroma_query: summarize(chromaQuery),
-      ratio_raw_memories_to_chroma_p95: round(summarize(rawWithoutEmbedding).p95 / summarize(chromaQuery).p95),
+      ratio_raw_memories_to_chroma_p95: round(summarize(hybrid.withoutEmbedding).p95 / summarize(chromaQuery).p95),
+      ratio_semantic_to_chroma_p95: round(summarize(semantic.withoutEmbedding).p95 / summarize(chromaQuery).p95),
     };
     printTable(report);
     if (values.json) console.log(JSON.stringify(report));
@@ -186,5 +193,6 @@ function printTable(report: Record<string, unknown>) {
       console.log(`${name.padEnd(38)}${String(s.n).padStart(5)}${String(s.p50).padStart(10)}${String(s.p95).padStart(9)}`);
     }
   }
-  console.log(`query_raw_memories (no embedding) p95 / chroma query p95 = ${report.ratio_raw_memories_to_chroma_p95}`);
+  console.log(`query_raw_memories hybrid (no embedding) p95 / chroma query p95 = ${report.ratio_raw_memories_to_chroma_p95}`);
+  console.log(`query_raw_memories semantic (no embedding) p95 / chroma query p95 = ${report.ratio_semantic_to_chroma_p95}`);
 }

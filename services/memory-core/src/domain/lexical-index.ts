@@ -2,6 +2,8 @@ import MiniSearch, { type SearchResult } from "minisearch";
 import type { Metadata } from "../store/chroma-store.js";
 import { terms, toTerm, tokenize } from "./text-analysis.js";
 
+const CONTEXT_POOL = 200;
+
 export interface LexicalHit {
   id: string;
   score: number;
@@ -92,16 +94,23 @@ export class LexicalIndex {
         return metadata !== undefined && accept(metadata);
       },
     });
-    const hits = results.map((r) => ({ id: String(r.id), score: r.score, coverage: Math.min(1, r.queryTerms.length / asked) }));
+    // Turn context can lift a record by at most `neighbourShare` of the best score, so records below the
+    // first `CONTEXT_POOL` cannot reach the top `limit` through it in any realistic ranking.
+    const pool = this.neighbourShare > 0 ? Math.max(limit, CONTEXT_POOL) : limit;
+    const hits = results.slice(0, pool).map((r) => ({
+      id: String(r.id),
+      score: r.score,
+      coverage: Math.min(1, r.queryTerms.length / asked),
+    }));
     if (this.neighbourShare > 0) return this.withContext(hits, accept).slice(0, limit);
-    return hits.slice(0, limit);
+    return hits;
   }
 
   /** Each hit, and each neighbour of a hit, scored with a share of its best neighbour's score. */
   private withContext(hits: LexicalHit[], accept: (metadata: Metadata) => boolean): LexicalHit[] {
     const own = new Map(hits.map((h) => [h.id, h]));
     const candidates = new Set(hits.map((h) => h.id));
-    for (const hit of hits.slice(0, 200)) for (const n of this.neighbours(hit.id)) candidates.add(n);
+    for (const hit of hits) for (const n of this.neighbours(hit.id)) candidates.add(n);
     const out: LexicalHit[] = [];
     for (const id of candidates) {
       const metadata = this.metadata.get(id);

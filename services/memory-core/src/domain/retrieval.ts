@@ -42,7 +42,8 @@ export class HybridRetrieval {
   ) {}
 
   async search(workspace: string, collection: SearchableCollection, request: SearchRequest): Promise<RankedRecord[]> {
-    const depth = Math.max(MIN_DEPTH, request.limit * DEPTH_PER_HIT);
+    // One retriever alone needs no candidates beyond the page; fusion does.
+    const depth = request.mode === "hybrid" ? Math.max(MIN_DEPTH, request.limit * DEPTH_PER_HIT) : request.limit;
     const [dense, lexical] = await Promise.all([
       request.mode === "lexical" ? [] : this.dense(workspace, collection, request, depth),
       request.mode === "semantic" ? [] : this.lexicalHits(workspace, collection, request, depth),
