@@ -1,0 +1,93 @@
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { checkBudget } from "./budget.js";
+import { HARNESSES, isHarness } from "./harnesses.js";
+import { LoaderError, readAgentIndex, renderBlock } from "./index-files.js";
+import { project } from "./projection.js";
+
+export interface Io {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  cwd: string;
+}
+
+const USAGE = `usage: cairn-load --agent NAME --harness claude-code|codex|opencode|generic
+                  [--index-dir DIR] [--target DIR] [--budget-bytes N] [--budget-lines N] [--strict] [--hook]`;
+
+/** The CLI: returns the exit code (0 done, 1 refused or failed, 2 bad arguments). */
+export async function main(argv: string[], io: Io): Promise<number> {
+  const fail = (code: number, message: string) => {
+    io.stderr.write(`cairn-load: ${message}\n`);
+    return code;
+  };
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        agent: { type: "string" },
+        harness: { type: "string" },
+        "index-dir": { type: "string", default: "agents" },
+        target: { type: "string" },
+        "budget-bytes": { type: "string" },
+        "budget-lines": { type: "string" },
+        strict: { type: "boolean", default: false },
+        hook: { type: "boolean", default: false },
+        help: { type: "boolean", default: false },
+      },
+    }));
+  } catch (error) {
+    return fail(2, `${(error as Error).message}\n${USAGE}`);
+  }
+  if (values.help) {
+    io.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (!values.agent) return fail(2, `--agent is required\n${USAGE}`);
+  if (!values.harness) return fail(2, `--harness is required\n${USAGE}`);
+  if (!isHarness(values.harness)) {
+    return fail(2, `unknown harness "${values.harness}"; one of ${Object.keys(HARNESSES).join(", ")}`);
+  }
+  const harness = HARNESSES[values.harness];
+  const budget = { ...harness.budget };
+  for (const [flag, key] of [["budget-bytes", "bytes"], ["budget-lines", "lines"]] as const) {
+    const raw = values[flag];
+    if (raw === undefined) continue;
+    if (!/^\d+$/.test(raw) || Number(raw) === 0) return fail(2, `--${flag} must be a positive whole number, not "${raw}"`);
+    budget[key] = Number(raw);
+  }
+
+  try {
+    const agentIndex = await readAgentIndex(resolve(io.cwd, values["index-dir"]), values.agent);
+    const content = renderBlock(agentIndex);
+    const report = checkBudget(content, budget);
+    if (report.over && report.cut) {
+      io.stderr.write(
+        `cairn-load: WARNING: the block of ${values.agent} is ${report.bytes} bytes in ${report.lines} lines, over the ` +
+          `${harness.name} budget (${budget.bytes} bytes${budget.lines ? `, ${budget.lines} lines` : ""}): a harness that reads ` +
+          `only that much misses the last ${report.cut.lines} lines (${report.cut.bytes} bytes), from "${report.cut.firstMissedLine.slice(0, 80)}". ` +
+          `Nothing was cut: shorten ${values.agent}'s MEMORY.md.\n`,
+      );
+      if (values.strict) return fail(1, "over budget with --strict: nothing written");
+    }
+    if (values.hook) {
+      // Claude Code and Codex both take this from a SessionStart hook (sources startup, resume, clear, compact).
+      io.stdout.write(`${JSON.stringify({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: content } })}\n`);
+      return 0;
+    }
+    if (!harness.file) {
+      io.stdout.write(content);
+      return 0;
+    }
+    const target = resolve(io.cwd, values.target ?? ".");
+    const result = await project(harness, values.agent, content, target);
+    for (const file of result.files) {
+      io.stderr.write(`cairn-load: ${file.changed ? "wrote" : "unchanged"} ${file.path}\n`);
+    }
+    return 0;
+  } catch (error) {
+    if (error instanceof LoaderError) return fail(1, error.message);
+    return fail(1, `failed: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,127 @@
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { main } from "../src/cli.js";
+
+async function fixture(options: { index?: string; identity?: string } = {}) {
+  const root = await mkdtemp(join(tmpdir(), "cairn-loader-"));
+  await mkdir(join(root, "agents", "backend"), { recursive: true });
+  if (options.index !== null) {
+    await writeFile(join(root, "agents", "backend", "MEMORY.md"), options.index ?? "- Lesson: retry payments only with an idempotency key.\n");
+  }
+  await writeFile(join(root, "agents", "backend", "identity.md"), options.identity ?? "You are backend, the payments engineer.\n");
+  return root;
+}
+
+async function run(cwd: string, ...args: string[]) {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(args, { cwd, stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } });
+  return { code, stdout, stderr };
+}
+
+describe("cairn-load into each harness", () => {
+  it("codex: a managed block in AGENTS.md, user text kept, a second run changes no byte", async () => {
+    const root = await fixture();
+    await writeFile(join(root, "AGENTS.md"), "# Rules\nUse pnpm.\n");
+    expect((await run(root, "--agent", "backend", "--harness", "codex")).code).toBe(0);
+    const first = await readFile(join(root, "AGENTS.md"), "utf8");
+    expect(first.startsWith("# Rules\nUse pnpm.\n")).toBe(true);
+    expect(first).toContain("retry payments only with an idempotency key");
+    expect(first).toContain("You are backend");
+    const again = await run(root, "--agent", "backend", "--harness", "codex");
+    expect(again.stderr).toContain("unchanged");
+    expect(await readFile(join(root, "AGENTS.md"), "utf8")).toBe(first);
+  });
+
+  it("an edited index replaces the old block in place and keeps text after it", async () => {
+    const root = await fixture();
+    await run(root, "--agent", "backend", "--harness", "claude-code");
+    const path = join(root, "CLAUDE.md");
+    await writeFile(path, `${await readFile(path, "utf8")}\n# Added by a person later\nKeep me.\n`);
+    await writeFile(join(root, "agents", "backend", "MEMORY.md"), "- Lesson: the ledger is append-only.\n");
+    expect((await run(root, "--agent", "backend", "--harness", "claude-code")).code).toBe(0);
+    const text = await readFile(path, "utf8");
+    expect(text).toContain("the ledger is append-only");
+    expect(text).not.toContain("retry payments only");
+    expect(text.endsWith("# Added by a person later\nKeep me.\n")).toBe(true);
+    expect(text.match(/cairn:begin/g)).toHaveLength(1);
+  });
+
+  it("opencode: the block in its own file, listed once under instructions, other settings kept", async () => {
+    const root = await fixture();
+    await writeFile(join(root, "opencode.json"), JSON.stringify({ model: "local/qwen", instructions: ["docs/style.md"] }));
+    await run(root, "--agent", "backend", "--harness", "opencode");
+    await run(root, "--agent", "backend", "--harness", "opencode");
+    const config = JSON.parse(await readFile(join(root, "opencode.json"), "utf8"));
+    expect(config).toEqual({ model: "local/qwen", instructions: ["docs/style.md", ".opencode/cairn/backend.md"] });
+    expect(await readFile(join(root, ".opencode", "cairn", "backend.md"), "utf8")).toContain("idempotency key");
+  });
+
+  it("generic prints the block; hook mode prints what SessionStart hooks expect and writes nothing", async () => {
+    const root = await fixture();
+    const generic = await run(root, "--agent", "backend", "--harness", "generic");
+    expect(generic.stdout).toContain("retry payments only with an idempotency key");
+    const hook = await run(root, "--agent", "backend", "--harness", "claude-code", "--hook");
+    const output = JSON.parse(hook.stdout);
+    expect(output.hookSpecificOutput.hookEventName).toBe("SessionStart");
+    expect(output.hookSpecificOutput.additionalContext).toBe(generic.stdout);
+    await expect(readFile(join(root, "CLAUDE.md"), "utf8")).rejects.toThrow();
+  });
+});
+
+describe("budget", () => {
+  it("warns over budget and still writes everything; --strict refuses and writes nothing", async () => {
+    const long = Array.from({ length: 300 }, (_, i) => `- lesson ${i}: something worth knowing`).join("\n");
+    const root = await fixture({ index: long });
+    const warned = await run(root, "--agent", "backend", "--harness", "claude-code");
+    expect(warned.code).toBe(0);
+    expect(warned.stderr).toMatch(/WARNING: .* over the claude-code budget .* 200 lines.*misses the last \d+ lines/);
+    expect(await readFile(join(root, "CLAUDE.md"), "utf8")).toContain("lesson 299");
+    const strictRoot = await fixture({ index: long });
+    const strict = await run(strictRoot, "--agent", "backend", "--harness", "claude-code", "--strict");
+    expect(strict.code).toBe(1);
+    await expect(readFile(join(strictRoot, "CLAUDE.md"), "utf8")).rejects.toThrow();
+    const within = await run(await fixture(), "--agent", "backend", "--harness", "claude-code", "--strict");
+    expect(within.code).toBe(0);
+    expect(within.stderr).not.toContain("WARNING");
+  });
+});
+
+describe("errors: a line naming the problem, a non-zero exit, nothing written", () => {
+  it("unknown agent, missing index, unknown harness, bad budget, unwritable target, broken block", async () => {
+    const root = await fixture();
+    const unknownAgent = await run(root, "--agent", "frontend", "--harness", "codex");
+    expect([unknownAgent.code, unknownAgent.stderr]).toEqual([1, expect.stringContaining('unknown agent "frontend"')]);
+    const noIndexRoot = await fixture({ index: null as unknown as string });
+    const noIndex = await run(noIndexRoot, "--agent", "backend", "--harness", "codex");
+    expect([noIndex.code, noIndex.stderr]).toEqual([1, expect.stringContaining("has no index")]);
+    const badHarness = await run(root, "--agent", "backend", "--harness", "vim");
+    expect([badHarness.code, badHarness.stderr]).toEqual([2, expect.stringContaining('unknown harness "vim"')]);
+    const badBudget = await run(root, "--agent", "backend", "--harness", "codex", "--budget-bytes", "lots");
+    expect(badBudget.code).toBe(2);
+    const nowhere = await run(root, "--agent", "backend", "--harness", "codex", "--target", join(root, "missing"));
+    expect([nowhere.code, nowhere.stderr]).toEqual([1, expect.stringContaining("cannot be written")]);
+    await writeFile(join(root, "AGENTS.md"), "<!-- cairn:begin agent=backend (managed by cairn-load; edit the index, not this block) -->\nhalf\n");
+    const broken = await run(root, "--agent", "backend", "--harness", "codex");
+    expect([broken.code, broken.stderr]).toEqual([1, expect.stringContaining("without its end marker")]);
+    expect(await readFile(join(root, "AGENTS.md"), "utf8")).toContain("half\n");
+    await writeFile(join(root, "opencode.json"), "{ not json");
+    const badConfig = await run(root, "--agent", "backend", "--harness", "opencode");
+    expect(badConfig.code).toBe(1);
+    await expect(readFile(join(root, ".opencode", "cairn", "backend.md"), "utf8")).rejects.toThrow();
+    // The same root works for a harness whose file is sound.
+    expect((await run(root, "--agent", "backend", "--harness", "claude-code")).code).toBe(0);
+  });
+
+  it("the installed bin runs end to end", async () => {
+    const root = await fixture();
+    const bin = fileURLToPath(new URL("../bin/cairn-load.mjs", import.meta.url));
+    const { stdout } = await promisify(execFile)(process.execPath, [bin, "--agent", "backend", "--harness", "generic"], { cwd: root });
+    expect(stdout).toContain("# Cairn memory of backend");
+  });
+});
