@@ -51,6 +51,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/memories/{memory_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Open one memory by its id.
+         * @description The whole record a pointer names: an entry of your index, a hit you want in full, a teammate's note.
+         *     Ids look like `t_` and 32 hex digits; `query_*` hits and `add_memory` results carry them.
+         */
+        get: operations["get_memory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/memories/query": {
         parameters: {
             query?: never;
@@ -127,6 +148,11 @@ export interface components {
          * @example backend-dev
          */
         AgentName: string;
+        /**
+         * @description A memory's id.
+         * @example t_f1cef6892836cbc45b93fd335fe0d5ae
+         */
+        MemoryId: string;
         /**
          * @description The agent session (or conversation) the turn belongs to.
          * @example 2026-11-29-auth-refactor
@@ -469,6 +495,33 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    get_memory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memory_id: components["schemas"]["MemoryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The memory, every field whole. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Memory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
         };
     };

@@ -154,6 +154,18 @@ describe("get_session over MCP", () => {
   });
 });
 
+describe("get_memory over MCP", () => {
+  it("opens a memory by id and answers not_found for an unknown one", async () => {
+    const written = await call(client, "add_memory", turn("mcp-get", 1));
+    const result = await call(client, "get_memory", { memory_id: written.structuredContent.id });
+    expectContractOutput("get_memory", result.structuredContent);
+    expect(result.structuredContent.prompt).toBe(turn("mcp-get", 1).prompt);
+    const missing = await call(client, "get_memory", { memory_id: `t_${"f".repeat(32)}` });
+    expect(missing.isError).toBe(true);
+    expect(errorOf(missing).code).toBe("not_found");
+  });
+});
+
 describe("protocol", () => {
   it("answers an unknown tool with a protocol error, and a known one with a result", async () => {
     await expect(client.callTool({ name: "drop_everything", arguments: {} })).rejects.toThrow(/Unknown tool/);

@@ -195,6 +195,21 @@ describe("get_session over REST", () => {
   });
 });
 
+describe("get_memory over REST", () => {
+  it("opens a memory by id, whole, and answers not_found for an id that names nothing", async () => {
+    const long = "z".repeat(500);
+    const written = await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body: turn("rest-get", 1, { thought: long }) });
+    const res = await http(cairn.url, "GET", `/v1/memories/${written.body.id}`, { token: bob.token });
+    expect(res.status).toBe(200);
+    expectContractOutput("get_memory", res.body);
+    expect(res.body).toMatchObject({ id: written.body.id, agent: "alice", thought: long, truncated: false });
+    const missing = await http(cairn.url, "GET", `/v1/memories/t_${"0".repeat(32)}`, { token: bob.token });
+    expect([missing.status, missing.body.code]).toEqual([404, "not_found"]);
+    const malformed = await http(cairn.url, "GET", "/v1/memories/not-an-id", { token: bob.token });
+    expect([malformed.status, malformed.body.code]).toEqual([400, "validation_failed"]);
+  });
+});
+
 describe("service routes", () => {
   it("serves health, readiness, the contract, and metrics to admins only", async () => {
     expect((await http(cairn.url, "GET", "/healthz")).body).toEqual({ status: "ok" });

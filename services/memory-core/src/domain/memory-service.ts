@@ -18,6 +18,7 @@ import type {
   AddMemoryRequest,
   AddMemoryResult,
   Detail,
+  Memory,
   QueryMemoriesRequest,
   QueryMemoriesResult,
   QuerySummariesRequest,
@@ -190,6 +191,15 @@ export class MemoryService {
       summary: summaryRecord ? summaryFromRecord(summaryRecord) : null,
       next_cursor: rest.length > page.length && last ? encodeCursor(positionOf(last)) : null,
     };
+  }
+
+  async getMemory(principal: Principal, memoryId: string): Promise<Memory> {
+    const turns = await this.store.collection(principal.workspace, "turns");
+    const [record] = await turns.get({ ids: [memoryId], withDocuments: true });
+    if (!record) {
+      throw notFound(`No memory ${memoryId} in this workspace.`, "Check the id; query_raw_memories finds memories by what they say.");
+    }
+    return memoryFromRecord(record, "full");
   }
 
   /** Builds the workspace's lexical indexes now rather than at its first query. */

@@ -1,4 +1,5 @@
 import { registerAddMemory } from "./add-memory.js";
+import { registerGetMemory } from "./get-memory.js";
 import { registerGetSession } from "./get-session.js";
 import { registerQueryRawMemories } from "./query-raw-memories.js";
 import { registerQueryRecentTurns } from "./query-recent-turns.js";
@@ -12,5 +13,6 @@ export function createOperationRegistry(): OperationRegistry {
   registerQueryRawMemories(registry);
   registerQuerySummaries(registry);
   registerGetSession(registry);
+  registerGetMemory(registry);
   return registry;
 }
