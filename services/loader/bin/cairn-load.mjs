@@ -4,4 +4,9 @@ import { register } from "tsx/esm/api";
 
 register();
 const { main } = await import("../src/cli.ts");
-process.exitCode = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, cwd: process.cwd() });
+process.exitCode = await main(process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  cwd: process.cwd(),
+  env: process.env,
+});

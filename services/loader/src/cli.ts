@@ -3,16 +3,20 @@ import { parseArgs } from "node:util";
 import { checkBudget } from "./budget.js";
 import { HARNESSES, isHarness } from "./harnesses.js";
 import { LoaderError, readAgentIndex, renderBlock } from "./index-files.js";
+import { loadLoaderConfig } from "./config.js";
+import { lintPointers } from "./lint.js";
 import { project } from "./projection.js";
 
 export interface Io {
   stdout: { write(text: string): unknown };
   stderr: { write(text: string): unknown };
   cwd: string;
+  env: Readonly<Record<string, string | undefined>>;
 }
 
 const USAGE = `usage: cairn-load --agent NAME --harness claude-code|codex|opencode|generic
-                  [--index-dir DIR] [--target DIR] [--budget-bytes N] [--budget-lines N] [--strict] [--hook]`;
+                  [--index-dir DIR] [--target DIR] [--budget-bytes N] [--budget-lines N] [--strict] [--hook]
+With CAIRN_URL (and CAIRN_TOKEN) set, pointers in the index are checked against that memory-core.`;
 
 /** The CLI: returns the exit code (0 done, 1 refused or failed, 2 bad arguments). */
 export async function main(argv: string[], io: Io): Promise<number> {
@@ -59,7 +63,13 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
 
   try {
+    const config = loadLoaderConfig(io.env);
     const agentIndex = await readAgentIndex(resolve(io.cwd, values["index-dir"]), values.agent);
+    if (config.memoryCoreUrl) {
+      const findings = await lintPointers(agentIndex.index, config.memoryCoreUrl, config.token);
+      for (const f of findings) io.stderr.write(`cairn-load: lint: ${f.pointer} is ${f.problem}: ${f.fix}\n`);
+      if (values.strict && findings.length > 0) return fail(1, "lint findings with --strict: nothing written");
+    }
     const content = renderBlock(agentIndex);
     const report = checkBudget(content, budget);
     if (report.over && report.cut) {

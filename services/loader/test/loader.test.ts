@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { main } from "../src/cli.js";
+import { http, makeToken, startCairn, turn, uniqueWorkspace } from "../../memory-core/test/support/harness.js";
 
 async function fixture(options: { index?: string; identity?: string } = {}) {
   const root = await mkdtemp(join(tmpdir(), "cairn-loader-"));
@@ -18,9 +19,14 @@ async function fixture(options: { index?: string; identity?: string } = {}) {
 }
 
 async function run(cwd: string, ...args: string[]) {
+  return runWith({}, cwd, ...args);
+}
+
+async function runWith(env: Record<string, string>, cwd: string, ...args: string[]) {
   let stdout = "";
   let stderr = "";
-  const code = await main(args, { cwd, stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } });
+  const io = { cwd, env, stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } };
+  const code = await main(args, io);
   return { code, stdout, stderr };
 }
 
@@ -123,5 +129,32 @@ describe("errors: a line naming the problem, a non-zero exit, nothing written", 
     const bin = fileURLToPath(new URL("../bin/cairn-load.mjs", import.meta.url));
     const { stdout } = await promisify(execFile)(process.execPath, [bin, "--agent", "backend", "--harness", "generic"], { cwd: root });
     expect(stdout).toContain("# Cairn memory of backend");
+  });
+});
+
+describe("lint against a running memory-core", () => {
+  it("flags a pointer to a memory or session that does not exist, and not one that does", async () => {
+    const dev = makeToken(uniqueWorkspace("lint"), "backend");
+    const cairn = await startCairn([dev]);
+    try {
+      const live = await http(cairn.url, "POST", "/v1/memories", { token: dev.token, body: turn("lint-session", 1) });
+      expect(live.status).toBe(201);
+      const gone = `t_${"a".repeat(32)}`;
+      const index = `- Redis streams for refresh: ${live.body.id}\n- Old lesson: ${gone}\n- See session:lint-session and session:never-happened.\n`;
+      const root = await fixture({ index });
+      const env = { CAIRN_URL: cairn.url.origin, CAIRN_TOKEN: dev.token };
+      const linted = await runWith(env, root, "--agent", "backend", "--harness", "codex");
+      expect(linted.code).toBe(0);
+      expect(linted.stderr).toContain(`lint: ${gone} is missing`);
+      expect(linted.stderr).toContain("lint: session:never-happened is missing");
+      expect(linted.stderr).not.toContain(`lint: ${live.body.id}`);
+      expect(linted.stderr).not.toContain("lint: session:lint-session ");
+      const strict = await runWith(env, await fixture({ index }), "--agent", "backend", "--harness", "codex", "--strict");
+      expect(strict.code).toBe(1);
+      const clean = await runWith(env, await fixture({ index: `- ${live.body.id}\n` }), "--agent", "backend", "--harness", "codex", "--strict");
+      expect([clean.code, clean.stderr]).toEqual([0, expect.not.stringContaining("lint:")]);
+    } finally {
+      await cairn.close();
+    }
   });
 });

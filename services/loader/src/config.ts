@@ -1,0 +1,19 @@
+/** The loader's settings: the only reader of the environment it is given. */
+export interface LoaderConfig {
+  /** A running memory-core to lint pointers against; unset: no lint. */
+  memoryCoreUrl: URL | undefined;
+  token: string | undefined;
+}
+
+export function loadLoaderConfig(env: Readonly<Record<string, string | undefined>>): LoaderConfig {
+  const raw = env.CAIRN_URL?.trim();
+  let memoryCoreUrl: URL | undefined;
+  if (raw) {
+    try {
+      memoryCoreUrl = new URL(raw);
+    } catch {
+      throw new Error(`CAIRN_URL: must be the memory-core URL, such as http://127.0.0.1:8790, not "${raw}"`);
+    }
+  }
+  return { memoryCoreUrl, token: env.CAIRN_TOKEN?.trim() || undefined };
+}

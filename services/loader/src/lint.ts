@@ -1,0 +1,52 @@
+/**
+ * Pointers in an index into the archive — memory ids (`t_` and 32 hex digits) and `session:<id>` — checked
+ * against a running memory-core. What it finds comes with the fix.
+ */
+
+export interface LintFinding {
+  pointer: string;
+  problem: "missing" | "unauthorized" | "unreachable";
+  fix: string;
+}
+
+const MEMORY_ID = /\bt_[0-9a-f]{32}\b/g;
+const SESSION = /\bsession:([A-Za-z0-9][A-Za-z0-9._:@/-]*)/g;
+
+export function findPointers(index: string): { memories: string[]; sessions: string[] } {
+  const memories = [...new Set(index.match(MEMORY_ID) ?? [])];
+  const sessions = [...new Set([...index.matchAll(SESSION)].map((m) => m[1]!.replace(/[.:/]+$/, "")))];
+  return { memories, sessions };
+}
+
+export async function lintPointers(index: string, memoryCore: URL, token: string | undefined): Promise<LintFinding[]> {
+  const { memories, sessions } = findPointers(index);
+  const checks = [
+    ...memories.map((id) => ({ pointer: id, path: `/v1/memories/${id}` })),
+    ...sessions.map((id) => ({ pointer: `session:${id}`, path: `/v1/sessions/${encodeURIComponent(id)}` })),
+  ];
+  const findings: LintFinding[] = [];
+  for (const check of checks) {
+    let status: number;
+    try {
+      const response = await fetch(new URL(check.path, memoryCore), {
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+        signal: AbortSignal.timeout(5000),
+      });
+      status = response.status;
+      await response.arrayBuffer();
+    } catch {
+      return [{ pointer: memoryCore.origin, problem: "unreachable", fix: "start memory-core or unset CAIRN_URL; pointers were not checked" }];
+    }
+    if (status === 401 || status === 403) {
+      return [{ pointer: memoryCore.origin, problem: "unauthorized", fix: "set CAIRN_TOKEN to a token of this workspace" }];
+    }
+    if (status === 404) {
+      findings.push({
+        pointer: check.pointer,
+        problem: "missing",
+        fix: "remove the pointer, or replace it with the id that holds the lesson now (query_raw_memories finds it)",
+      });
+    }
+  }
+  return findings;
+}
