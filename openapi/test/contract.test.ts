@@ -9,13 +9,14 @@ describe("the contract", () => {
     const contract = await loadContract();
     expect(contract.document.openapi).toBe("3.1.0");
     expect(contract.operations.map((op) => op.operationId).sort()).toEqual(
-      ["add_memory", "get_memory", "get_session", "query_raw_memories", "query_recent_turns", "query_summaries"].sort(),
+      ["add_memory", "forget_memory", "get_memory", "get_session", "query_raw_memories", "query_recent_turns", "query_summaries", "supersede_memory"].sort(),
     );
     for (const op of contract.operations) {
       expect(op.inputSchema.type).toBe("object");
       expect(op.inputSchema.additionalProperties).toBe(false);
       expect(op.outputSchema.type).toBe("object");
       expect(op.annotations.readOnlyHint).toBe(op.method === "get" || op.operationId.startsWith("query_"));
+      expect(op.annotations.destructiveHint).toBe(op.operationId === "forget_memory");
       expect(op.description.length).toBeGreaterThan(40);
     }
   });

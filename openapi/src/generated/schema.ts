@@ -72,6 +72,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/memories/{memory_id}/supersede": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a memory as replaced by a newer one; nothing is deleted.
+         * @description Close the validity of a memory that is no longer true (a reversed decision, a changed fact), naming the
+         *     memory that replaces it (`by`) and why. The record stays: `query_recent_turns`, `get_memory` and queries
+         *     with `include_superseded` or an `as_of` before now still return it, marked. Only its author or an
+         *     admin may supersede it. Superseding it again answers 409 `already_superseded`.
+         */
+        post: operations["supersede_memory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/memories/{memory_id}/forget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove a memory's content for good (a pasted secret, personal data).
+         * @description Delete the memory's content and vector from the store and from every derived index. A tombstone keeps
+         *     who forgot it, when and why — never the content. Writing the same turn again (same idempotency key)
+         *     answers 410 `gone` rather than bringing it back silently. Only its author or an admin may forget it.
+         *     To correct a memory rather than erase it, use `supersede_memory`.
+         */
+        post: operations["forget_memory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/memories/query": {
         parameters: {
             query?: never;
@@ -207,6 +253,22 @@ export interface components {
             model?: string;
             /** @description When it happened, for imported history; `recorded_at` stays the server's clock. */
             occurred_at?: components["schemas"]["Timestamp"];
+            /** @description Memories this one replaces (yours, or any with an admin token); they are marked superseded by it. */
+            supersedes?: components["schemas"]["MemoryId"][];
+        };
+        SupersedeRequest: {
+            /** @description The memory that replaces it, if there is one. */
+            by?: components["schemas"]["MemoryId"];
+            reason: string;
+        };
+        ForgetRequest: {
+            reason: string;
+        };
+        Tombstone: {
+            id: components["schemas"]["MemoryId"];
+            forgotten_at: components["schemas"]["Timestamp"];
+            forgotten_by: components["schemas"]["AgentName"];
+            reason: string;
         };
         AddMemoryResult: {
             id: string;
@@ -235,6 +297,12 @@ export interface components {
             model?: string;
             recorded_at: components["schemas"]["Timestamp"];
             occurred_at?: components["schemas"]["Timestamp"];
+            /** @description Since when it holds (`occurred_at`, else `recorded_at`). */
+            valid_from: components["schemas"]["Timestamp"];
+            /** @description When it stopped holding; absent while it holds. */
+            valid_until?: components["schemas"]["Timestamp"];
+            superseded_by?: components["schemas"]["MemoryId"];
+            superseded_reason?: string;
             /** @description True when `detail: summary` shortened a field; ask with `detail: full` for all of it. */
             truncated: boolean;
         };
@@ -256,6 +324,13 @@ export interface components {
             until?: components["schemas"]["Timestamp"];
             /** @description Drop hits below this confidence; `none` keeps everything. */
             min_confidence?: components["schemas"]["Confidence"];
+            /** @description Judge validity at this instant instead of now (what did we believe then?). */
+            as_of?: components["schemas"]["Timestamp"];
+            /**
+             * @description Return superseded memories too, marked with `superseded_by`.
+             * @default false
+             */
+            include_superseded: boolean;
             mode?: components["schemas"]["SearchMode"];
         };
         /**
@@ -336,7 +411,7 @@ export interface components {
              * @description A stable machine-readable error code.
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_json" | "payload_too_large" | "unsupported_media_type" | "unauthorized" | "forbidden" | "not_found" | "idempotency_conflict" | "method_not_allowed" | "unavailable" | "internal";
+            code: "validation_failed" | "malformed_json" | "payload_too_large" | "unsupported_media_type" | "unauthorized" | "forbidden" | "not_found" | "idempotency_conflict" | "already_superseded" | "gone" | "method_not_allowed" | "unavailable" | "internal";
             detail: string;
             /** @description What to do about it. */
             hint?: string;
@@ -383,8 +458,17 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The idempotency key was used before with a different payload (`idempotency_conflict`). */
+        /** @description The idempotency key was used before with a different payload (`idempotency_conflict`), or the memory is superseded already (`already_superseded`). */
         Conflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The memory was forgotten (`gone`); its content cannot come back. */
+        Gone: {
             headers: {
                 [name: string]: unknown;
             };
@@ -459,6 +543,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             503: components["responses"]["Unavailable"];
         };
@@ -516,6 +601,71 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Memory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["Gone"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    supersede_memory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memory_id: components["schemas"]["MemoryId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SupersedeRequest"];
+            };
+        };
+        responses: {
+            /** @description The superseded memory, as it now reads. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Memory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    forget_memory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memory_id: components["schemas"]["MemoryId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForgetRequest"];
+            };
+        };
+        responses: {
+            /** @description Forgotten (also when it already was). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tombstone"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -10,6 +10,8 @@ export type ErrorCode =
   | "forbidden"
   | "not_found"
   | "idempotency_conflict"
+  | "already_superseded"
+  | "gone"
   | "method_not_allowed"
   | "unavailable"
   | "internal";
@@ -23,6 +25,8 @@ const TITLES: Record<ErrorCode, string> = {
   forbidden: "Not allowed",
   not_found: "Not found",
   idempotency_conflict: "Idempotency key reused with a different payload",
+  already_superseded: "Already superseded",
+  gone: "Forgotten",
   method_not_allowed: "Method not allowed",
   unavailable: "Temporarily unavailable",
   internal: "Internal error",

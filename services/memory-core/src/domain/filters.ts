@@ -6,11 +6,11 @@ import type { Metadata, Where } from "../store/chroma-store.js";
  */
 export type Condition =
   | { field: string; op: "eq"; value: string | number | boolean }
-  | { field: string; op: "gte" | "lt"; value: number };
+  | { field: string; op: "gte" | "gt" | "lt" | "lte"; value: number };
 
 export function toWhere(conditions: readonly Condition[]): Where | undefined {
   const clauses: Where[] = conditions.map((c) =>
-    c.op === "eq" ? { [c.field]: c.value } : { [c.field]: { [c.op === "gte" ? "$gte" : "$lt"]: c.value } },
+    c.op === "eq" ? { [c.field]: c.value } : { [c.field]: { [`$${c.op}`]: c.value } },
   );
   if (clauses.length === 0) return undefined;
   if (clauses.length === 1) return clauses[0];
@@ -22,6 +22,15 @@ export function matches(metadata: Metadata, conditions: readonly Condition[]): b
     const value = metadata[c.field];
     if (c.op === "eq") return value === c.value;
     if (typeof value !== "number") return false;
-    return c.op === "gte" ? value >= c.value : value < c.value;
+    switch (c.op) {
+      case "gte":
+        return value >= c.value;
+      case "gt":
+        return value > c.value;
+      case "lt":
+        return value < c.value;
+      case "lte":
+        return value <= c.value;
+    }
   });
 }

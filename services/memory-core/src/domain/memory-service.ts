@@ -7,13 +7,14 @@ import { bestOf } from "./confidence.js";
 import type { Condition } from "./filters.js";
 import { decodeCursor, encodeCursor, oldestFirst } from "./cursor.js";
 import { contentKey, summaryId, turnId } from "./ids.js";
+import { Corrections, gone, type Tombstone } from "./corrections.js";
 import { feedStream, LexicalCatalog } from "./lexical-catalog.js";
 import { RecencyIndex } from "./recency.js";
 import { HybridRetrieval } from "./retrieval.js";
 import { DEFAULT_TUNING, type RetrievalTuning } from "./retrieval-tuning.js";
 import { Sequences } from "./sequences.js";
 import { agentFlag, summaryDocument, summaryFromRecord, summaryMetadata } from "./summary-record.js";
-import { buildTurnRecord, memoryFromRecord, payloadHash, positionOf, turnDocument } from "./turn-record.js";
+import { buildTurnRecord, memoryFromRecord, OPEN_VALIDITY, payloadHash, positionOf, turnDocument } from "./turn-record.js";
 import type {
   AddMemoryRequest,
   AddMemoryResult,
@@ -54,6 +55,8 @@ export class MemoryService {
   private readonly recency: RecencyIndex;
   private readonly retrieval: HybridRetrieval;
   private readonly lexical: LexicalCatalog;
+  private readonly corrections: Corrections;
+  private readonly now: () => number;
   /** Identical writes in flight on this replica share one store round trip; other replicas are reconciled in Chroma. */
   private readonly inFlight = new Map<string, Promise<StoredRecord>>();
 
@@ -63,10 +66,12 @@ export class MemoryService {
     options: { now?: () => number; tuning?: RetrievalTuning } = {},
   ) {
     const now = options.now ?? Date.now;
+    this.now = now;
     const tuning = options.tuning ?? DEFAULT_TUNING;
     this.sequences = new Sequences(store, now);
     this.recency = new RecencyIndex(store, this.sequences);
     this.lexical = new LexicalCatalog(store, this.sequences, tuning, now);
+    this.corrections = new Corrections(store, this.sequences, now);
     this.retrieval = new HybridRetrieval(store, embedder, this.lexical, tuning);
   }
 
@@ -81,12 +86,23 @@ export class MemoryService {
     const pending = this.inFlight.get(flightKey);
     if (pending) return replayOrConflict(await pending, hash, keyGiven);
 
+    if (await this.corrections.tombstone(principal.workspace, id)) throw gone(id);
+    // Every memory it replaces must exist and be the caller's to correct, before anything is written.
+    const replaced = await Promise.all((input.supersedes ?? []).map((old) => this.corrections.existing(principal.workspace, old)));
+    for (const record of replaced) this.corrections.assertMayCorrect(principal, record);
+
     const writeId = randomUUID();
     const write = this.writeTurn(principal, input, id, key, writeId);
     this.inFlight.set(flightKey, write);
     try {
       const stored = await write;
-      if (stored.metadata.write_id === writeId) return { created: true, result: addResult(stored, false) };
+      if (stored.metadata.write_id === writeId) {
+        for (const record of replaced) {
+          if (Number(record.metadata.valid_until) < OPEN_VALIDITY) continue;
+          await this.corrections.supersede(principal, record, id, `superseded by ${id}`);
+        }
+        return { created: true, result: addResult(stored, false) };
+      }
       return replayOrConflict(stored, hash, keyGiven);
     } finally {
       this.inFlight.delete(flightKey);
@@ -141,6 +157,12 @@ export class MemoryService {
     if (input.kind !== undefined) conditions.push({ field: "kind", op: "eq", value: input.kind });
     if (input.since !== undefined) conditions.push({ field: "recorded_at", op: "gte", value: Date.parse(input.since) });
     if (input.until !== undefined) conditions.push({ field: "recorded_at", op: "lt", value: Date.parse(input.until) });
+    if (!input.include_superseded) {
+      // Valid at the instant asked about: begun by then, not yet superseded then.
+      const at = input.as_of === undefined ? this.now() : Date.parse(input.as_of);
+      conditions.push({ field: "valid_until", op: "gt", value: at });
+      if (input.as_of !== undefined) conditions.push({ field: "valid_from", op: "lte", value: at });
+    }
     const ranked = await this.retrieval.search(principal.workspace, "turns", {
       query: input.query,
       limit: input.limit ?? 10,
@@ -194,12 +216,20 @@ export class MemoryService {
   }
 
   async getMemory(principal: Principal, memoryId: string): Promise<Memory> {
-    const turns = await this.store.collection(principal.workspace, "turns");
-    const [record] = await turns.get({ ids: [memoryId], withDocuments: true });
-    if (!record) {
-      throw notFound(`No memory ${memoryId} in this workspace.`, "Check the id; query_raw_memories finds memories by what they say.");
+    return memoryFromRecord(await this.corrections.existing(principal.workspace, memoryId), "full");
+  }
+
+  async supersedeMemory(principal: Principal, memoryId: string, input: { by?: string; reason: string }): Promise<Memory> {
+    const record = await this.corrections.existing(principal.workspace, memoryId);
+    if (input.by !== undefined) {
+      if (input.by === memoryId) throw validationFailed([{ path: "by", message: "cannot be the memory itself" }]);
+      await this.corrections.existing(principal.workspace, input.by);
     }
-    return memoryFromRecord(record, "full");
+    return memoryFromRecord(await this.corrections.supersede(principal, record, input.by, input.reason), "full");
+  }
+
+  async forgetMemory(principal: Principal, memoryId: string, reason: string): Promise<Tombstone> {
+    return this.corrections.forget(principal, memoryId, reason);
   }
 
   /** Builds the workspace's lexical indexes now rather than at its first query. */

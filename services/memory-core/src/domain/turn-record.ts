@@ -6,6 +6,8 @@ import type { AddMemoryRequest, Check, Detail, Kind, Memory } from "./types.js";
 /** Fields longer than this are shortened under `detail: summary`. */
 export const SUMMARY_FIELD_CHARS = 280;
 const FIELD_SEPARATOR = "\n\n";
+/** `valid_until` of a memory that still holds: Chroma cannot filter on a missing key, so "open" is a date. */
+export const OPEN_VALIDITY = 8_640_000_000_000_000;
 const SCHEMA_VERSION = 1;
 
 /**
@@ -39,6 +41,7 @@ export function buildTurnRecord(write: TurnWrite): TurnRecordParts {
     recorded_at: write.recordedAt,
     seq: write.seq,
     valid_from: occurredAt ?? write.recordedAt,
+    valid_until: OPEN_VALIDITY,
     source: "agent",
     trusted: true,
     tags: JSON.stringify(payload.tags),
@@ -124,8 +127,12 @@ export function memoryFromRecord(record: StoredRecord, detail: Detail): Memory {
     checks: parseList<Check>(m.checks),
     check_status: String(m.check_status) as Check["status"],
     recorded_at: new Date(Number(m.recorded_at)).toISOString(),
+    valid_from: new Date(Number(m.valid_from ?? m.recorded_at)).toISOString(),
     truncated,
   };
+  if (typeof m.valid_until === "number" && m.valid_until < OPEN_VALIDITY) memory.valid_until = new Date(m.valid_until).toISOString();
+  if (typeof m.superseded_by === "string" && m.superseded_by) memory.superseded_by = m.superseded_by;
+  if (typeof m.superseded_reason === "string") memory.superseded_reason = m.superseded_reason;
   if (typeof m.model === "string") memory.model = m.model;
   if (typeof m.occurred_at === "number") memory.occurred_at = new Date(m.occurred_at).toISOString();
   return memory;

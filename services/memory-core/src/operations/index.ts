@@ -1,5 +1,7 @@
 import { registerAddMemory } from "./add-memory.js";
+import { registerForgetMemory } from "./forget-memory.js";
 import { registerGetMemory } from "./get-memory.js";
+import { registerSupersedeMemory } from "./supersede-memory.js";
 import { registerGetSession } from "./get-session.js";
 import { registerQueryRawMemories } from "./query-raw-memories.js";
 import { registerQueryRecentTurns } from "./query-recent-turns.js";
@@ -14,5 +16,7 @@ export function createOperationRegistry(): OperationRegistry {
   registerQuerySummaries(registry);
   registerGetSession(registry);
   registerGetMemory(registry);
+  registerSupersedeMemory(registry);
+  registerForgetMemory(registry);
   return registry;
 }

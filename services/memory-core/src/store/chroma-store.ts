@@ -188,6 +188,20 @@ export class RecordCollection {
     }));
   }
 
+  /** Replaces the metadata of existing records (their documents and vectors stay). */
+  async updateMetadata(records: ReadonlyArray<{ id: string; metadata: Metadata }>): Promise<void> {
+    if (records.length === 0) return;
+    await this.guard("update", () =>
+      this.collection.update({ ids: records.map((r) => r.id), metadatas: records.map((r) => r.metadata as ChromaMetadata) }),
+    );
+  }
+
+  /** Removes records, documents and vectors. */
+  async delete(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.guard("delete", () => this.collection.delete({ ids: [...ids] }));
+  }
+
   /** Nearest neighbours by cosine distance, closest first. */
   async query(options: { embedding: number[]; n: number; where?: Where; withDocuments?: boolean }): Promise<ScoredRecord[]> {
     const result = await this.guard("query", () =>

@@ -1,0 +1,105 @@
+import { randomUUID } from "node:crypto";
+import type { Principal } from "../auth/principal.js";
+import { CairnError, forbidden, notFound } from "../errors.js";
+import { RECENCY_VECTOR, type ChromaStore, type Metadata, type StoredRecord } from "../store/chroma-store.js";
+import { feedStream } from "./lexical-catalog.js";
+import type { Sequences } from "./sequences.js";
+import { OPEN_VALIDITY } from "./turn-record.js";
+
+/**
+ * Corrections without losing history: superseding closes a memory's validity and links it to its
+ * replacement; forgetting removes content and vector and leaves a tombstone (who, when, why — never what).
+ * Both reach the lexical indexes through the change feed.
+ */
+
+const tombstoneId = (memoryId: string) => `tomb:${memoryId}`;
+
+export interface Tombstone {
+  id: string;
+  forgotten_at: string;
+  forgotten_by: string;
+  reason: string;
+}
+
+export class Corrections {
+  constructor(
+    private readonly store: ChromaStore,
+    private readonly sequences: Sequences,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async tombstone(workspace: string, memoryId: string): Promise<Tombstone | undefined> {
+    const recency = await this.store.collection(workspace, "recency");
+    const [record] = await recency.get({ ids: [tombstoneId(memoryId)] });
+    if (!record) return undefined;
+    return {
+      id: memoryId,
+      forgotten_at: new Date(Number(record.metadata.forgotten_at)).toISOString(),
+      forgotten_by: String(record.metadata.forgotten_by),
+      reason: String(record.metadata.reason),
+    };
+  }
+
+  /** The memory as stored, or the reason it is not: 410 when forgotten, 404 when it never was. */
+  async existing(workspace: string, memoryId: string): Promise<StoredRecord> {
+    const turns = await this.store.collection(workspace, "turns");
+    const [record] = await turns.get({ ids: [memoryId], withDocuments: true });
+    if (record) return record;
+    if (await this.tombstone(workspace, memoryId)) throw gone(memoryId);
+    throw notFound(`No memory ${memoryId} in this workspace.`, "Check the id; query_raw_memories finds memories by what they say.");
+  }
+
+  /** Only the author of a memory, or an admin, may correct it. */
+  assertMayCorrect(principal: Principal, record: StoredRecord): void {
+    if (principal.role !== "admin" && record.metadata.agent !== principal.agent) {
+      throw forbidden(`Memory ${record.id} was written by ${String(record.metadata.agent)}; only its author or an admin may correct it.`);
+    }
+  }
+
+  async supersede(principal: Principal, record: StoredRecord, by: string | undefined, reason: string): Promise<StoredRecord> {
+    this.assertMayCorrect(principal, record);
+    if (Number(record.metadata.valid_until ?? OPEN_VALIDITY) < OPEN_VALIDITY) {
+      throw new CairnError(
+        "already_superseded",
+        409,
+        `Memory ${record.id} is superseded already${record.metadata.superseded_by ? ` by ${String(record.metadata.superseded_by)}` : ""}.`,
+        "Supersede the memory that replaced it instead, or leave it as it is.",
+      );
+    }
+    const metadata: Metadata = { ...record.metadata, valid_until: this.now(), superseded_reason: reason };
+    if (by) metadata.superseded_by = by;
+    await this.sequences.append(principal.workspace, feedStream("turns"), { record_id: record.id, op: "put" }, randomUUID());
+    const turns = await this.store.collection(principal.workspace, "turns");
+    await turns.updateMetadata([{ id: record.id, metadata }]);
+    return { ...record, metadata };
+  }
+
+  async forget(principal: Principal, memoryId: string, reason: string): Promise<Tombstone> {
+    const existing = await this.tombstone(principal.workspace, memoryId);
+    if (existing) return existing;
+    const record = await this.existing(principal.workspace, memoryId);
+    this.assertMayCorrect(principal, record);
+    const forgottenAt = this.now();
+    const recency = await this.store.collection(principal.workspace, "recency");
+    await recency.add([
+      {
+        id: tombstoneId(memoryId),
+        embedding: RECENCY_VECTOR,
+        document: "",
+        metadata: { forgotten_at: forgottenAt, forgotten_by: principal.agent, reason },
+      },
+    ]);
+    await this.sequences.append(principal.workspace, feedStream("turns"), { record_id: memoryId, op: "remove" }, randomUUID());
+    const turns = await this.store.collection(principal.workspace, "turns");
+    await turns.delete([memoryId]);
+    return (await this.tombstone(principal.workspace, memoryId))!;
+  }
+}
+
+export const gone = (memoryId: string) =>
+  new CairnError(
+    "gone",
+    410,
+    `Memory ${memoryId} was forgotten; its content cannot come back.`,
+    "Write what still holds as a new memory, with a new idempotency key.",
+  );

@@ -1,0 +1,164 @@
+import { describe, expect, it } from "vitest";
+import { expectContractOutput } from "./support/contract-schemas.js";
+import { http, makeToken, mcpClient, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
+
+const workspace = uniqueWorkspace("fix");
+const alice = makeToken(workspace, "alice");
+const bob = makeToken(workspace, "bob");
+const admin = makeToken(workspace, "ops", "admin");
+const cairn = useCairn([alice, bob, admin]);
+
+const add = async (token: string, body: Record<string, unknown>) => {
+  const res = await http(cairn.url, "POST", "/v1/memories", { token, body });
+  expect(res.status).toBe(201);
+  return res.body as { id: string; recorded_at: string };
+};
+const search = async (body: Record<string, unknown>) =>
+  (await http(cairn.url, "POST", "/v1/memories/query", { token: alice.token, body })).body as {
+    hits: Array<{ memory: { id: string; superseded_by?: string } }>;
+  };
+const ids = (result: { hits: Array<{ memory: { id: string } }> }) => result.hits.map((h) => h.memory.id);
+
+describe("supersede_memory over REST", () => {
+  it("closes the old memory's validity, links it, and keeps it in the log", async () => {
+    const old = await add(alice.token, turn("fix-rest", 1, { prompt: "Which queue for refresh jobs? QUEUE-OLD" }));
+    const next = await add(alice.token, turn("fix-rest", 2, { prompt: "Which queue for refresh jobs now? QUEUE-NEW" }));
+    const res = await http(cairn.url, "POST", `/v1/memories/${old.id}/supersede`, {
+      token: alice.token,
+      body: { by: next.id, reason: "moved to Redis streams" },
+    });
+    expect(res.status).toBe(200);
+    expectContractOutput("supersede_memory", res.body);
+    expect(res.body).toMatchObject({ id: old.id, superseded_by: next.id, superseded_reason: "moved to Redis streams" });
+    expect(Date.parse(res.body.valid_until)).toBeGreaterThanOrEqual(Date.parse(old.recorded_at));
+    const again = await http(cairn.url, "POST", `/v1/memories/${old.id}/supersede`, { token: alice.token, body: { reason: "twice" } });
+    expect([again.status, again.body.code]).toEqual([409, "already_superseded"]);
+    // The log stays complete, with the correction marked.
+    const recent = await http(cairn.url, "GET", "/v1/memories/recent?session_id=fix-rest", { token: alice.token });
+    expect(recent.body.turns.map((t: { id: string; superseded_by?: string }) => [t.id, t.superseded_by ?? null])).toEqual([
+      [next.id, null],
+      [old.id, next.id],
+    ]);
+  });
+
+  it("only the author or an admin may supersede", async () => {
+    const mine = await add(alice.token, turn("fix-auth", 1));
+    const denied = await http(cairn.url, "POST", `/v1/memories/${mine.id}/supersede`, { token: bob.token, body: { reason: "not mine" } });
+    expect([denied.status, denied.body.code]).toEqual([403, "forbidden"]);
+    const byAdmin = await http(cairn.url, "POST", `/v1/memories/${mine.id}/supersede`, { token: admin.token, body: { reason: "cleanup" } });
+    expect(byAdmin.status).toBe(200);
+    const missing = await http(cairn.url, "POST", `/v1/memories/t_${"b".repeat(32)}/supersede`, { token: admin.token, body: { reason: "x" } });
+    expect(missing.status).toBe(404);
+  });
+});
+
+describe("recall over time", () => {
+  it('"next.js" then "now react": now recalls react and not next.js; as of before, next.js and not react', async () => {
+    const before = await add(alice.token, {
+      session_id: "fix-frontend",
+      prompt: "Pick the front-end framework.",
+      thought: "Server rendering matters for the docs site.",
+      response: "I use next.js for the front end.",
+    });
+    const between = new Date(Date.parse(before.recorded_at) + 1).toISOString();
+    await new Promise((r) => setTimeout(r, 20));
+    const now = await add(alice.token, {
+      session_id: "fix-frontend-2",
+      prompt: "Revisit the front-end framework.",
+      thought: "The docs site went static; a plain SPA is simpler.",
+      response: "Now I use react for the front end.",
+      supersedes: [before.id],
+    });
+    const query = { query: "which framework do I use for the front end", session_id: undefined };
+    const current = await search({ ...query, limit: 5 });
+    expect(ids(current)).toContain(now.id);
+    expect(ids(current)).not.toContain(before.id);
+    const then = await search({ ...query, limit: 5, as_of: between });
+    expect(ids(then)).toContain(before.id);
+    expect(ids(then)).not.toContain(now.id);
+    const everything = await search({ ...query, limit: 5, include_superseded: true });
+    expect(ids(everything)).toEqual(expect.arrayContaining([before.id, now.id]));
+    expect(everything.hits.find((h) => h.memory.id === before.id)!.memory.superseded_by).toBe(now.id);
+  });
+
+  it("a superseded or forgotten record leaves the lexical results, beside a sibling that stays", async () => {
+    const stays = await add(alice.token, turn("fix-lex", 1, { prompt: "Rotate key LEXKEY-41 monthly." }));
+    const replaced = await add(alice.token, turn("fix-lex", 2, { prompt: "Rotate key LEXKEY-42 weekly." }));
+    const erased = await add(alice.token, turn("fix-lex", 3, { prompt: "Rotate key LEXKEY-43 daily, secret hunter2." }));
+    const lexical = (q: string) => search({ query: q, mode: "lexical", limit: 10 });
+    expect(ids(await lexical("LEXKEY-41 LEXKEY-42 LEXKEY-43"))).toEqual(expect.arrayContaining([stays.id, replaced.id, erased.id]));
+    await http(cairn.url, "POST", `/v1/memories/${replaced.id}/supersede`, { token: alice.token, body: { reason: "weekly was too often" } });
+    const forgotten = await http(cairn.url, "POST", `/v1/memories/${erased.id}/forget`, { token: alice.token, body: { reason: "held a secret" } });
+    expect(forgotten.status).toBe(200);
+    const after = ids(await lexical("LEXKEY-41 LEXKEY-42 LEXKEY-43"));
+    expect(after).toContain(stays.id);
+    expect(after).not.toContain(replaced.id);
+    expect(after).not.toContain(erased.id);
+    expect(ids(await lexical("hunter2"))).toEqual([]);
+    expect(ids(await search({ query: "LEXKEY-42", mode: "lexical", include_superseded: true }))).toContain(replaced.id);
+  });
+});
+
+describe("forget_memory over REST", () => {
+  it("removes the content, keeps a tombstone, and refuses to bring it back", async () => {
+    const body = turn("fix-forget", 1, { thought: "The token is sk-live-123; do not paste it again.", idempotency_key: "forget-1" });
+    const sibling = await add(alice.token, turn("fix-forget", 2));
+    const written = await add(alice.token, body);
+    const denied = await http(cairn.url, "POST", `/v1/memories/${written.id}/forget`, { token: bob.token, body: { reason: "not mine" } });
+    expect(denied.status).toBe(403);
+    const res = await http(cairn.url, "POST", `/v1/memories/${written.id}/forget`, { token: alice.token, body: { reason: "pasted a secret" } });
+    expect(res.status).toBe(200);
+    expectContractOutput("forget_memory", res.body);
+    expect(res.body).toMatchObject({ id: written.id, forgotten_by: "alice", reason: "pasted a secret" });
+    expect(JSON.stringify(res.body)).not.toContain("sk-live-123");
+    const twice = await http(cairn.url, "POST", `/v1/memories/${written.id}/forget`, { token: admin.token, body: { reason: "again" } });
+    expect(twice.body).toEqual(res.body);
+    const read = await http(cairn.url, "GET", `/v1/memories/${written.id}`, { token: alice.token });
+    expect([read.status, read.body.code]).toEqual([410, "gone"]);
+    const back = await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body });
+    expect([back.status, back.body.code]).toEqual([410, "gone"]);
+    const session = await http(cairn.url, "GET", "/v1/sessions/fix-forget?detail=full", { token: alice.token });
+    expect(session.body.turns.map((t: { id: string }) => t.id)).toEqual([sibling.id]);
+    expect(JSON.stringify(session.body)).not.toContain("sk-live-123");
+    const recent = await http(cairn.url, "GET", "/v1/memories/recent?limit=100&detail=full", { token: alice.token });
+    expect(JSON.stringify(recent.body)).not.toContain("sk-live-123");
+    expect(recent.body.turns.map((t: { id: string }) => t.id)).toContain(sibling.id);
+  });
+});
+
+describe("supersede_memory over MCP", () => {
+  it("supersedes through a tool call and answers a stranger's attempt with a forbidden tool error", async () => {
+    const client = await mcpClient(cairn.url, alice.token);
+    const stranger = await mcpClient(cairn.url, bob.token);
+    try {
+      const old = await add(alice.token, turn("fix-mcp", 1));
+      const denied = (await stranger.callTool({ name: "supersede_memory", arguments: { memory_id: old.id, reason: "x" } })) as any;
+      expect(denied.isError).toBe(true);
+      expect(JSON.parse(denied.content[0].text).code).toBe("forbidden");
+      const res = (await client.callTool({ name: "supersede_memory", arguments: { memory_id: old.id, reason: "outdated" } })) as any;
+      expect(res.isError).toBeFalsy();
+      expectContractOutput("supersede_memory", res.structuredContent);
+      expect(res.structuredContent.superseded_reason).toBe("outdated");
+    } finally {
+      await client.close();
+      await stranger.close();
+    }
+  });
+});
+
+describe("forget_memory over MCP", () => {
+  it("forgets through a tool call, and get_memory then answers gone", async () => {
+    const client = await mcpClient(cairn.url, alice.token);
+    try {
+      const written = await add(alice.token, turn("fix-mcp-forget", 1));
+      const res = (await client.callTool({ name: "forget_memory", arguments: { memory_id: written.id, reason: "wrong workspace" } })) as any;
+      expect(res.isError).toBeFalsy();
+      expectContractOutput("forget_memory", res.structuredContent);
+      const read = (await client.callTool({ name: "get_memory", arguments: { memory_id: written.id } })) as any;
+      expect(read.isError).toBe(true);
+      expect(JSON.parse(read.content[0].text).code).toBe("gone");
+    } finally {
+      await client.close();
+    }
+  });
+});
