@@ -5,7 +5,7 @@
 
 export interface LintFinding {
   pointer: string;
-  problem: "missing" | "unauthorized" | "unreachable";
+  problem: "missing" | "forgotten" | "superseded" | "unauthorized" | "unreachable";
   fix: string;
 }
 
@@ -27,18 +27,30 @@ export async function lintPointers(index: string, memoryCore: URL, token: string
   const findings: LintFinding[] = [];
   for (const check of checks) {
     let status: number;
+    let body: { superseded_by?: string; superseded_reason?: string } = {};
     try {
       const response = await fetch(new URL(check.path, memoryCore), {
         headers: token ? { authorization: `Bearer ${token}` } : {},
         signal: AbortSignal.timeout(5000),
       });
       status = response.status;
-      await response.arrayBuffer();
+      body = ((await response.json().catch(() => ({}))) ?? {}) as typeof body;
     } catch {
       return [{ pointer: memoryCore.origin, problem: "unreachable", fix: "start memory-core or unset CAIRN_URL; pointers were not checked" }];
     }
     if (status === 401 || status === 403) {
       return [{ pointer: memoryCore.origin, problem: "unauthorized", fix: "set CAIRN_TOKEN to a token of this workspace" }];
+    }
+    if (status === 410) {
+      findings.push({ pointer: check.pointer, problem: "forgotten", fix: "remove the pointer: its memory was forgotten" });
+    } else if (status === 200 && body.superseded_by) {
+      findings.push({
+        pointer: check.pointer,
+        problem: "superseded",
+        fix: `point to ${body.superseded_by} instead${body.superseded_reason ? ` (${body.superseded_reason})` : ""}`,
+      });
+    } else if (status === 200 && body.superseded_reason) {
+      findings.push({ pointer: check.pointer, problem: "superseded", fix: `remove or rewrite the lesson (${body.superseded_reason})` });
     }
     if (status === 404) {
       findings.push({
