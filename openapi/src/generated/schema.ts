@@ -95,6 +95,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/memories/{memory_id}/outdated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Flag a memory whose conclusion no longer holds; the record stays as written.
+         * @description Say that a memory's conclusion is outdated (a test result from last week, a benchmark before a refactor),
+         *     with why and, when it applies, the commit that changed things. The memory is returned wherever it was
+         *     returned before, with the correction shown; a second correction adds to its history of corrections.
+         *     Only its author or an admin may mark it.
+         */
+        post: operations["mark_outdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/memories/{memory_id}/forget": {
         parameters: {
             query?: never;
@@ -261,6 +284,21 @@ export interface components {
             by?: components["schemas"]["MemoryId"];
             reason: string;
         };
+        OutdatedRequest: {
+            reason: string;
+            /** @description The commit that made it outdated. */
+            commit?: string;
+        };
+        Correction: {
+            /** @enum {string} */
+            kind: "superseded" | "outdated";
+            reason: string;
+            commit?: string;
+            replaced_by?: components["schemas"]["MemoryId"];
+            at: components["schemas"]["Timestamp"];
+            /** @description Who made the correction. */
+            by: components["schemas"]["AgentName"];
+        };
         ForgetRequest: {
             reason: string;
         };
@@ -303,6 +341,10 @@ export interface components {
             valid_until?: components["schemas"]["Timestamp"];
             superseded_by?: components["schemas"]["MemoryId"];
             superseded_reason?: string;
+            /** @description True once any correction says its conclusion no longer holds. */
+            outdated: boolean;
+            /** @description Every correction, oldest first. */
+            corrections: components["schemas"]["Correction"][];
             /** @description True when `detail: summary` shortened a field; ask with `detail: full` for all of it. */
             truncated: boolean;
         };
@@ -640,6 +682,38 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    mark_outdated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memory_id: components["schemas"]["MemoryId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OutdatedRequest"];
+            };
+        };
+        responses: {
+            /** @description The memory with its corrections. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Memory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             410: components["responses"]["Gone"];
             503: components["responses"]["Unavailable"];
         };

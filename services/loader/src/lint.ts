@@ -5,7 +5,7 @@
 
 export interface LintFinding {
   pointer: string;
-  problem: "missing" | "forgotten" | "superseded" | "unauthorized" | "unreachable";
+  problem: "missing" | "forgotten" | "superseded" | "outdated" | "unauthorized" | "unreachable";
   fix: string;
 }
 
@@ -27,7 +27,12 @@ export async function lintPointers(index: string, memoryCore: URL, token: string
   const findings: LintFinding[] = [];
   for (const check of checks) {
     let status: number;
-    let body: { superseded_by?: string; superseded_reason?: string } = {};
+    let body: {
+      superseded_by?: string;
+      superseded_reason?: string;
+      outdated?: boolean;
+      corrections?: Array<{ kind: string; reason: string }>;
+    } = {};
     try {
       const response = await fetch(new URL(check.path, memoryCore), {
         headers: token ? { authorization: `Bearer ${token}` } : {},
@@ -51,6 +56,14 @@ export async function lintPointers(index: string, memoryCore: URL, token: string
       });
     } else if (status === 200 && body.superseded_reason) {
       findings.push({ pointer: check.pointer, problem: "superseded", fix: `remove or rewrite the lesson (${body.superseded_reason})` });
+    }
+    if (status === 200 && body.outdated && !body.superseded_reason) {
+      const latest = body.corrections?.filter((c) => c.kind === "outdated").at(-1);
+      findings.push({
+        pointer: check.pointer,
+        problem: "outdated",
+        fix: `re-check the lesson against the live repository, then rewrite or remove it${latest ? ` (${latest.reason})` : ""}`,
+      });
     }
     if (status === 404) {
       findings.push({

@@ -133,7 +133,7 @@ describe("errors: a line naming the problem, a non-zero exit, nothing written", 
 });
 
 describe("lint against a running memory-core", () => {
-  it("flags pointers to missing or superseded memories and missing sessions, and not live ones", async () => {
+  it("flags pointers to missing, superseded or outdated memories and missing sessions, and not live ones", async () => {
     const dev = makeToken(uniqueWorkspace("lint"), "backend");
     const cairn = await startCairn([dev]);
     try {
@@ -141,8 +141,10 @@ describe("lint against a running memory-core", () => {
       expect(live.status).toBe(201);
       const old = await http(cairn.url, "POST", "/v1/memories", { token: dev.token, body: turn("lint-session", 2) });
       await http(cairn.url, "POST", `/v1/memories/${old.body.id}/supersede`, { token: dev.token, body: { by: live.body.id, reason: "reversed" } });
+      const stale = await http(cairn.url, "POST", "/v1/memories", { token: dev.token, body: turn("lint-session", 3) });
+      await http(cairn.url, "POST", `/v1/memories/${stale.body.id}/outdated`, { token: dev.token, body: { reason: "benchmark predates the refactor" } });
       const gone = `t_${"a".repeat(32)}`;
-      const index = `- Redis streams for refresh: ${live.body.id}\n- Old lesson: ${gone}\n- Reversed: ${old.body.id}\n- See session:lint-session and session:never-happened.\n`;
+      const index = `- Redis streams for refresh: ${live.body.id}\n- Old lesson: ${gone}\n- Reversed: ${old.body.id}\n- Fast path: ${stale.body.id}\n- See session:lint-session and session:never-happened.\n`;
       const root = await fixture({ index });
       const env = { CAIRN_URL: cairn.url.origin, CAIRN_TOKEN: dev.token };
       const linted = await runWith(env, root, "--agent", "backend", "--harness", "codex");
@@ -150,6 +152,7 @@ describe("lint against a running memory-core", () => {
       expect(linted.stderr).toContain(`lint: ${gone} is missing`);
       expect(linted.stderr).toContain("lint: session:never-happened is missing");
       expect(linted.stderr).toContain(`lint: ${old.body.id} is superseded: point to ${live.body.id} instead (reversed)`);
+      expect(linted.stderr).toContain(`lint: ${stale.body.id} is outdated: re-check the lesson against the live repository, then rewrite or remove it (benchmark predates the refactor)`);
       expect(linted.stderr).not.toContain(`lint: ${live.body.id}`);
       expect(linted.stderr).not.toContain("lint: session:lint-session ");
       const strict = await runWith(env, await fixture({ index }), "--agent", "backend", "--harness", "codex", "--strict");

@@ -30,6 +30,9 @@ describe("supersede_memory over REST", () => {
     expect(res.status).toBe(200);
     expectContractOutput("supersede_memory", res.body);
     expect(res.body).toMatchObject({ id: old.id, superseded_by: next.id, superseded_reason: "moved to Redis streams" });
+    expect(res.body.corrections).toEqual([
+      { kind: "superseded", reason: "moved to Redis streams", replaced_by: next.id, by: "alice", at: expect.any(String) },
+    ]);
     expect(Date.parse(res.body.valid_until)).toBeGreaterThanOrEqual(Date.parse(old.recorded_at));
     const again = await http(cairn.url, "POST", `/v1/memories/${old.id}/supersede`, { token: alice.token, body: { reason: "twice" } });
     expect([again.status, again.body.code]).toEqual([409, "already_superseded"]);
@@ -123,6 +126,56 @@ describe("forget_memory over REST", () => {
     const recent = await http(cairn.url, "GET", "/v1/memories/recent?limit=100&detail=full", { token: alice.token });
     expect(JSON.stringify(recent.body)).not.toContain("sk-live-123");
     expect(recent.body.turns.map((t: { id: string }) => t.id)).toContain(sibling.id);
+  });
+});
+
+describe("mark_outdated over REST", () => {
+  it("keeps the record as written, shows the correction wherever it is returned, and keeps every correction", async () => {
+    const attempt = await add(alice.token, {
+      ...turn("fix-outdated", 1),
+      kind: "attempt",
+      checks: [{ name: "integration", command: "npm test", status: "passed", commit: "abc1234" }],
+    });
+    const fresh = await add(alice.token, turn("fix-outdated", 2));
+    const first = await http(cairn.url, "POST", `/v1/memories/${attempt.id}/outdated`, {
+      token: alice.token,
+      body: { reason: "the retry layer was rewritten", commit: "def5678" },
+    });
+    expect(first.status).toBe(200);
+    expectContractOutput("mark_outdated", first.body);
+    expect(first.body).toMatchObject({ outdated: true, prompt: turn("fix-outdated", 1).prompt, check_status: "passed" });
+    const second = await http(cairn.url, "POST", `/v1/memories/${attempt.id}/outdated`, { token: admin.token, body: { reason: "flaky on CI too" } });
+    expect(second.body.corrections.map((c: { reason: string; by: string; commit?: string }) => [c.reason, c.by, c.commit ?? null])).toEqual([
+      ["the retry layer was rewritten", "alice", "def5678"],
+      ["flaky on CI too", "ops", null],
+    ]);
+    // Still returned where it was, marked; its sibling is not marked.
+    const listed = await http(cairn.url, "GET", "/v1/memories/recent?session_id=fix-outdated", { token: alice.token });
+    expect(listed.body.turns.map((t: { id: string; outdated: boolean }) => [t.id, t.outdated])).toEqual([
+      [fresh.id, false],
+      [attempt.id, true],
+    ]);
+    const found = await search({ query: turn("fix-outdated", 1).prompt, session_id: "fix-outdated" });
+    expect(found.hits.find((h) => h.memory.id === attempt.id)).toBeDefined();
+    const denied = await http(cairn.url, "POST", `/v1/memories/${attempt.id}/outdated`, { token: bob.token, body: { reason: "x" } });
+    expect(denied.status).toBe(403);
+  });
+});
+
+describe("mark_outdated over MCP", () => {
+  it("marks through a tool call", async () => {
+    const client = await mcpClient(cairn.url, alice.token);
+    try {
+      const written = await add(alice.token, turn("fix-mcp-outdated", 1));
+      const res = (await client.callTool({ name: "mark_outdated", arguments: { memory_id: written.id, reason: "new benchmark" } })) as any;
+      expect(res.isError).toBeFalsy();
+      expectContractOutput("mark_outdated", res.structuredContent);
+      expect(res.structuredContent.outdated).toBe(true);
+      const bad = (await client.callTool({ name: "mark_outdated", arguments: { memory_id: written.id } })) as any;
+      expect(bad.isError).toBe(true);
+    } finally {
+      await client.close();
+    }
   });
 });
 

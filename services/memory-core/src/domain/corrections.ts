@@ -4,7 +4,8 @@ import { CairnError, forbidden, notFound } from "../errors.js";
 import { RECENCY_VECTOR, type ChromaStore, type Metadata, type StoredRecord } from "../store/chroma-store.js";
 import { feedStream } from "./lexical-catalog.js";
 import type { Sequences } from "./sequences.js";
-import { OPEN_VALIDITY } from "./turn-record.js";
+import { OPEN_VALIDITY, parseList } from "./turn-record.js";
+import type { Correction } from "./types.js";
 
 /**
  * Corrections without losing history: superseding closes a memory's validity and links it to its
@@ -66,10 +67,25 @@ export class Corrections {
         "Supersede the memory that replaced it instead, or leave it as it is.",
       );
     }
-    const metadata: Metadata = { ...record.metadata, valid_until: this.now(), superseded_reason: reason };
+    const at = this.now();
+    const correction: Correction = { kind: "superseded", reason, at: new Date(at).toISOString(), by: principal.agent };
+    if (by) correction.replaced_by = by;
+    const metadata: Metadata = { ...withCorrection(record, correction), valid_until: at, superseded_reason: reason };
     if (by) metadata.superseded_by = by;
-    await this.sequences.append(principal.workspace, feedStream("turns"), { record_id: record.id, op: "put" }, randomUUID());
-    const turns = await this.store.collection(principal.workspace, "turns");
+    return this.rewriteMetadata(principal.workspace, record, metadata);
+  }
+
+  /** The record stays as written; the correction is added to its history and shown wherever it is returned. */
+  async markOutdated(principal: Principal, record: StoredRecord, reason: string, commit: string | undefined): Promise<StoredRecord> {
+    this.assertMayCorrect(principal, record);
+    const correction: Correction = { kind: "outdated", reason, at: new Date(this.now()).toISOString(), by: principal.agent };
+    if (commit) correction.commit = commit;
+    return this.rewriteMetadata(principal.workspace, record, withCorrection(record, correction));
+  }
+
+  private async rewriteMetadata(workspace: string, record: StoredRecord, metadata: Metadata): Promise<StoredRecord> {
+    await this.sequences.append(workspace, feedStream("turns"), { record_id: record.id, op: "put" }, randomUUID());
+    const turns = await this.store.collection(workspace, "turns");
     await turns.updateMetadata([{ id: record.id, metadata }]);
     return { ...record, metadata };
   }
@@ -94,6 +110,10 @@ export class Corrections {
     await turns.delete([memoryId]);
     return (await this.tombstone(principal.workspace, memoryId))!;
   }
+}
+
+function withCorrection(record: StoredRecord, correction: Correction): Metadata {
+  return { ...record.metadata, corrections: JSON.stringify([...parseList<Correction>(record.metadata.corrections), correction]) };
 }
 
 export const gone = (memoryId: string) =>

@@ -228,6 +228,11 @@ export class MemoryService {
     return memoryFromRecord(await this.corrections.supersede(principal, record, input.by, input.reason), "full");
   }
 
+  async markOutdated(principal: Principal, memoryId: string, input: { reason: string; commit?: string }): Promise<Memory> {
+    const record = await this.corrections.existing(principal.workspace, memoryId);
+    return memoryFromRecord(await this.corrections.markOutdated(principal, record, input.reason, input.commit), "full");
+  }
+
   async forgetMemory(principal: Principal, memoryId: string, reason: string): Promise<Tombstone> {
     return this.corrections.forget(principal, memoryId, reason);
   }

@@ -1,7 +1,7 @@
 import type { Metadata, StoredRecord } from "../store/chroma-store.js";
 import { canonicalHash } from "./ids.js";
 import type { Position } from "./cursor.js";
-import type { AddMemoryRequest, Check, Detail, Kind, Memory } from "./types.js";
+import type { AddMemoryRequest, Check, Correction, Detail, Kind, Memory } from "./types.js";
 
 /** Fields longer than this are shortened under `detail: summary`. */
 export const SUMMARY_FIELD_CHARS = 280;
@@ -128,8 +128,11 @@ export function memoryFromRecord(record: StoredRecord, detail: Detail): Memory {
     check_status: String(m.check_status) as Check["status"],
     recorded_at: new Date(Number(m.recorded_at)).toISOString(),
     valid_from: new Date(Number(m.valid_from ?? m.recorded_at)).toISOString(),
+    outdated: false,
+    corrections: parseList<Correction>(m.corrections),
     truncated,
   };
+  memory.outdated = memory.corrections.some((c) => c.kind === "outdated");
   if (typeof m.valid_until === "number" && m.valid_until < OPEN_VALIDITY) memory.valid_until = new Date(m.valid_until).toISOString();
   if (typeof m.superseded_by === "string" && m.superseded_by) memory.superseded_by = m.superseded_by;
   if (typeof m.superseded_reason === "string") memory.superseded_reason = m.superseded_reason;

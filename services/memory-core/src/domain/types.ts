@@ -6,6 +6,7 @@ export type AddMemoryRequest = Schemas["AddMemoryRequest"];
 export type AddMemoryResult = Schemas["AddMemoryResult"];
 export type Memory = Schemas["Memory"];
 export type Check = Schemas["Check"];
+export type Correction = Schemas["Correction"];
 export type Kind = Schemas["Kind"];
 export type Confidence = Schemas["Confidence"];
 export type Detail = Schemas["Detail"];

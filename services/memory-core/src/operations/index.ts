@@ -3,6 +3,7 @@ import { registerForgetMemory } from "./forget-memory.js";
 import { registerGetMemory } from "./get-memory.js";
 import { registerSupersedeMemory } from "./supersede-memory.js";
 import { registerGetSession } from "./get-session.js";
+import { registerMarkOutdated } from "./mark-outdated.js";
 import { registerQueryRawMemories } from "./query-raw-memories.js";
 import { registerQueryRecentTurns } from "./query-recent-turns.js";
 import { registerQuerySummaries } from "./query-summaries.js";
@@ -17,6 +18,7 @@ export function createOperationRegistry(): OperationRegistry {
   registerGetSession(registry);
   registerGetMemory(registry);
   registerSupersedeMemory(registry);
+  registerMarkOutdated(registry);
   registerForgetMemory(registry);
   return registry;
 }
