@@ -215,3 +215,128 @@ describe("forget_memory over MCP", () => {
     }
   });
 });
+
+describe("validity at three instants", () => {
+  it("one always valid, one superseded, one valid only later: each instant sees exactly the right ones", async () => {
+    const t0 = Date.now();
+    const later = new Date(t0 + 60 * 60 * 1000).toISOString(); // valid from an hour from now
+    const always = await add(alice.token, { session_id: "fix-instants", prompt: "Deploys run from main INSTANT-A.", thought: "t", response: "r" });
+    const replaced = await add(alice.token, { session_id: "fix-instants", prompt: "Deploys need two approvals INSTANT-B.", thought: "t", response: "r" });
+    const future = await add(alice.token, {
+      session_id: "fix-instants",
+      prompt: "Deploys freeze for the holidays INSTANT-C.",
+      thought: "t",
+      response: "r",
+      occurred_at: later,
+    });
+    const t1 = new Date(Date.now()).toISOString();
+    await new Promise((r) => setTimeout(r, 10));
+    await http(cairn.url, "POST", `/v1/memories/${replaced.id}/supersede`, { token: alice.token, body: { reason: "one approval now" } });
+    await new Promise((r) => setTimeout(r, 10));
+    const t2 = new Date(Date.now()).toISOString();
+    const t3 = new Date(Date.parse(later) + 1000).toISOString();
+    const at = async (as_of: string) =>
+      ids(await search({ query: "INSTANT-A INSTANT-B INSTANT-C deploys", session_id: "fix-instants", mode: "lexical", as_of })).sort();
+    expect(await at(t1)).toEqual([always.id, replaced.id].sort());
+    expect(await at(t2)).toEqual([always.id]);
+    expect(await at(t3)).toEqual([always.id, future.id].sort());
+    const now = ids(await search({ query: "INSTANT-A INSTANT-B INSTANT-C deploys", session_id: "fix-instants", mode: "lexical" }));
+    expect(now).toEqual([always.id]);
+  });
+});
+
+describe("provenance and checks", () => {
+  it("marks who wrote it and labels imported content untrusted", async () => {
+    const byAgent = await add(alice.token, turn("fix-source", 1));
+    const byPerson = await add(admin.token, turn("fix-source", 2));
+    const imported = await add(alice.token, { ...turn("fix-source", 3), source: "import" });
+    const claim = await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body: { ...turn("fix-source", 4), source: "human" } });
+    expect([claim.status, claim.body.code]).toEqual([403, "forbidden"]);
+    const read = async (id: string) => (await http(cairn.url, "GET", `/v1/memories/${id}`, { token: alice.token })).body;
+    expect(await read(byAgent.id)).toMatchObject({ source: "agent", trusted: true });
+    expect(await read(byPerson.id)).toMatchObject({ source: "human", trusted: true });
+    expect(await read(imported.id)).toMatchObject({ source: "import", trusted: false });
+  });
+
+  it("derives check status, filters on it, and says which commit a passed check speaks for", async () => {
+    const passed = await add(alice.token, { ...turn("fix-checks", 1), kind: "attempt", checks: [{ name: "unit", status: "passed", commit: "c0ffee1" }] });
+    const failed = await add(alice.token, {
+      ...turn("fix-checks", 2),
+      kind: "attempt",
+      checks: [
+        { name: "unit", status: "passed", commit: "c0ffee2" },
+        { name: "e2e", status: "failed", commit: "c0ffee2" },
+      ],
+    });
+    const none = await add(alice.token, { ...turn("fix-checks", 3), kind: "attempt" });
+    const byStatus = async (check_status: string) =>
+      ids(await search({ query: "task reasoning outcome step", session_id: "fix-checks", check_status, limit: 10 }));
+    expect(await byStatus("passed")).toEqual([passed.id]);
+    expect(await byStatus("failed")).toEqual([failed.id]);
+    expect(await byStatus("unverified")).toEqual([none.id]);
+    const memory = (await http(cairn.url, "GET", `/v1/memories/${passed.id}`, { token: alice.token })).body;
+    expect(memory.check_note).toMatch(/speak for commit c0ffee1, not for the code as it is now/);
+    expect((await http(cairn.url, "GET", `/v1/memories/${none.id}`, { token: alice.token })).body.check_note).toBeUndefined();
+  });
+});
+
+describe("get_audit_log over REST", () => {
+  it("records every mutation exactly once, for admins only, and never the content", async () => {
+    const written = await add(alice.token, turn("fix-audit", 1, { thought: "secret-ish content AUDIT-SECRET" }));
+    const replacement = await add(alice.token, turn("fix-audit", 2));
+    await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body: turn("fix-audit", 2) }); // a replay: no entry
+    await http(cairn.url, "POST", `/v1/memories/${written.id}/outdated`, { token: alice.token, body: { reason: "stale" } });
+    await http(cairn.url, "POST", `/v1/memories/${written.id}/supersede`, { token: alice.token, body: { by: replacement.id, reason: "replaced" } });
+    await http(cairn.url, "POST", `/v1/memories/${written.id}/forget`, { token: alice.token, body: { reason: "held a secret" } });
+    await http(cairn.url, "POST", `/v1/memories/${written.id}/forget`, { token: alice.token, body: { reason: "again" } }); // no second entry
+    const log = await http(cairn.url, "GET", `/v1/audit?memory_id=${written.id}`, { token: admin.token });
+    expect(log.status).toBe(200);
+    expectContractOutput("get_audit_log", log.body);
+    expect(log.body.entries.map((e: { action: string; actor: string; reason?: string }) => [e.action, e.actor, e.reason ?? null])).toEqual([
+      ["add", "alice", null],
+      ["mark_outdated", "alice", "stale"],
+      ["supersede", "alice", "replaced"],
+      ["forget", "alice", "held a secret"],
+    ]);
+    expect(JSON.stringify(log.body)).not.toContain("AUDIT-SECRET");
+    const replacementLog = await http(cairn.url, "GET", `/v1/audit?memory_id=${replacement.id}`, { token: admin.token });
+    expect(replacementLog.body.entries.map((e: { action: string }) => e.action)).toEqual(["add"]);
+    const denied = await http(cairn.url, "GET", "/v1/audit", { token: alice.token });
+    expect([denied.status, denied.body.code]).toEqual([403, "forbidden"]);
+    // Paging through everything: no gaps or repeats.
+    const all: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { body: { entries: Array<{ action: string; memory_id: string; at: string }>; next_cursor: string | null } } = await http(
+        cairn.url,
+        "GET",
+        `/v1/audit?limit=3${cursor ? `&after=${cursor}` : ""}`,
+        { token: admin.token },
+      );
+      all.push(...page.body.entries.map((e) => `${e.action}:${e.memory_id}:${e.at}`));
+      cursor = page.body.next_cursor;
+    } while (cursor);
+    expect(new Set(all).size).toBe(all.length);
+    expect(all.filter((e) => e.includes(written.id))).toHaveLength(4);
+  });
+});
+
+describe("get_audit_log over MCP", () => {
+  it("serves admins and refuses agents with a forbidden tool error", async () => {
+    const adminClient = await mcpClient(cairn.url, admin.token);
+    const agentClient = await mcpClient(cairn.url, alice.token);
+    try {
+      const written = await add(alice.token, turn("fix-audit-mcp", 1));
+      const res = (await adminClient.callTool({ name: "get_audit_log", arguments: { memory_id: written.id } })) as any;
+      expect(res.isError).toBeFalsy();
+      expectContractOutput("get_audit_log", res.structuredContent);
+      expect(res.structuredContent.entries.map((e: { action: string }) => e.action)).toEqual(["add"]);
+      const denied = (await agentClient.callTool({ name: "get_audit_log", arguments: {} })) as any;
+      expect(denied.isError).toBe(true);
+      expect(JSON.parse(denied.content[0].text).code).toBe("forbidden");
+    } finally {
+      await adminClient.close();
+      await agentClient.close();
+    }
+  });
+});

@@ -4,6 +4,7 @@ import { CairnError, forbidden, notFound } from "../errors.js";
 import { RECENCY_VECTOR, type ChromaStore, type Metadata, type StoredRecord } from "../store/chroma-store.js";
 import { feedStream } from "./lexical-catalog.js";
 import type { Sequences } from "./sequences.js";
+import { tombstoneId } from "./tombstones.js";
 import { OPEN_VALIDITY, parseList } from "./turn-record.js";
 import type { Correction } from "./types.js";
 
@@ -12,8 +13,6 @@ import type { Correction } from "./types.js";
  * replacement; forgetting removes content and vector and leaves a tombstone (who, when, why — never what).
  * Both reach the lexical indexes through the change feed.
  */
-
-const tombstoneId = (memoryId: string) => `tomb:${memoryId}`;
 
 export interface Tombstone {
   id: string;
@@ -90,9 +89,9 @@ export class Corrections {
     return { ...record, metadata };
   }
 
-  async forget(principal: Principal, memoryId: string, reason: string): Promise<Tombstone> {
+  async forget(principal: Principal, memoryId: string, reason: string): Promise<{ tombstone: Tombstone; forgottenNow: boolean }> {
     const existing = await this.tombstone(principal.workspace, memoryId);
-    if (existing) return existing;
+    if (existing) return { tombstone: existing, forgottenNow: false };
     const record = await this.existing(principal.workspace, memoryId);
     this.assertMayCorrect(principal, record);
     const forgottenAt = this.now();
@@ -108,7 +107,7 @@ export class Corrections {
     await this.sequences.append(principal.workspace, feedStream("turns"), { record_id: memoryId, op: "remove" }, randomUUID());
     const turns = await this.store.collection(principal.workspace, "turns");
     await turns.delete([memoryId]);
-    return (await this.tombstone(principal.workspace, memoryId))!;
+    return { tombstone: (await this.tombstone(principal.workspace, memoryId))!, forgottenNow: true };
   }
 }
 

@@ -3,6 +3,7 @@ import { LexicalIndex, type LexicalDocument } from "./lexical-index.js";
 import type { RetrievalTuning } from "./retrieval-tuning.js";
 import type { Sequences } from "./sequences.js";
 import { summaryFromRecord } from "./summary-record.js";
+import { tombstoneId } from "./tombstones.js";
 import { parseList, turnFields } from "./turn-record.js";
 
 export type SearchableCollection = "turns" | "summaries";
@@ -80,6 +81,12 @@ export class LexicalCatalog {
       const slots = await this.sequences.read(workspace, stream, seqs);
       const ids = [...new Set([...slots.values()].map((s) => String(s.record_id)))];
       const byId = new Map((await records.get({ ids, withDocuments: true })).map((r) => [r.id, r]));
+      // A record that is missing because it was forgotten is not a write in flight.
+      const missing = ids.filter((id) => !byId.has(id));
+      const recency = await this.store.collection(workspace, "recency");
+      const forgotten = new Set(
+        (await recency.get({ ids: missing.map(tombstoneId) })).map((t) => t.id.slice(tombstoneId("").length)),
+      );
       for (const seq of seqs) {
         const slot = slots.get(seq);
         const record = slot ? byId.get(String(slot.record_id)) : undefined;
@@ -89,7 +96,8 @@ export class LexicalCatalog {
           entry.position = seq + 1;
           continue;
         }
-        if (slot && !record && this.now() - Number(slot.recorded_at) < PENDING_MS) return;
+        const inFlight = slot && !record && !forgotten.has(String(slot.record_id));
+        if (inFlight && this.now() - Number(slot.recorded_at) < PENDING_MS) return;
         if (record) entry.index.put(toDocument(collection, record));
         entry.position = seq + 1;
       }

@@ -1,12 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
-import { CairnError, internal, notFound, validationFailed } from "../errors.js";
+import { CairnError, forbidden, internal, notFound, validationFailed } from "../errors.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { bestOf } from "./confidence.js";
 import type { Condition } from "./filters.js";
 import { decodeCursor, encodeCursor, oldestFirst } from "./cursor.js";
 import { contentKey, summaryId, turnId } from "./ids.js";
+import { AuditLog, type AuditEntry } from "./audit.js";
 import { Corrections, gone, type Tombstone } from "./corrections.js";
 import { feedStream, LexicalCatalog } from "./lexical-catalog.js";
 import { RecencyIndex } from "./recency.js";
@@ -56,6 +57,7 @@ export class MemoryService {
   private readonly retrieval: HybridRetrieval;
   private readonly lexical: LexicalCatalog;
   private readonly corrections: Corrections;
+  private readonly audit: AuditLog;
   private readonly now: () => number;
   /** Identical writes in flight on this replica share one store round trip; other replicas are reconciled in Chroma. */
   private readonly inFlight = new Map<string, Promise<StoredRecord>>();
@@ -72,11 +74,17 @@ export class MemoryService {
     this.recency = new RecencyIndex(store, this.sequences);
     this.lexical = new LexicalCatalog(store, this.sequences, tuning, now);
     this.corrections = new Corrections(store, this.sequences, now);
+    this.audit = new AuditLog(this.sequences);
     this.retrieval = new HybridRetrieval(store, embedder, this.lexical, tuning);
   }
 
-  async addMemory(principal: Principal, input: AddMemoryRequest): Promise<AddMemoryOutcome> {
-    assertWellFormed(input);
+  async addMemory(principal: Principal, request: AddMemoryRequest): Promise<AddMemoryOutcome> {
+    assertWellFormed(request);
+    if (request.source === "human" && principal.role !== "admin") {
+      throw forbidden("Only an admin token may write a memory as source human.");
+    }
+    // The source is part of what was written: resolved before hashing, so a retry that spells it out replays.
+    const input: AddMemoryRequest = { ...request, source: request.source ?? (principal.role === "admin" ? "human" : "agent") };
     const keyGiven = input.idempotency_key !== undefined;
     const key = input.idempotency_key ?? contentKey(input.session_id, input.prompt, input.thought, input.response);
     const id = turnId(principal.agent, key);
@@ -97,9 +105,11 @@ export class MemoryService {
     try {
       const stored = await write;
       if (stored.metadata.write_id === writeId) {
+        await this.audit.append(principal.workspace, { action: "add", actor: principal.agent, memoryId: id });
         for (const record of replaced) {
           if (Number(record.metadata.valid_until) < OPEN_VALIDITY) continue;
           await this.corrections.supersede(principal, record, id, `superseded by ${id}`);
+          await this.audit.append(principal.workspace, { action: "supersede", actor: principal.agent, memoryId: record.id, reason: `superseded by ${id}` });
         }
         return { created: true, result: addResult(stored, false) };
       }
@@ -128,7 +138,7 @@ export class MemoryService {
       this.recency.allocate(principal.workspace, principal.agent, id, writeId),
       this.sequences.append(principal.workspace, feedStream("turns"), { record_id: id, op: "put" }, writeId),
     ]);
-    const record = buildTurnRecord({ input, agent: principal.agent, idempotencyKey, recordedAt, seq, writeId });
+    const record = buildTurnRecord({ input, agent: principal.agent, idempotencyKey, recordedAt, seq, writeId, source: input.source ?? "agent" });
     // Chroma keeps the first record for an id: a racing replica's add is ignored, and reading back tells who won.
     await turns.add([{ id, embedding, ...record }]);
     const [stored] = await turns.get({ ids: [id] });
@@ -157,11 +167,11 @@ export class MemoryService {
     if (input.kind !== undefined) conditions.push({ field: "kind", op: "eq", value: input.kind });
     if (input.since !== undefined) conditions.push({ field: "recorded_at", op: "gte", value: Date.parse(input.since) });
     if (input.until !== undefined) conditions.push({ field: "recorded_at", op: "lt", value: Date.parse(input.until) });
+    if (input.check_status !== undefined) conditions.push({ field: "check_status", op: "eq", value: input.check_status });
     if (!input.include_superseded) {
       // Valid at the instant asked about: begun by then, not yet superseded then.
       const at = input.as_of === undefined ? this.now() : Date.parse(input.as_of);
-      conditions.push({ field: "valid_until", op: "gt", value: at });
-      if (input.as_of !== undefined) conditions.push({ field: "valid_from", op: "lte", value: at });
+      conditions.push({ field: "valid_until", op: "gt", value: at }, { field: "valid_from", op: "lte", value: at });
     }
     const ranked = await this.retrieval.search(principal.workspace, "turns", {
       query: input.query,
@@ -225,16 +235,41 @@ export class MemoryService {
       if (input.by === memoryId) throw validationFailed([{ path: "by", message: "cannot be the memory itself" }]);
       await this.corrections.existing(principal.workspace, input.by);
     }
-    return memoryFromRecord(await this.corrections.supersede(principal, record, input.by, input.reason), "full");
+    const superseded = await this.corrections.supersede(principal, record, input.by, input.reason);
+    await this.audit.append(principal.workspace, { action: "supersede", actor: principal.agent, memoryId, reason: input.reason });
+    return memoryFromRecord(superseded, "full");
   }
 
   async markOutdated(principal: Principal, memoryId: string, input: { reason: string; commit?: string }): Promise<Memory> {
     const record = await this.corrections.existing(principal.workspace, memoryId);
-    return memoryFromRecord(await this.corrections.markOutdated(principal, record, input.reason, input.commit), "full");
+    const marked = await this.corrections.markOutdated(principal, record, input.reason, input.commit);
+    await this.audit.append(principal.workspace, { action: "mark_outdated", actor: principal.agent, memoryId, reason: input.reason });
+    return memoryFromRecord(marked, "full");
   }
 
   async forgetMemory(principal: Principal, memoryId: string, reason: string): Promise<Tombstone> {
-    return this.corrections.forget(principal, memoryId, reason);
+    const { tombstone, forgottenNow } = await this.corrections.forget(principal, memoryId, reason);
+    if (forgottenNow) await this.audit.append(principal.workspace, { action: "forget", actor: principal.agent, memoryId, reason });
+    return tombstone;
+  }
+
+  async auditLog(
+    principal: Principal,
+    input: { memory_id?: string; agent?: string; since?: string; until?: string; limit: number; after?: string },
+  ): Promise<{ entries: AuditEntry[]; next_cursor: string | null }> {
+    const from = input.after === undefined ? 0 : decodeCursor(input.after, "after").at;
+    const page = await this.audit.read(
+      principal.workspace,
+      {
+        ...(input.memory_id !== undefined ? { memoryId: input.memory_id } : {}),
+        ...(input.agent !== undefined ? { agent: input.agent } : {}),
+        ...(input.since !== undefined ? { since: Date.parse(input.since) } : {}),
+        ...(input.until !== undefined ? { until: Date.parse(input.until) } : {}),
+      },
+      input.limit,
+      from,
+    );
+    return { entries: page.entries, next_cursor: page.next === null ? null : encodeCursor({ at: page.next, id: "audit" }) };
   }
 
   /** Builds the workspace's lexical indexes now rather than at its first query. */

@@ -24,6 +24,7 @@ export interface TurnWrite {
   agent: string;
   idempotencyKey: string;
   recordedAt: number;
+  source: Source;
   /** The turn's slot in its agent's recency sequence. */
   seq: number;
   writeId: string;
@@ -42,8 +43,8 @@ export function buildTurnRecord(write: TurnWrite): TurnRecordParts {
     seq: write.seq,
     valid_from: occurredAt ?? write.recordedAt,
     valid_until: OPEN_VALIDITY,
-    source: "agent",
-    trusted: true,
+    source: write.source,
+    trusted: write.source !== "import",
     tags: JSON.stringify(payload.tags),
     refs: JSON.stringify(payload.refs),
     checks: JSON.stringify(payload.checks),
@@ -76,6 +77,8 @@ function turnPayload(input: AddMemoryRequest) {
     checks: input.checks ?? [],
     model: input.model ?? null,
     occurred_at: input.occurred_at === undefined ? null : Date.parse(input.occurred_at),
+    source: input.source ?? null,
+    supersedes: input.supersedes ?? [],
   };
 }
 
@@ -86,6 +89,17 @@ export function checkStatus(checks: readonly Check[]): Check["status"] {
   if (checks.length === 0) return "unverified";
   if (checks.some((c) => c.status === "failed")) return "failed";
   return checks.every((c) => c.status === "passed") ? "passed" : "unverified";
+}
+
+export type Source = NonNullable<AddMemoryRequest["source"]>;
+
+/** A passed check speaks for the commit it ran against, not for the code as it is today. */
+function checkNote(checks: readonly Check[]): string | undefined {
+  if (checks.length === 0) return undefined;
+  const commits = [...new Set(checks.map((c) => c.commit).filter((c): c is string => Boolean(c)))];
+  return commits.length > 0
+    ? `These checks speak for commit ${commits.join(", ")}, not for the code as it is now; re-run them before relying on them.`
+    : "These checks name no commit: they speak for the code as it was when they ran, not as it is now.";
 }
 
 export const positionOf = (record: StoredRecord): Position => ({ at: Number(record.metadata.recorded_at), id: record.id });
@@ -129,9 +143,13 @@ export function memoryFromRecord(record: StoredRecord, detail: Detail): Memory {
     recorded_at: new Date(Number(m.recorded_at)).toISOString(),
     valid_from: new Date(Number(m.valid_from ?? m.recorded_at)).toISOString(),
     outdated: false,
+    source: (typeof m.source === "string" ? m.source : "agent") as Source,
+    trusted: m.trusted !== false,
     corrections: parseList<Correction>(m.corrections),
     truncated,
   };
+  const note = checkNote(memory.checks);
+  if (note) memory.check_note = note;
   memory.outdated = memory.corrections.some((c) => c.kind === "outdated");
   if (typeof m.valid_until === "number" && m.valid_until < OPEN_VALIDITY) memory.valid_until = new Date(m.valid_until).toISOString();
   if (typeof m.superseded_by === "string" && m.superseded_by) memory.superseded_by = m.superseded_by;

@@ -1,5 +1,6 @@
 import { registerAddMemory } from "./add-memory.js";
 import { registerForgetMemory } from "./forget-memory.js";
+import { registerGetAuditLog } from "./get-audit-log.js";
 import { registerGetMemory } from "./get-memory.js";
 import { registerSupersedeMemory } from "./supersede-memory.js";
 import { registerGetSession } from "./get-session.js";
@@ -20,5 +21,6 @@ export function createOperationRegistry(): OperationRegistry {
   registerSupersedeMemory(registry);
   registerMarkOutdated(registry);
   registerForgetMemory(registry);
+  registerGetAuditLog(registry);
   return registry;
 }
