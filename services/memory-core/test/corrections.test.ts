@@ -34,6 +34,8 @@ describe("supersede_memory over REST", () => {
       { kind: "superseded", reason: "moved to Redis streams", replaced_by: next.id, by: "alice", at: expect.any(String) },
     ]);
     expect(Date.parse(res.body.valid_until)).toBeGreaterThanOrEqual(Date.parse(old.recorded_at));
+    const replacement = await http(cairn.url, "GET", `/v1/memories/${next.id}`, { token: alice.token });
+    expect(replacement.body.supersedes).toEqual([old.id]);
     const again = await http(cairn.url, "POST", `/v1/memories/${old.id}/supersede`, { token: alice.token, body: { reason: "twice" } });
     expect([again.status, again.body.code]).toEqual([409, "already_superseded"]);
     // The log stays complete, with the correction marked.
@@ -79,6 +81,7 @@ describe("recall over time", () => {
     const then = await search({ ...query, limit: 5, as_of: between });
     expect(ids(then)).toContain(before.id);
     expect(ids(then)).not.toContain(now.id);
+    expect((await http(cairn.url, "GET", `/v1/memories/${now.id}`, { token: alice.token })).body.supersedes).toEqual([before.id]);
     const everything = await search({ ...query, limit: 5, include_superseded: true });
     expect(ids(everything)).toEqual(expect.arrayContaining([before.id, now.id]));
     expect(everything.hits.find((h) => h.memory.id === before.id)!.memory.superseded_by).toBe(now.id);

@@ -71,7 +71,19 @@ export class Corrections {
     if (by) correction.replaced_by = by;
     const metadata: Metadata = { ...withCorrection(record, correction), valid_until: at, superseded_reason: reason };
     if (by) metadata.superseded_by = by;
-    return this.rewriteMetadata(principal.workspace, record, metadata);
+    const superseded = await this.rewriteMetadata(principal.workspace, record, metadata);
+    if (by) await this.linkReplacement(principal.workspace, by, record.id);
+    return superseded;
+  }
+
+  /** The replacement names what it replaced: the link goes both ways. */
+  private async linkReplacement(workspace: string, by: string, replaced: string): Promise<void> {
+    const turns = await this.store.collection(workspace, "turns");
+    const [replacement] = await turns.get({ ids: [by] });
+    if (!replacement) return;
+    const supersedes = parseList<string>(replacement.metadata.supersedes);
+    if (supersedes.includes(replaced)) return;
+    await this.rewriteMetadata(workspace, replacement, { ...replacement.metadata, supersedes: JSON.stringify([...supersedes, replaced]) });
   }
 
   /** The record stays as written; the correction is added to its history and shown wherever it is returned. */

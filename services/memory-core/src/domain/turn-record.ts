@@ -49,6 +49,7 @@ export function buildTurnRecord(write: TurnWrite): TurnRecordParts {
     refs: JSON.stringify(payload.refs),
     checks: JSON.stringify(payload.checks),
     check_status: checkStatus(payload.checks),
+    supersedes: JSON.stringify(payload.supersedes),
     payload_sha256: canonicalHash(payload),
     idempotency_key: write.idempotencyKey,
     write_id: write.writeId,
@@ -148,6 +149,8 @@ export function memoryFromRecord(record: StoredRecord, detail: Detail): Memory {
     corrections: parseList<Correction>(m.corrections),
     truncated,
   };
+  const supersedes = parseList<string>(m.supersedes);
+  if (supersedes.length > 0) memory.supersedes = supersedes;
   const note = checkNote(memory.checks);
   if (note) memory.check_note = note;
   memory.outdated = memory.corrections.some((c) => c.kind === "outdated");
