@@ -34,13 +34,15 @@ export interface HitEvidence {
   coverage?: number;
 }
 
+const semanticFloors = (embeddingModel: string): Floors => SEMANTIC_FLOORS[embeddingModel] ?? DEFAULT_SEMANTIC_FLOORS;
+
 /** The cosine similarity at which a record reaches `level` for this embedding model. */
 export const semanticFloor = (embeddingModel: string, level: "low" | "medium" | "high") =>
-  (SEMANTIC_FLOORS[embeddingModel] ?? DEFAULT_SEMANTIC_FLOORS)[level];
+  semanticFloors(embeddingModel)[level];
 
 export function hitConfidence(evidence: HitEvidence, embeddingModel: string): Confidence {
   const semantic =
-    evidence.similarity === undefined ? "none" : level(evidence.similarity, SEMANTIC_FLOORS[embeddingModel] ?? DEFAULT_SEMANTIC_FLOORS);
+    evidence.similarity === undefined ? "none" : level(evidence.similarity, semanticFloors(embeddingModel));
   const lexical = evidence.coverage === undefined ? "none" : level(evidence.coverage, COVERAGE_FLOORS);
   const both = evidence.matchedBy.length > 1;
   if (both && semantic === "high" && rank(lexical) >= rank("medium")) return "high";

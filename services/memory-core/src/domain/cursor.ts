@@ -23,6 +23,5 @@ export function decodeCursor(cursor: string, field: string): Position {
   );
 }
 
-/** Newest first; ties broken by id so that paging never skips or repeats. */
-export const newestFirst = (a: Position, b: Position) => b.at - a.at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
-export const oldestFirst = (a: Position, b: Position) => -newestFirst(a, b);
+/** Oldest first; ties broken by id so that paging never skips or repeats. */
+export const oldestFirst = (a: Position, b: Position) => a.at - b.at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

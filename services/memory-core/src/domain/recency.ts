@@ -76,10 +76,3 @@ function descending(from: number, to: number): number[] {
   for (let n = from; n >= to; n--) out.push(n);
   return out;
 }
-
-/** Chroma wants `$and` only for two or more clauses. */
-export function and(clauses: Where[]): Where | undefined {
-  if (clauses.length === 0) return undefined;
-  if (clauses.length === 1) return clauses[0];
-  return { $and: clauses };
-}

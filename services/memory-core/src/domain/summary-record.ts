@@ -1,4 +1,5 @@
 import type { Metadata, StoredRecord } from "../store/chroma-store.js";
+import { parseList } from "./turn-record.js";
 import type { Summary } from "./types.js";
 
 /** Summaries are filtered by agent through one boolean key per agent: Chroma metadata holds no lists. */
@@ -39,12 +40,12 @@ export function summaryFromRecord(record: StoredRecord): Summary {
   const summary: Summary = {
     id: record.id,
     session_id: String(m.session_id),
-    agents: parseJson<string[]>(m.agents, []),
+    agents: parseList<string>(m.agents),
     title: String(m.title ?? ""),
     summary: String(m.summary ?? ""),
-    decisions: parseJson<Summary["decisions"]>(m.decisions, []),
-    open_questions: parseJson<string[]>(m.open_questions, []),
-    next_steps: parseJson<string[]>(m.next_steps, []),
+    decisions: parseList<Summary["decisions"][number]>(m.decisions),
+    open_questions: parseList<string>(m.open_questions),
+    next_steps: parseList<string>(m.next_steps),
     turn_count: Number(m.turn_count ?? 0),
     first_turn_at: new Date(Number(m.first_turn_at)).toISOString(),
     last_turn_at: new Date(Number(m.last_turn_at)).toISOString(),
@@ -53,13 +54,4 @@ export function summaryFromRecord(record: StoredRecord): Summary {
   };
   if (typeof m.model === "string") summary.model = m.model;
   return summary;
-}
-
-function parseJson<T>(value: unknown, fallback: T): T {
-  if (typeof value !== "string") return fallback;
-  try {
-    return JSON.parse(value) as T;
-  } catch {
-    return fallback;
-  }
 }
