@@ -230,6 +230,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{session_id}/summarize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Summarize one session now (admin).
+         * @description Write the session's summary now rather than when the summarizer next finds it idle: a structured
+         *     summary from the chat model when one is configured, else (or when the model fails) an extractive one
+         *     (`method: extractive`). A summary that already covers every turn of the session is returned as it is
+         *     (`generated: false`) unless `force` is true. Answers 503 `summarizer_unavailable` when this server runs
+         *     without a summarizer.
+         */
+        post: operations["summarize_session"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -475,10 +499,28 @@ export interface components {
             turn_count: number;
             first_turn_at: components["schemas"]["Timestamp"];
             last_turn_at: components["schemas"]["Timestamp"];
-            /** @enum {string} */
+            /**
+             * @description `model`: written by the chat model; `extractive`: sentences chosen from the turns (no model configured, or it failed).
+             * @enum {string}
+             */
             method: "model" | "extractive";
+            /** @description What produced it — the chat model, or for an extractive summary the embedder that ranked the sentences. */
             model?: string;
             generated_at: components["schemas"]["Timestamp"];
+            /** @description The server time (`recorded_at`) of the newest turn the summary covers; a turn recorded later is not in it yet. */
+            covered_through: components["schemas"]["Timestamp"];
+        };
+        SummarizeSessionRequest: {
+            /**
+             * @description Summarize again even when the summary already covers every turn (e.g. after changing the model).
+             * @default false
+             */
+            force: boolean;
+        };
+        SummarizeSessionResult: {
+            summary: components["schemas"]["Summary"];
+            /** @description True when this call wrote the summary; false when the stored one already covered every turn. */
+            generated: boolean;
         };
         SummaryHit: {
             score: number;
@@ -506,7 +548,7 @@ export interface components {
              * @description A stable machine-readable error code.
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_json" | "payload_too_large" | "unsupported_media_type" | "unauthorized" | "forbidden" | "not_found" | "idempotency_conflict" | "already_superseded" | "gone" | "method_not_allowed" | "unavailable" | "internal";
+            code: "validation_failed" | "malformed_json" | "payload_too_large" | "unsupported_media_type" | "unauthorized" | "forbidden" | "not_found" | "idempotency_conflict" | "already_superseded" | "gone" | "method_not_allowed" | "unavailable" | "summarizer_unavailable" | "internal";
             detail: string;
             /** @description What to do about it. */
             hint?: string;
@@ -580,7 +622,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The store or the embedder cannot be reached right now (`unavailable`); retry later. */
+        /** @description The store or the embedder cannot be reached right now (`unavailable`), or this server runs no summarizer (`summarizer_unavailable`); retry later. */
         Unavailable: {
             headers: {
                 [name: string]: unknown;
@@ -918,6 +960,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SessionResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    summarize_session: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: components["schemas"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SummarizeSessionRequest"];
+            };
+        };
+        responses: {
+            /** @description The session's summary, covering every turn it has now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SummarizeSessionResult"];
                 };
             };
             400: components["responses"]["BadRequest"];

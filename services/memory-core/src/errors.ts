@@ -14,6 +14,7 @@ export type ErrorCode =
   | "gone"
   | "method_not_allowed"
   | "unavailable"
+  | "summarizer_unavailable"
   | "internal";
 
 const TITLES: Record<ErrorCode, string> = {
@@ -29,6 +30,7 @@ const TITLES: Record<ErrorCode, string> = {
   gone: "Forgotten",
   method_not_allowed: "Method not allowed",
   unavailable: "Temporarily unavailable",
+  summarizer_unavailable: "No summarizer runs here",
   internal: "Internal error",
 };
 
@@ -96,6 +98,15 @@ export const notFound = (what: string, hint?: string) => new CairnError("not_fou
 /** Infrastructure is down (Chroma unreachable, embedder failing): the caller should retry later. */
 export const unavailable = (what: string) =>
   new CairnError("unavailable", 503, what, "Retry in a few seconds; if it persists, ask the operator to check /readyz.");
+
+/** This server was started without a summarizer (summaries come from a separate worker, or none runs). */
+export const summarizerUnavailable = () =>
+  new CairnError(
+    "summarizer_unavailable",
+    503,
+    "This server runs no summarizer, so it cannot summarize a session on request.",
+    "Ask the operator to run Cairn with its summarizer (`npm start` includes one); summaries written by a separate worker are still found by query_summaries.",
+  );
 
 export const internal = () =>
   new CairnError("internal", 500, "The server failed to handle this request.", "Retry once; if it fails again, report it.");

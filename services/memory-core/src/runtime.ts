@@ -2,6 +2,7 @@ import { loadContract } from "@cairn/openapi";
 import type { TokenRegistry } from "./auth/tokens.js";
 import type { EmbeddingsConfig } from "./config.js";
 import { MemoryService } from "./domain/memory-service.js";
+import type { SessionSummarizer } from "./domain/session-summarizer.js";
 import type { RetrievalTuning } from "./domain/retrieval-tuning.js";
 import type { Embedder } from "./embeddings/embedder.js";
 import { createEmbedder } from "./embeddings/create.js";
@@ -12,6 +13,23 @@ import { OperationExecutor } from "./operations/executor.js";
 import { createOperationRegistry } from "./operations/index.js";
 import { COLLECTIONS, ChromaStore } from "./store/chroma-store.js";
 
+/** What a summarizer is built from: the parts of this runtime. */
+export interface SummarizerParts {
+  store: ChromaStore;
+  memories: MemoryService;
+  embedder: Embedder;
+  tokens: TokenRegistry;
+  log: Logger;
+}
+
+/** A summarizer running beside memory-core: answers `summarize_session` and stops with the process. */
+export interface RunningSummarizer extends SessionSummarizer {
+  stop(): Promise<void>;
+}
+
+/** Injected by the composition root, so memory-core never depends on the summarizer package. */
+export type SummarizerFactory = (parts: SummarizerParts) => Promise<RunningSummarizer>;
+
 /** Everything a transport needs, assembled once per process. */
 export interface Runtime {
   executor: OperationExecutor;
@@ -20,6 +38,8 @@ export interface Runtime {
   embedder: Embedder;
   tokens: TokenRegistry;
   metrics: Metrics;
+  /** Present when a summarizer factory was given. */
+  summarizer: RunningSummarizer | undefined;
   readiness(): Promise<Readiness>;
 }
 
@@ -33,6 +53,7 @@ export interface RuntimeOptions {
   processMetrics?: boolean;
   /** Retrieval knobs other than the measured defaults: for bench/ experiments only. */
   tuning?: RetrievalTuning;
+  summarizer?: SummarizerFactory;
 }
 
 /**
@@ -51,7 +72,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const memories = new MemoryService(store, embedder, options.tuning ? { tuning: options.tuning } : {});
   // The lexical indexes are derived from Chroma: rebuilt at every start, before the first request.
   for (const workspace of options.tokens.workspaces()) await memories.warmUp(workspace);
-  const executor = new OperationExecutor(contract, createOperationRegistry(), memories, metrics);
+  const summarizer = options.summarizer
+    ? await options.summarizer({ store, memories, embedder, tokens: options.tokens, log: options.log })
+    : undefined;
+  const executor = new OperationExecutor(contract, createOperationRegistry(), memories, metrics, summarizer);
   return {
     executor,
     memories,
@@ -59,6 +83,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     embedder,
     tokens: options.tokens,
     metrics,
+    summarizer,
     async readiness() {
       const chroma = await store.heartbeat().then(
         () => "ok" as const,

@@ -7,7 +7,7 @@ import { startOwnedChroma } from "./embedded/owned-chroma.js";
 import type { Embedder } from "./embeddings/embedder.js";
 import { createApp } from "./http/app.js";
 import type { Logger } from "./logger.js";
-import { createRuntime, type Runtime } from "./runtime.js";
+import { createRuntime, type Runtime, type SummarizerFactory } from "./runtime.js";
 
 export interface Stack {
   url: URL;
@@ -25,13 +25,15 @@ export interface StackOptions {
   config: Config;
   log: Logger;
   embedder?: Embedder;
+  /** Runs a summarizer in this process (npm start); without one, `summarize_session` answers 503. */
+  summarizer?: SummarizerFactory;
 }
 
 /**
  * Starts memory-core: the embedded Chroma unless an external one is configured, the runtime and the HTTP
  * server. What started is stopped again if a later step fails.
  */
-export async function startStack({ config, log, embedder }: StackOptions): Promise<Stack> {
+export async function startStack({ config, log, embedder, summarizer }: StackOptions): Promise<Stack> {
   const cleanups: Array<() => Promise<void>> = [];
   const stopAll = async () => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
@@ -59,7 +61,12 @@ export async function startStack({ config, log, embedder }: StackOptions): Promi
       tokens,
       log,
       ...(embedder ? { embedder } : {}),
+      ...(summarizer ? { summarizer } : {}),
     });
+    if (runtime.summarizer) {
+      const running = runtime.summarizer;
+      cleanups.push(() => running.stop());
+    }
     const app = createApp({
       executor: runtime.executor,
       tokens,

@@ -95,7 +95,7 @@ export class Corrections {
   }
 
   private async rewriteMetadata(workspace: string, record: StoredRecord, metadata: Metadata): Promise<StoredRecord> {
-    await this.sequences.append(workspace, feedStream("turns"), { record_id: record.id, op: "put" }, randomUUID());
+    await this.sequences.append(workspace, feedStream("turns"), { record_id: record.id, op: "put", session_id: String(record.metadata.session_id) }, randomUUID());
     const turns = await this.store.collection(workspace, "turns");
     await turns.updateMetadata([{ id: record.id, metadata }]);
     return { ...record, metadata };
@@ -106,6 +106,7 @@ export class Corrections {
     if (existing) return { tombstone: existing, forgottenNow: false };
     const record = await this.existing(principal.workspace, memoryId);
     this.assertMayCorrect(principal, record);
+    const sessionId = String(record.metadata.session_id);
     const forgottenAt = this.now();
     const recency = await this.store.collection(principal.workspace, "recency");
     await recency.add([
@@ -116,7 +117,7 @@ export class Corrections {
         metadata: { forgotten_at: forgottenAt, forgotten_by: principal.agent, reason },
       },
     ]);
-    await this.sequences.append(principal.workspace, feedStream("turns"), { record_id: memoryId, op: "remove" }, randomUUID());
+    await this.sequences.append(principal.workspace, feedStream("turns"), { record_id: memoryId, op: "remove", session_id: sessionId }, randomUUID());
     const turns = await this.store.collection(principal.workspace, "turns");
     await turns.delete([memoryId]);
     return { tombstone: (await this.tombstone(principal.workspace, memoryId))!, forgottenNow: true };

@@ -8,7 +8,10 @@ import { parseList, turnFields } from "./turn-record.js";
 
 export type SearchableCollection = "turns" | "summaries";
 
-/** Each write appends `{record_id, op}` to its collection's change feed before it reaches the collection. */
+/**
+ * Each write appends `{record_id, op}` to its collection's change feed before it reaches the collection;
+ * entries of `@turns` also name the turn's `session_id` (the summarizer follows them to find changed sessions).
+ */
 export const feedStream = (collection: SearchableCollection) => `@${collection}`;
 
 /**

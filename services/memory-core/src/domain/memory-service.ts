@@ -45,6 +45,8 @@ export interface GetSessionInput {
   detail: Detail;
 }
 
+export type NewSummary = Omit<Summary, "id" | "covered_through"> & { covered_through?: string };
+
 export interface AddMemoryOutcome {
   created: boolean;
   result: AddMemoryResult;
@@ -136,7 +138,7 @@ export class MemoryService {
     // never a turn that recency cannot find.
     const [{ seq, recordedAt }] = await Promise.all([
       this.recency.allocate(principal.workspace, principal.agent, id, writeId),
-      this.sequences.append(principal.workspace, feedStream("turns"), { record_id: id, op: "put" }, writeId),
+      this.sequences.append(principal.workspace, feedStream("turns"), { record_id: id, op: "put", session_id: input.session_id }, writeId),
     ]);
     const record = buildTurnRecord({ input, agent: principal.agent, idempotencyKey, recordedAt, seq, writeId, source: input.source ?? "agent" });
     // Chroma keeps the first record for an id: a racing replica's add is ignored, and reading back tells who won.
@@ -277,9 +279,12 @@ export class MemoryService {
     await Promise.all([this.lexical.current(workspace, "turns"), this.lexical.current(workspace, "summaries")]);
   }
 
-  /** Writes (or replaces) a session's summary. The summarizer's entry point. */
-  async putSummary(workspace: string, summary: Omit<Summary, "id">): Promise<Summary> {
-    const full: Summary = { ...summary, id: summaryId(summary.session_id) };
+  /**
+   * Writes (or replaces) a session's summary. The summarizer's entry point. `covered_through` defaults to
+   * the last turn's time.
+   */
+  async putSummary(workspace: string, summary: NewSummary): Promise<Summary> {
+    const full: Summary = { ...summary, covered_through: summary.covered_through ?? summary.last_turn_at, id: summaryId(summary.session_id) };
     const document = summaryDocument(full);
     const [embedding] = await this.embedder.embed([document]);
     if (!embedding) throw internal();
@@ -287,6 +292,14 @@ export class MemoryService {
     await this.sequences.append(workspace, feedStream("summaries"), { record_id: full.id, op: "put" }, randomUUID());
     await summaries.upsert([{ id: full.id, embedding, document, metadata: summaryMetadata(full) }]);
     return full;
+  }
+
+  /** Removes a session's summary (its turns were all forgotten): from the store and, via the feed, every index. */
+  async removeSummary(workspace: string, sessionId: string): Promise<void> {
+    const id = summaryId(sessionId);
+    const summaries = await this.store.collection(workspace, "summaries");
+    await this.sequences.append(workspace, feedStream("summaries"), { record_id: id, op: "remove" }, randomUUID());
+    await summaries.delete([id]);
   }
 
   /** Fetches the documents of records listed with metadata only, keeping their order. */

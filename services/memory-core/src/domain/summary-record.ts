@@ -27,6 +27,7 @@ export function summaryMetadata(summary: Summary): Metadata {
     turn_count: summary.turn_count,
     first_turn_at: Date.parse(summary.first_turn_at),
     last_turn_at: Date.parse(summary.last_turn_at),
+    covered_through: Date.parse(summary.covered_through),
     method: summary.method,
     generated_at: Date.parse(summary.generated_at),
   };
@@ -49,6 +50,8 @@ export function summaryFromRecord(record: StoredRecord): Summary {
     turn_count: Number(m.turn_count ?? 0),
     first_turn_at: new Date(Number(m.first_turn_at)).toISOString(),
     last_turn_at: new Date(Number(m.last_turn_at)).toISOString(),
+    // Summaries written before coverage was recorded covered at least up to their last turn.
+    covered_through: new Date(Number(m.covered_through ?? m.last_turn_at)).toISOString(),
     method: m.method === "model" ? "model" : "extractive",
     generated_at: new Date(Number(m.generated_at)).toISOString(),
   };

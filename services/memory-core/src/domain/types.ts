@@ -18,3 +18,4 @@ export type QuerySummariesRequest = Schemas["QuerySummariesRequest"];
 export type QuerySummariesResult = Schemas["QuerySummariesResult"];
 export type Summary = Schemas["Summary"];
 export type SessionResult = Schemas["SessionResult"];
+export type SummarizeSessionResult = Schemas["SummarizeSessionResult"];

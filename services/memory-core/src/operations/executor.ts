@@ -1,6 +1,7 @@
 import { compileInputValidators, type Contract, type InputValidator, type Operation } from "@cairn/openapi";
 import type { Principal } from "../auth/principal.js";
 import type { MemoryService } from "../domain/memory-service.js";
+import type { SessionSummarizer } from "../domain/session-summarizer.js";
 import { asCairnError, forbidden, validationFailed } from "../errors.js";
 import type { Metrics } from "../metrics.js";
 import type { OperationRegistry, OperationResult } from "./registry.js";
@@ -19,6 +20,7 @@ export class OperationExecutor {
     private readonly registry: OperationRegistry,
     private readonly memories: MemoryService,
     private readonly metrics: Metrics,
+    private readonly summarizer?: SessionSummarizer,
   ) {
     const inContract = new Set(contract.operations.map((op) => op.operationId));
     const implemented = new Set(registry.operationIds());
@@ -59,6 +61,10 @@ export class OperationExecutor {
     const validated = this.validators.get(operationId)!(input);
     if (!validated.ok) throw validationFailed(validated.errors);
     const handler = this.registry.handler(operationId)!;
-    return handler(validated.value, { principal, memories: this.memories });
+    return handler(validated.value, {
+      principal,
+      memories: this.memories,
+      ...(this.summarizer ? { summarizer: this.summarizer } : {}),
+    });
   }
 }

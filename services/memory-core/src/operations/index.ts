@@ -8,6 +8,7 @@ import { registerMarkOutdated } from "./mark-outdated.js";
 import { registerQueryRawMemories } from "./query-raw-memories.js";
 import { registerQueryRecentTurns } from "./query-recent-turns.js";
 import { registerQuerySummaries } from "./query-summaries.js";
+import { registerSummarizeSession } from "./summarize-session.js";
 import { OperationRegistry } from "./registry.js";
 
 export function createOperationRegistry(): OperationRegistry {
@@ -22,5 +23,6 @@ export function createOperationRegistry(): OperationRegistry {
   registerMarkOutdated(registry);
   registerForgetMemory(registry);
   registerGetAuditLog(registry);
+  registerSummarizeSession(registry);
   return registry;
 }

@@ -1,9 +1,12 @@
 import type { Principal } from "../auth/principal.js";
 import type { MemoryService } from "../domain/memory-service.js";
+import type { SessionSummarizer } from "../domain/session-summarizer.js";
 
 export interface OperationContext {
   principal: Principal;
   memories: MemoryService;
+  /** Absent when this server runs without a summarizer. */
+  summarizer?: SessionSummarizer;
 }
 
 /** What an operation answers: the HTTP status it means and the body both transports return. */

@@ -25,6 +25,8 @@ export interface StoredRecord {
   metadata: Metadata;
   /** Present when asked for. */
   document?: string;
+  /** Present when asked for. */
+  embedding?: number[];
 }
 
 export interface ScoredRecord extends StoredRecord {
@@ -170,6 +172,7 @@ export class RecordCollection {
     limit?: number;
     offset?: number;
     withDocuments?: boolean;
+    withEmbeddings?: boolean;
   }): Promise<StoredRecord[]> {
     if (options.ids && options.ids.length === 0) return [];
     const result = await this.guard("get", () =>
@@ -178,13 +181,18 @@ export class RecordCollection {
         ...(options.where ? { where: options.where as ChromaWhere } : {}),
         ...(options.limit !== undefined ? { limit: options.limit } : {}),
         ...(options.offset !== undefined ? { offset: options.offset } : {}),
-        include: options.withDocuments ? ["metadatas", "documents"] : ["metadatas"],
+        include: [
+          "metadatas",
+          ...(options.withDocuments ? ["documents"] : []),
+          ...(options.withEmbeddings ? ["embeddings"] : []),
+        ],
       } as Parameters<Collection["get"]>[0]),
     );
     return result.ids.map((id, i) => ({
       id,
       metadata: cleanMetadata(result.metadatas[i]),
       ...(options.withDocuments ? { document: result.documents[i] ?? "" } : {}),
+      ...(options.withEmbeddings ? { embedding: Array.from(result.embeddings[i] ?? []) } : {}),
     }));
   }
 
