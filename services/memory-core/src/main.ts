@@ -1,3 +1,4 @@
+import { loadSummarizerConfig, summarizerFactory } from "@cairn/summarizer";
 import { startBanner } from "./banner.js";
 import { loadConfig } from "./config.js";
 import { createLogger } from "./logger.js";
@@ -8,7 +9,10 @@ async function main(): Promise<void> {
   const log = createLogger("memory-core");
   let stack;
   try {
-    stack = await startStack({ config: loadConfig(), log });
+    // The composition root: memory-core and, in the same process, the summarizer (injected, so that no other
+    // module of memory-core depends on it).
+    const summarizer = summarizerFactory(loadSummarizerConfig());
+    stack = await startStack({ config: loadConfig(), log, summarizer });
   } catch (error) {
     process.stderr.write(`cairn: ${describeStartError(error)}\n`);
     process.exit(1);

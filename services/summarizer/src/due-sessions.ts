@@ -1,0 +1,141 @@
+import { feedStream, Sequences, type ChromaStore, type Metadata } from "@cairn/memory-core";
+
+const PAGE = 500;
+/** A forgotten turn's content must leave its session's summary soon, not after the idle time. */
+const FORGET_GRACE_MS = 5_000;
+
+interface Pending {
+  /** Server time of the newest change seen. */
+  lastChange: number;
+  /** A turn was forgotten: due soon whatever the idle time. */
+  urgentAt: number | undefined;
+  /** Bumped on every change, so a session that changed while it was being summarized stays pending. */
+  version: number;
+}
+
+interface WorkspaceState {
+  /** Entries of the `@turns` feed consumed. */
+  position: number;
+  pending: Map<string, Pending>;
+}
+
+/**
+ * Which sessions may need a summary, per workspace. At first use it reads every turn's and summary's
+ * metadata once (sessions written while no worker ran); after that it follows the `@turns` change feed
+ * from where it stood, which names the session of every write. It only proposes: the writer decides under
+ * the session's lease, from what is in Chroma, whether a summary is really out of date.
+ */
+export class DueSessions {
+  private readonly states = new Map<string, WorkspaceState>();
+  private readonly sequences: Sequences;
+
+  constructor(
+    private readonly store: ChromaStore,
+    private readonly idleMs: number,
+  ) {
+    this.sequences = new Sequences(store);
+  }
+
+  /** Catches up with the changes since the last call. */
+  async refresh(workspace: string): Promise<void> {
+    let state = this.states.get(workspace);
+    if (!state) {
+      state = await this.scan(workspace);
+      this.states.set(workspace, state);
+    }
+    await this.follow(workspace, state);
+  }
+
+  /** Sessions idle long enough (or with a forgotten turn), oldest change first. */
+  due(workspace: string, now: number): Array<{ sessionId: string; version: number }> {
+    const state = this.states.get(workspace);
+    if (!state) return [];
+    return [...state.pending]
+      .filter(([, p]) => now - p.lastChange >= this.idleMs || (p.urgentAt !== undefined && now >= p.urgentAt))
+      .sort(([, a], [, b]) => a.lastChange - b.lastChange)
+      .map(([sessionId, p]) => ({ sessionId, version: p.version }));
+  }
+
+  /** The session was dealt with as it stood at `version`; a change since keeps it pending. */
+  settle(workspace: string, sessionId: string, version: number): void {
+    const pending = this.states.get(workspace)?.pending;
+    if (pending?.get(sessionId)?.version === version) pending.delete(sessionId);
+  }
+
+  pendingCount(workspace: string): number {
+    return this.states.get(workspace)?.pending.size ?? 0;
+  }
+
+  private async scan(workspace: string): Promise<WorkspaceState> {
+    // The feed position first: a write during the scan is then seen again by the feed (harmless).
+    const position = await this.sequences.length(workspace, feedStream("turns"));
+    const sessions = new Map<string, { count: number; newest: number }>();
+    for await (const m of this.allMetadata(workspace, "turns")) {
+      const id = String(m.session_id);
+      const s = sessions.get(id) ?? { count: 0, newest: 0 };
+      s.count++;
+      s.newest = Math.max(s.newest, Number(m.recorded_at));
+      sessions.set(id, s);
+    }
+    const covered = new Map<string, { count: number; through: number }>();
+    for await (const m of this.allMetadata(workspace, "summaries")) {
+      covered.set(String(m.session_id), { count: Number(m.turn_count), through: Number(m.covered_through ?? m.last_turn_at) });
+    }
+    const pending = new Map<string, Pending>();
+    for (const [sessionId, s] of sessions) {
+      const summary = covered.get(sessionId);
+      if (summary && summary.count === s.count && summary.through === s.newest) continue;
+      pending.set(sessionId, { lastChange: s.newest, urgentAt: undefined, version: 0 });
+    }
+    // A summary whose turns are all gone: removed at once.
+    for (const sessionId of covered.keys()) {
+      if (!sessions.has(sessionId)) pending.set(sessionId, { lastChange: 0, urgentAt: 0, version: 0 });
+    }
+    return { position, pending };
+  }
+
+  private async follow(workspace: string, state: WorkspaceState): Promise<void> {
+    const stream = feedStream("turns");
+    const length = await this.sequences.length(workspace, stream);
+    while (state.position < length) {
+      const seqs = Array.from({ length: Math.min(PAGE, length - state.position) }, (_, i) => state.position + i);
+      const slots = await this.sequences.read(workspace, stream, seqs);
+      const unnamed = [...slots.values()].filter((s) => typeof s.session_id !== "string");
+      const sessionOf = await this.sessionsOf(workspace, unnamed.map((s) => String(s.record_id)));
+      for (const slot of slots.values()) {
+        const sessionId = typeof slot.session_id === "string" ? slot.session_id : sessionOf.get(String(slot.record_id));
+        if (sessionId !== undefined) this.note(state, sessionId, slot);
+      }
+      // Slots are dense; a missing one is a write whose append is in flight: read it next time.
+      const firstMissing = seqs.find((n) => !slots.has(n));
+      state.position = firstMissing ?? state.position + seqs.length;
+      if (firstMissing !== undefined) return;
+    }
+  }
+
+  private note(state: WorkspaceState, sessionId: string, slot: Metadata): void {
+    const at = Number(slot.recorded_at);
+    const pending = state.pending.get(sessionId) ?? { lastChange: 0, urgentAt: undefined, version: 0 };
+    pending.version++;
+    if (slot.op === "remove") pending.urgentAt = Math.min(pending.urgentAt ?? Infinity, at + FORGET_GRACE_MS);
+    else pending.lastChange = Math.max(pending.lastChange, at);
+    state.pending.set(sessionId, pending);
+  }
+
+  /** Feed entries written before entries named their session: the session is read from the turn. */
+  private async sessionsOf(workspace: string, recordIds: string[]): Promise<Map<string, string>> {
+    if (recordIds.length === 0) return new Map();
+    const turns = await this.store.collection(workspace, "turns");
+    const found = await turns.get({ ids: [...new Set(recordIds)] });
+    return new Map(found.map((r) => [r.id, String(r.metadata.session_id)]));
+  }
+
+  private async *allMetadata(workspace: string, name: "turns" | "summaries"): AsyncGenerator<Metadata> {
+    const records = await this.store.collection(workspace, name);
+    for (let offset = 0; ; offset += PAGE) {
+      const page = await records.get({ limit: PAGE, offset });
+      for (const record of page) yield record.metadata;
+      if (page.length < PAGE) return;
+    }
+  }
+}

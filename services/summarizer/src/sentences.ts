@@ -1,0 +1,29 @@
+/** A sentence of a turn, with where it came from. */
+export interface Sentence {
+  text: string;
+  turn: number;
+  field: "prompt" | "thought" | "response";
+  /** Position within the turn, for reading order. */
+  position: number;
+}
+
+const MAX_SENTENCE = 300;
+const MIN_WORDS = 3;
+
+/** Sentences of one field: split at sentence ends and line breaks; fragments too short to say anything dropped. */
+export function splitSentences(text: string): string[] {
+  return text
+    .split(/(?<=[.!?])\s+(?=["'`(\[]?[A-Z0-9])|\n+/)
+    .map((s) => s.replace(/^[-*•>#\s]+/, "").replace(/\s+/g, " ").trim())
+    .filter((s) => s.split(" ").length >= MIN_WORDS)
+    .map((s) => (s.length <= MAX_SENTENCE ? s : `${s.slice(0, MAX_SENTENCE - 1).trimEnd()}…`));
+}
+
+/** The cues the diary format invites: "decided", "chose", "going with", ... */
+export const DECISION_CUE = /\b(decided|decide to|decision|chose|choose|chosen|going with|settled on|switch(ed)? to|moved? to|opted|we will use|will use|instead of|rather than|dropped|reverted|keep(ing)? the)\b/i;
+/** What a decision can rest on: a number, a measurement, a check, a review. */
+export const EVIDENCE_CUE = /\d|\b(because|since|measured|benchmark|profil\w*|p9\d|latency|throughput|test(s|ed)?|passed|failed|review(er|ed)?|evidence|shows?|showed|confirmed|reproduc\w*)\b/i;
+/** What comes next. */
+export const NEXT_CUE = /\b(next( step)?|todo|to do|follow[- ]up|then (we|i) (will|should)|will (add|write|fix|check|run|try|move|open|update|ask)|remaining|still need|plan(ned)? to)\b/i;
+/** What is still open. */
+export const OPEN_CUE = /\?$|\b(open question|unclear|not sure|unsure|unknown|undecided|doubt|need(s)? to find out|to be decided|tbd)\b/i;
