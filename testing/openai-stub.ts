@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
 /**
@@ -11,17 +11,67 @@ import type { AddressInfo } from "node:net";
 export interface OpenAIStub {
   baseUrl: string;
   requests: Array<{ path: string; body: any }>;
+  /** `/v1/chat/completions`, scripted by the test. */
+  chat: ChatScript;
   close(): Promise<void>;
+}
+
+/**
+ * How `/v1/chat/completions` answers:
+ * - `structured`: a valid summary as JSON (what `answer` builds from the request's text, else a default that
+ *   repeats the first task it was given); `fenced` wraps it in a ```json fence with prose around it;
+ * - `malformed`: prose with no JSON object;
+ * - `slow`: a valid answer after `ms` (a client with a shorter timeout gives up first);
+ * - `down`: the connection is dropped without an answer;
+ * - `no-json-schema`: refuses `response_format: json_schema` with a 400, answers anything else;
+ * - `context-limit`: refuses with context_length_exceeded when the messages are longer than `maxChars`.
+ */
+export type ChatBehaviour =
+  | { kind: "structured"; answer?: (text: string) => object }
+  | { kind: "fenced" }
+  | { kind: "malformed" }
+  | { kind: "slow"; ms: number }
+  | { kind: "down" }
+  | { kind: "no-json-schema" }
+  | { kind: "context-limit"; maxChars: number };
+
+export interface ChatScript {
+  /** Every call from now on behaves like this. */
+  set(behaviour: ChatBehaviour): void;
+  /** The next calls behave like these, one each, before the standing behaviour applies again. */
+  queue(...behaviours: ChatBehaviour[]): void;
+  /** Requests received, answered or not. */
+  readonly calls: number;
+  readonly bodies: any[];
 }
 
 export async function startOpenAIStub(options: { dimension: number }): Promise<OpenAIStub> {
   const requests: OpenAIStub["requests"] = [];
+  let standing: ChatBehaviour = { kind: "structured" };
+  const queued: ChatBehaviour[] = [];
+  const chatBodies: any[] = [];
+  const chat: ChatScript = {
+    set: (behaviour) => {
+      standing = behaviour;
+      queued.length = 0;
+    },
+    queue: (...behaviours) => void queued.push(...behaviours),
+    get calls() {
+      return chatBodies.length;
+    },
+    bodies: chatBodies,
+  };
   const server: Server = createServer((req, res) => {
     let raw = "";
     req.on("data", (chunk) => (raw += chunk));
     req.on("end", () => {
       const body = raw ? JSON.parse(raw) : undefined;
       requests.push({ path: req.url ?? "", body });
+      if (req.method === "POST" && req.url === "/v1/chat/completions") {
+        chatBodies.push(body);
+        answerChat(req, res, body, queued.shift() ?? standing);
+        return;
+      }
       if (req.method === "POST" && req.url === "/v1/embeddings") {
         const inputs: string[] = Array.isArray(body.input) ? body.input : [body.input];
         res.setHeader("content-type", "application/json");
@@ -44,7 +94,71 @@ export async function startOpenAIStub(options: { dimension: number }): Promise<O
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    chat,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function answerChat(req: IncomingMessage, res: ServerResponse, body: any, behaviour: ChatBehaviour): void {
+  const text = (body.messages as Array<{ content: string }>).map((m) => m.content).join("\n");
+  const reply = (content: string) => {
+    if (res.destroyed) return;
+    res.setHeader("content-type", "application/json");
+    res.end(
+      JSON.stringify({
+        id: "chatcmpl-stub",
+        object: "chat.completion",
+        created: Math.floor(Date.now() / 1000),
+        model: body.model,
+        choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+      }),
+    );
+  };
+  const refuse = (message: string, code: string | null) => {
+    res.statusCode = 400;
+    res.setHeader("content-type", "application/json");
+    res.end(JSON.stringify({ error: { message, type: "invalid_request_error", code } }));
+  };
+  switch (behaviour.kind) {
+    case "structured":
+      return reply(JSON.stringify((behaviour.answer ?? defaultSummary)(text)));
+    case "fenced":
+      return reply(`Here is the summary you asked for:\n\n\`\`\`json\n${JSON.stringify(defaultSummary(text), null, 2)}\n\`\`\`\nLet me know if you need more.`);
+    case "malformed":
+      return reply("I am sorry, I summarized the session in my head but cannot write it down: {not json at all.");
+    case "slow": {
+      const timer = setTimeout(() => reply(JSON.stringify(defaultSummary(text))), behaviour.ms);
+      req.socket.once("close", () => clearTimeout(timer));
+      return;
+    }
+    case "down":
+      req.socket.destroy();
+      return;
+    case "no-json-schema":
+      if (body.response_format?.type === "json_schema") return refuse("response_format json_schema is not supported by this server", null);
+      return reply(JSON.stringify(defaultSummary(text)));
+    case "context-limit":
+      if (text.length > behaviour.maxChars) {
+        return refuse(`This model's maximum context length is ${behaviour.maxChars} characters; the messages are longer.`, "context_length_exceeded");
+      }
+      return reply(JSON.stringify(defaultSummary(text)));
+  }
+}
+
+/** A valid summary that says where it came from and repeats the first task it was given (so it can be found). */
+function defaultSummary(text: string): object {
+  const task = /Task: ([^\n]*)/.exec(text)?.[1] ?? /"title":"([^"]*)"/.exec(text)?.[1] ?? "the session";
+  return {
+    title: `Model summary: ${task}`.slice(0, 80),
+    summary: `The model summarized this: ${task}`,
+    decisions: [{ decision: "Chose the approach the session settled on", evidence: "the stub read it in the turns" }],
+    open_questions: ["Does the stub know anything?"],
+    next_steps: ["Ask a real model"],
   };
 }
 

@@ -78,9 +78,12 @@ function decisionsOf(ranked: Ranked[], turns: readonly SessionTurn[]): Structure
       candidates.set(r.sentence.turn, r);
     }
   }
-  return [...candidates.values()]
-    .sort((a, b) => b.score - a.score)
-    .slice(0, MAX_DECISIONS)
+  const distinct: Ranked[] = [];
+  for (const candidate of [...candidates.values()].sort((a, b) => b.score - a.score)) {
+    // The same decision restated in a later turn is one decision.
+    if (distinct.length < MAX_DECISIONS && !distinct.some((d) => dot(d.vector, candidate.vector) > NEAR_DUPLICATE)) distinct.push(candidate);
+  }
+  return distinct
     .sort((a, b) => readingOrder(a.sentence, b.sentence))
     .map((d) => {
       const evidence = ranked

@@ -11,7 +11,7 @@ import type { Embedder } from "../../src/embeddings/embedder.js";
 import { createEmbedder } from "../../src/embeddings/create.js";
 import { createApp } from "../../src/http/app.js";
 import { silentLogger } from "../../src/logger.js";
-import { createRuntime, type Runtime } from "../../src/runtime.js";
+import { createRuntime, type Runtime, type SummarizerFactory } from "../../src/runtime.js";
 
 export const chromaUrl = () => new URL(inject("chromaUrl"));
 
@@ -43,7 +43,7 @@ export interface TestCairn {
 }
 
 /** memory-core in this process over real HTTP and the shared real Chroma, with the given tokens. */
-export async function startCairn(tokens: TestToken[], options: { chroma?: URL } = {}): Promise<TestCairn> {
+export async function startCairn(tokens: TestToken[], options: { chroma?: URL; summarizer?: SummarizerFactory } = {}): Promise<TestCairn> {
   // Through the real tokens-file parser, as an operator's file would go.
   const registry = new TokenRegistry(parseTokensFile(yaml.dump({ tokens })));
   const runtime = await createRuntime({
@@ -53,6 +53,7 @@ export async function startCairn(tokens: TestToken[], options: { chroma?: URL } 
     log: silentLogger,
     embedder: await sharedEmbedder(),
     processMetrics: false,
+    ...(options.summarizer ? { summarizer: options.summarizer } : {}),
   });
   const app = createApp({
     executor: runtime.executor,
@@ -69,11 +70,13 @@ export async function startCairn(tokens: TestToken[], options: { chroma?: URL } 
   return {
     url: new URL(`http://127.0.0.1:${port}`),
     runtime,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+      await runtime.summarizer?.stop();
+    },
   };
 }
 
