@@ -19,6 +19,6 @@ export { summaryId } from "./domain/ids.js";
 export { turnFields } from "./domain/turn-record.js";
 export type { SessionSummarizer } from "./domain/session-summarizer.js";
 export type { Summary, SummarizeSessionResult } from "./domain/types.js";
-export type { RunningSummarizer, SummarizerFactory, SummarizerParts } from "./runtime.js";
+export type { Runtime, RunningSummarizer, SummarizerFactory, SummarizerParts } from "./runtime.js";
 export { startStack, type Stack, type StackOptions } from "./stack.js";
 export { startBanner } from "./banner.js";
