@@ -3,6 +3,11 @@ import { feedStream, Sequences, type ChromaStore, type Metadata } from "@cairn/m
 const PAGE = 500;
 /** A forgotten turn's content must leave its session's summary soon, not after the idle time. */
 const FORGET_GRACE_MS = 5_000;
+/**
+ * A feed entry comes before its turn reaches Chroma. A turn still missing this long after its entry was
+ * written by a writer that died (the change feed's rule, as in lexical-catalog.ts).
+ */
+const IN_FLIGHT_MS = 30_000;
 
 interface Pending {
   /** Server time of the newest change seen. */
@@ -11,6 +16,9 @@ interface Pending {
   urgentAt: number | undefined;
   /** Bumped on every change, so a session that changed while it was being summarized stays pending. */
   version: number;
+  /** Turns the feed says were written, and forgotten: a summary must have seen the first or they must be in the second. */
+  written: Set<string>;
+  forgotten: Set<string>;
 }
 
 interface WorkspaceState {
@@ -56,10 +64,17 @@ export class DueSessions {
       .map(([sessionId, p]) => ({ sessionId, version: p.version }));
   }
 
-  /** The session was dealt with as it stood at `version`; a change since keeps it pending. */
-  settle(workspace: string, sessionId: string, version: number): void {
+  /**
+   * The session was dealt with as it stood at `version`, seeing `turnIds`. It stays pending after a change
+   * since, or while a turn the feed announced has not reached Chroma yet (so was not seen).
+   */
+  settle(workspace: string, sessionId: string, version: number, turnIds: readonly string[], now: number): void {
     const pending = this.states.get(workspace)?.pending;
-    if (pending?.get(sessionId)?.version === version) pending.delete(sessionId);
+    const entry = pending?.get(sessionId);
+    if (!pending || !entry || entry.version !== version) return;
+    const seen = new Set(turnIds);
+    const inFlight = [...entry.written].some((id) => !seen.has(id) && !entry.forgotten.has(id));
+    if (!inFlight || now - entry.lastChange >= IN_FLIGHT_MS) pending.delete(sessionId);
   }
 
   pendingCount(workspace: string): number {
@@ -85,11 +100,11 @@ export class DueSessions {
     for (const [sessionId, s] of sessions) {
       const summary = covered.get(sessionId);
       if (summary && summary.count === s.count && summary.through === s.newest) continue;
-      pending.set(sessionId, { lastChange: s.newest, urgentAt: undefined, version: 0 });
+      pending.set(sessionId, { lastChange: s.newest, urgentAt: undefined, version: 0, written: new Set(), forgotten: new Set() });
     }
     // A summary whose turns are all gone: removed at once.
     for (const sessionId of covered.keys()) {
-      if (!sessions.has(sessionId)) pending.set(sessionId, { lastChange: 0, urgentAt: 0, version: 0 });
+      if (!sessions.has(sessionId)) pending.set(sessionId, { lastChange: 0, urgentAt: 0, version: 0, written: new Set(), forgotten: new Set() });
     }
     return { position, pending };
   }
@@ -115,10 +130,16 @@ export class DueSessions {
 
   private note(state: WorkspaceState, sessionId: string, slot: Metadata): void {
     const at = Number(slot.recorded_at);
-    const pending = state.pending.get(sessionId) ?? { lastChange: 0, urgentAt: undefined, version: 0 };
+    const pending = state.pending.get(sessionId) ?? { lastChange: 0, urgentAt: undefined, version: 0, written: new Set(), forgotten: new Set() };
     pending.version++;
-    if (slot.op === "remove") pending.urgentAt = Math.min(pending.urgentAt ?? Infinity, at + FORGET_GRACE_MS);
-    else pending.lastChange = Math.max(pending.lastChange, at);
+    const recordId = String(slot.record_id);
+    if (slot.op === "remove") {
+      pending.urgentAt = Math.min(pending.urgentAt ?? Infinity, at + FORGET_GRACE_MS);
+      pending.forgotten.add(recordId);
+    } else {
+      pending.lastChange = Math.max(pending.lastChange, at);
+      pending.written.add(recordId);
+    }
     state.pending.set(sessionId, pending);
   }
 

@@ -64,7 +64,7 @@ export class SummarizerWorker {
   private async summarize(workspace: string, sessionId: string, version: number): Promise<void> {
     try {
       const outcome = await this.writer.write(workspace, sessionId, { force: false, signal: this.abort.signal });
-      if (outcome.kind !== "busy") this.due.settle(workspace, sessionId, version);
+      if (outcome.kind !== "busy") this.due.settle(workspace, sessionId, version, outcome.turnIds, this.now());
     } catch (error) {
       if (this.abort.signal.aborted) return;
       this.log.warn("summarizing a session failed; it stays pending", { workspace, session_id: sessionId, error: describe(error) });

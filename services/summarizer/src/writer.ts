@@ -7,13 +7,13 @@ import { coverageOf, isCovered, loadSession, type SessionTurn } from "./session.
 import type { StructuredSummary } from "./structured.js";
 
 export type WriteOutcome =
-  | { kind: "written"; summary: Summary }
+  | { kind: "written"; summary: Summary; turnIds: string[] }
   /** The stored summary covers every turn: nothing was asked of any model. */
-  | { kind: "current"; summary: Summary }
+  | { kind: "current"; summary: Summary; turnIds: string[] }
   /** Another worker holds the session's lease. */
   | { kind: "busy" }
   /** The session has no turns (never had, or all were forgotten; a summary left over is removed). */
-  | { kind: "empty" };
+  | { kind: "empty"; turnIds: [] };
 
 export interface WriterDeps {
   store: ChromaStore;
@@ -43,10 +43,11 @@ export class SummaryWriter {
       const existing = await this.storedSummary(workspace, sessionId);
       if (turns.length === 0) {
         if (existing) await this.deps.memories.removeSummary(workspace, sessionId);
-        return { kind: "empty" };
+        return { kind: "empty", turnIds: [] };
       }
       const coverage = coverageOf(turns);
-      if (existing && !options.force && isCovered(existing, coverage)) return { kind: "current", summary: existing };
+      const turnIds = turns.map((t) => t.id);
+      if (existing && !options.force && isCovered(existing, coverage)) return { kind: "current", summary: existing, turnIds };
 
       const { content, method, model } = await this.compose(sessionId, turns, options.signal);
       if (!(await lease.stillHeld())) return { kind: "busy" };
@@ -63,7 +64,7 @@ export class SummaryWriter {
         generated_at: new Date(this.now()).toISOString(),
       });
       this.deps.log.info("session summarized", { workspace, session_id: sessionId, method, turns: coverage.turnCount });
-      return { kind: "written", summary };
+      return { kind: "written", summary, turnIds };
     } finally {
       await lease.release();
     }

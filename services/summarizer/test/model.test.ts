@@ -96,7 +96,8 @@ describe("summaries written by a chat model", () => {
   it("asks a server that refuses json_schema with json_object, and keeps asking that way", async () => {
     stub.chat.set({ kind: "no-json-schema" });
     await addTurns(cairn.url, alice.token, [turn("model-format-1", 1), turn("model-format-2", 1)]);
-    const summarizer = summarizerOver(cairn.runtime, workspace, chatEnv(stub.baseUrl));
+    // One session at a time, so that the second request is sent after the first learned the refusal.
+    const summarizer = summarizerOver(cairn.runtime, workspace, chatEnv(stub.baseUrl, { CAIRN_SUMMARY_CONCURRENCY: "1" }));
     const before = stub.chat.calls;
     await summarizer.runOnce();
     const formats = stub.chat.bodies.slice(before).map((b) => b.response_format?.type);
