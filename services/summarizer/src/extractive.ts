@@ -9,6 +9,11 @@ const MAX_DECISIONS = 6;
 const MAX_OPEN_QUESTIONS = 3;
 const MAX_TITLE = 80;
 const NEAR_DUPLICATE = 0.95;
+/**
+ * How much a sentence's likeness to those already picked counts against it (maximal marginal relevance):
+ * without it, boilerplate every turn repeats ("keep the build green") is the most central and fills the summary.
+ */
+const REDUNDANCY_WEIGHT = 0.6;
 
 /**
  * A summary without a chat model, from the session's own sentences ranked by centrality: how close each is
@@ -36,29 +41,39 @@ export async function extractiveSummary(sessionId: string, turns: readonly Sessi
   const ranked = sentences.map((sentence, i) => ({ sentence, vector: vectors[i]!, score: dot(vectors[i]!, centroid) }));
   const byScore = [...ranked].sort((a, b) => b.score - a.score);
 
+  const promptSentence = byScore.find((r) => r.sentence.field === "prompt")?.sentence.text;
+  const title = cut(promptSentence ?? byScore[0]?.sentence.text ?? firstWords(turns[0]!.prompt) ?? `Session ${sessionId}`, MAX_TITLE);
+
   const summaryLength = Math.min(7, Math.max(3, 2 + Math.round(Math.log2(turns.length))));
+  // The title states the task; the summary is mostly what was found, decided and done (thoughts, responses).
+  const maxPromptSentences = Math.ceil(summaryLength / 3);
   const picked: typeof ranked = [];
-  for (const candidate of byScore) {
-    if (picked.length >= summaryLength) break;
-    if (picked.some((p) => dot(p.vector, candidate.vector) > NEAR_DUPLICATE)) continue;
-    picked.push(candidate);
+  const candidates = byScore.filter((r) => r.sentence.text !== promptSentence);
+  while (picked.length < summaryLength && candidates.length > 0) {
+    let best = 0;
+    let bestValue = -Infinity;
+    const promptsPicked = picked.filter((p) => p.sentence.field === "prompt").length;
+    candidates.forEach((c, i) => {
+      if (c.sentence.field === "prompt" && promptsPicked >= maxPromptSentences) return;
+      const redundancy = Math.max(0, ...picked.map((p) => dot(p.vector, c.vector)));
+      const value = redundancy > NEAR_DUPLICATE ? -Infinity : c.score - REDUNDANCY_WEIGHT * redundancy;
+      if (value > bestValue) [best, bestValue] = [i, value];
+    });
+    if (bestValue === -Infinity) break;
+    picked.push(candidates.splice(best, 1)[0]!);
   }
   const summary = picked
     .sort((a, b) => readingOrder(a.sentence, b.sentence))
     .map((p) => p.sentence.text)
     .join(" ");
 
-  const promptSentence = byScore.find((r) => r.sentence.field === "prompt")?.sentence.text;
-  const title = cut(promptSentence ?? byScore[0]?.sentence.text ?? firstWords(turns[0]!.prompt) ?? `Session ${sessionId}`, MAX_TITLE);
-
   return {
     title,
     summary: summary || fallbackText(turns),
     decisions: decisionsOf(ranked, turns),
-    open_questions: ranked
-      .filter((r) => r.sentence.field !== "prompt" && OPEN_CUE.test(r.sentence.text))
-      .slice(-MAX_OPEN_QUESTIONS)
-      .map((r) => r.sentence.text),
+    open_questions: [...new Set(ranked.filter((r) => r.sentence.field !== "prompt" && OPEN_CUE.test(r.sentence.text)).map((r) => r.sentence.text))].slice(
+      -MAX_OPEN_QUESTIONS,
+    ),
     next_steps: [lastNextStep(turns)].filter((s): s is string => Boolean(s)),
   };
 }

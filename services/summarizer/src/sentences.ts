@@ -22,7 +22,8 @@ export function splitSentences(text: string): string[] {
 /** The cues the diary format invites: "decided", "chose", "going with", ... */
 export const DECISION_CUE = /\b(decided|decide to|decision|chose|choose|chosen|going with|settled on|switch(ed)? to|moved? to|opted|we will use|will use|instead of|rather than|dropped|reverted|keep(ing)? the)\b/i;
 /** What a decision can rest on: a number, a measurement, a check, a review. */
-export const EVIDENCE_CUE = /\d|\b(because|since|measured|benchmark|profil\w*|p9\d|latency|throughput|test(s|ed)?|passed|failed|review(er|ed)?|evidence|shows?|showed|confirmed|reproduc\w*)\b/i;
+export const EVIDENCE_CUE =
+  /\b\d+(\.\d+)?\s?(ms|s|sec|seconds|min|minutes|%|x|kb|mb|gb|rows|rps|qps|times)\b|\b(because|since|measured|benchmark\w*|profil\w*|p9\d|latency|throughput|tests?|tested|passed|failed|review(er|ed)?|evidence|shows?|showed|confirmed|reproduc\w*)\b/i;
 /** What comes next. */
 export const NEXT_CUE = /\b(next( step)?|todo|to do|follow[- ]up|then (we|i) (will|should)|will (add|write|fix|check|run|try|move|open|update|ask)|remaining|still need|plan(ned)? to)\b/i;
 /** What is still open. */

@@ -87,7 +87,8 @@ describe("which sessions the worker summarizes", () => {
     const after = await storedSummary(cairn.url, alice.token, "forget-1");
     expect(after).toMatchObject({ turn_count: 1 });
     expect(JSON.stringify(after)).not.toContain("hunter2-SECRET");
-    expect(after!.summary).toContain("Task 1 in forget-1");
+    expect(after!.title).toBe("Task 1 in forget-1");
+    expect(after!.summary).toContain("Reasoning for step 1");
     await summarizer.stop();
   });
 });
