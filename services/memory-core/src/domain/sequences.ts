@@ -96,10 +96,20 @@ export class Sequences {
       await slots.add(attempted.map((a) => a.record));
       const written = new Map((await slots.get({ ids: attempted.map((a) => a.record.id) })).map((r) => [r.id, r]));
       const lost: PendingAppend[] = [];
+      const won: Array<{ pending: PendingAppend; seq: number; record: (typeof attempted)[number]["record"]; at: number }> = [];
+      // A slot's time must not be earlier than the slots before it. A single append only targets a slot after
+      // seeing the one before it, so its clock read comes later; a batch targets slots past ones it may lose,
+      // to a writer whose clock read came later than ours: such slots take that writer's time.
+      let latest = recordedAt;
       for (const { pending, seq: taken, record } of attempted) {
-        if (written.get(record.id)?.metadata.write_id === pending.writeId) pending.resolve({ seq: taken, recordedAt });
+        const slot = written.get(record.id);
+        latest = Math.max(latest, Number(slot?.metadata.recorded_at ?? recordedAt));
+        if (slot?.metadata.write_id === pending.writeId) won.push({ pending, seq: taken, record, at: latest });
         else lost.push(pending);
       }
+      const late = won.filter((w) => w.at > recordedAt);
+      await slots.updateMetadata(late.map((w) => ({ id: w.record.id, metadata: { ...w.record.metadata, recorded_at: w.at } })));
+      for (const w of won) w.pending.resolve({ seq: w.seq, recordedAt: w.at });
       if (lost.length === 0) {
         this.remember(workspace, stream, seq + attempted.length);
         return;
