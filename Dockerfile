@@ -18,8 +18,11 @@ RUN mkdir /manifests \
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY --from=manifests /manifests/ ./
-# Production dependencies only, exactly as locked (the chromadb binding override included).
+# Production dependencies only, exactly as locked. The image always talks to an external Chroma
+# (CAIRN_CHROMA_URL), so the chromadb package's native server binding (~400 MB, used only by the embedded
+# default of `npm start`) is left out; the chromadb client does not load it.
 RUN npm ci --omit=dev --no-audit --no-fund \
+ && rm -rf node_modules/chromadb-js-bindings-* \
  && npm cache clean --force
 
 FROM ${NODE_IMAGE} AS runtime

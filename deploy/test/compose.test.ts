@@ -1,8 +1,11 @@
+import { execFile } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import yaml from "js-yaml";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { cairnVariablesIn, composeViolations, parseEnvFile, type ComposeInputs } from "./support/compose-rules.js";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -74,6 +77,35 @@ describe("docker-compose.yml and the profile env files", () => {
       CAIRN_CHAT_BASE_URL: "http://ollama:11434/v1",
     });
     expect(defaults).toMatchObject({ CAIRN_EMBEDDINGS: "local", CAIRN_CHAT_BASE_URL: "" });
+  });
+});
+
+describe("Chroma's compose healthcheck", () => {
+  const run = promisify(execFile);
+  /** The healthcheck's command as the container would run it: `$$` unescaped, aimed at `port`. */
+  async function healthcheckExitCode(port: number): Promise<number> {
+    const test = (realInputs().compose as Dict).services.chroma.healthcheck.test as string[];
+    expect(test[0]).toBe("CMD");
+    const [command, ...args] = test.slice(1).map((part) => part.replaceAll("$$", "$").replace("/8000", `/${port}`));
+    try {
+      await run(command!, args);
+      return 0;
+    } catch (error) {
+      return (error as { code: number }).code;
+    }
+  }
+
+  it("passes against a running Chroma 1.0 server and fails where none answers", async () => {
+    // The test setup's Chroma is the same 1.0.0 server line as the chromadb/chroma:1.0.0 image.
+    const chroma = new URL(inject("chromaUrl"));
+    expect(await healthcheckExitCode(Number(chroma.port))).toBe(0);
+    const closedPort = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
+    });
+    expect(await healthcheckExitCode(closedPort)).not.toBe(0);
   });
 });
 
