@@ -232,14 +232,30 @@ function exampleInput(op: Operation, raw: Doc): Record<string, unknown> {
   return { ...input, ...((first as Record<string, unknown> | undefined) ?? {}) };
 }
 
+/** The smallest value a reader can recognise as a placeholder that still passes the schema where it can. */
 function sampleValue(name: string, schema: JsonSchema): unknown {
   const examples = schema.examples as unknown[] | undefined;
   if (examples && examples.length > 0) return examples[0];
   if (schema.default !== undefined) return schema.default;
   if (Array.isArray(schema.enum)) return schema.enum[0];
-  if (schema.type === "integer" || schema.type === "number") return schema.minimum ?? 1;
-  if (schema.type === "boolean") return false;
-  return `<${name}>`;
+  switch (schema.type) {
+    case "integer":
+    case "number":
+      return schema.minimum ?? 1;
+    case "boolean":
+      return false;
+    case "array": {
+      const min = typeof schema.minItems === "number" ? schema.minItems : 0;
+      return Array.from({ length: min }, () => sampleValue(name, (schema.items as JsonSchema | undefined) ?? {}));
+    }
+    case "object": {
+      const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+      const required = (schema.required as string[] | undefined) ?? [];
+      return Object.fromEntries(required.map((field) => [field, sampleValue(field, properties[field] ?? {})]));
+    }
+    default:
+      return schema.format === "date-time" ? "2026-11-29T12:00:00Z" : `<${name}>`;
+  }
 }
 
 function curlFor(op: Operation, input: Record<string, unknown>): string {
