@@ -6,7 +6,9 @@ const workspace = uniqueWorkspace("fix");
 const alice = makeToken(workspace, "alice");
 const bob = makeToken(workspace, "bob");
 const admin = makeToken(workspace, "ops", "admin");
-const cairn = useCairn([alice, bob, admin]);
+/** Alone in its workspace, so that which records are nearest to a query is known. */
+const lone = makeToken(uniqueWorkspace("fix-lone"), "lone");
+const cairn = useCairn([alice, bob, admin, lone]);
 
 const add = async (token: string, body: Record<string, unknown>) => {
   const res = await http(cairn.url, "POST", "/v1/memories", { token, body });
@@ -58,6 +60,24 @@ describe("supersede_memory over REST", () => {
 });
 
 describe("recall over time", () => {
+  it("finds the valid memory semantically when every nearest neighbour has been superseded", async () => {
+    const text = "The export worker retries each failed batch three times with jittered backoff.";
+    const body = (n: number, prompt: string) => ({ session_id: "fix-lone", prompt, thought: "Decided after the outage.", response: `Recorded ${n}.` });
+    const post = async (b: Record<string, unknown>) => (await http(cairn.url, "POST", "/v1/memories", { token: lone.token, body: b })).body.id as string;
+    const exact = await post(body(1, text));
+    const close = await post(body(2, `${text} Confirmed.`));
+    const valid = await post(body(3, "Export batches are now retried by the queue itself; the worker no longer retries."));
+    for (const id of [exact, close]) {
+      const res = await http(cairn.url, "POST", `/v1/memories/${id}/supersede`, { token: lone.token, body: { by: valid, reason: "queue retries now" } });
+      expect(res.status).toBe(200);
+    }
+    const ask = async (extra: Record<string, unknown>) =>
+      ids((await http(cairn.url, "POST", "/v1/memories/query", { token: lone.token, body: { query: text, mode: "semantic", limit: 1, ...extra } })).body);
+    // The two nearest records are both superseded: what is valid now lies past them.
+    expect(await ask({})).toEqual([valid]);
+    expect(await ask({ include_superseded: true })).toEqual([exact]);
+  });
+
   it('"next.js" then "now react": now recalls react and not next.js; as of before, next.js and not react', async () => {
     const before = await add(alice.token, {
       session_id: "fix-frontend",

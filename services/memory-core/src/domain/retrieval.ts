@@ -29,6 +29,10 @@ export interface RankedRecord {
 const DEPTH_PER_HIT = 4;
 const MIN_DEPTH = 40;
 
+/** Conditions that only corrected or future-dated records fail: validity at an instant. */
+const NEARLY_ALL_PASS = new Set(["valid_until", "valid_from"]);
+const OVERFETCH = 2;
+
 /**
  * Hybrid retrieval: dense (Chroma, cosine) and lexical (BM25 over the same records) candidates, fused by
  * reciprocal rank, each retriever seeing the same filters; then confidence per hit.
@@ -90,7 +94,16 @@ export class HybridRetrieval {
     const [embedding] = await this.embedder.embed([request.query]);
     if (!embedding) throw internal();
     const store = await this.store.collection(workspace, collection);
-    return store.query({ embedding, n: depth, where: toWhere(request.conditions), withDocuments: true });
+    const where = toWhere(request.conditions);
+    if (where && request.conditions.every((c) => NEARLY_ALL_PASS.has(c.field))) {
+      // A filtered query costs Chroma several times an unfiltered one, and nearly every record is valid now:
+      // over-fetch unfiltered and filter here. Exact whenever enough survive; otherwise ask Chroma to filter.
+      const n = depth * OVERFETCH;
+      const nearest = await store.query({ embedding, n, withDocuments: true });
+      const kept = nearest.filter((r) => matches(r.metadata, request.conditions));
+      if (kept.length >= depth || nearest.length < n) return kept.slice(0, depth);
+    }
+    return store.query({ embedding, n: depth, where, withDocuments: true });
   }
 
   private async lexicalHits(workspace: string, collection: SearchableCollection, request: SearchRequest, depth: number) {
