@@ -1,4 +1,4 @@
-import { RECENCY_VECTOR } from "@cairn/memory-core";
+import { feedStream, RECENCY_VECTOR, Sequences } from "@cairn/memory-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOpenAIStub, type OpenAIStub } from "../../../testing/openai-stub.js";
 import { leaseSlotId, SessionLeases } from "../src/lease.js";
@@ -89,6 +89,35 @@ describe("which sessions the worker summarizes", () => {
     expect(JSON.stringify(after)).not.toContain("hunter2-SECRET");
     expect(after!.title).toBe("Task 1 in forget-1");
     expect(after!.summary).toContain("Reasoning for step 1");
+    await summarizer.stop();
+  });
+});
+
+describe("turns in flight", () => {
+  it("keeps re-checking a session whose feed announced a turn not in Chroma yet, until the writer is taken for dead", async () => {
+    const clock = { shift: 0 };
+    const summarizer = summarizerOver(cairn.runtime, workspace, {}, { now: () => Date.now() + clock.shift });
+    // A running worker (its first round read the workspace), which then follows the change feed.
+    await summarizer.runOnce();
+    await addTurns(cairn.url, alice.token, [turn("flight-1", 1), turn("settled-1", 1)]);
+    // A writer that appended the feed entry and has not stored its turn (yet, or ever).
+    await new Sequences(cairn.runtime.store).append(workspace, feedStream("turns"), { record_id: "t_in_flight", op: "put", session_id: "flight-1" }, "w-flight");
+    const recency = await cairn.runtime.store.collection(workspace, "recency");
+    const leases = async (session: string) => (await recency.get({ ids: Array.from({ length: 8 }, (_, n) => leaseSlotId(session, n)) })).length;
+
+    await summarizer.runOnce();
+    expect(await storedSummary(cairn.url, alice.token, "flight-1")).toMatchObject({ turn_count: 1 });
+    expect(await storedSummary(cairn.url, alice.token, "settled-1")).toMatchObject({ turn_count: 1 });
+    const [flight, settled] = [await leases("flight-1"), await leases("settled-1")];
+
+    await summarizer.runOnce();
+    expect(await leases("flight-1")).toBe(flight + 1);
+    expect(await leases("settled-1")).toBe(settled);
+
+    clock.shift = 31_000;
+    await summarizer.runOnce();
+    await summarizer.runOnce();
+    expect(await leases("flight-1")).toBe(flight + 2);
     await summarizer.stop();
   });
 });
