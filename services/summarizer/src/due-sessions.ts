@@ -8,6 +8,8 @@ const FORGET_GRACE_MS = 5_000;
  * written by a writer that died (the change feed's rule, as in lexical-catalog.ts).
  */
 const IN_FLIGHT_MS = 30_000;
+/** Feed entries read again after the first scan (see scan()). */
+const RECENT_TAIL = 256;
 
 interface Pending {
   /** Server time of the newest change seen. */
@@ -82,8 +84,9 @@ export class DueSessions {
   }
 
   private async scan(workspace: string): Promise<WorkspaceState> {
-    // The feed position first: a write during the scan is then seen again by the feed (harmless).
-    const position = await this.sequences.length(workspace, feedStream("turns"));
+    // The feed position first: a write during the scan is then seen again by the feed (harmless). The recent
+    // tail is read again too, so that a turn whose entry was written but not its record yet is waited for.
+    const position = Math.max(0, (await this.sequences.length(workspace, feedStream("turns"))) - RECENT_TAIL);
     const sessions = new Map<string, { count: number; newest: number }>();
     for await (const m of this.allMetadata(workspace, "turns")) {
       const id = String(m.session_id);
