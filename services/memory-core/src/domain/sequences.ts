@@ -36,9 +36,22 @@ export class Sequences {
 
   /** Takes the next slot of `stream`, holding `payload`. */
   append(workspace: string, stream: string, payload: Metadata, writeId: string): Promise<Appended> {
+    return this.queued(workspace, stream, () => this.appendNow(workspace, stream, payload, writeId));
+  }
+
+  /**
+   * Takes one slot per payload, in their order where no other writer interleaves: one round trip for the
+   * batch instead of one per payload. A slot lost to another writer is taken again further on.
+   */
+  appendMany(workspace: string, stream: string, payloads: readonly Metadata[], writeId: string): Promise<Appended[]> {
+    if (payloads.length === 0) return Promise.resolve([]);
+    return this.queued(workspace, stream, () => this.appendManyNow(workspace, stream, payloads, writeId));
+  }
+
+  private queued<T>(workspace: string, stream: string, run: () => Promise<T>): Promise<T> {
     const key = `${workspace}|${stream}`;
     const previous = this.appendQueues.get(key) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(() => this.appendNow(workspace, stream, payload, writeId));
+    const next = previous.catch(() => undefined).then(run);
     this.appendQueues.set(key, next);
     void next
       .finally(() => {
@@ -66,6 +79,37 @@ export class Sequences {
       seq = await this.lengthOf(slots, workspace, stream);
     }
     throw unavailable("Too many concurrent writers; the write was not stored.");
+  }
+
+  private async appendManyNow(workspace: string, stream: string, payloads: readonly Metadata[], writeId: string): Promise<Appended[]> {
+    const slots = await this.store.collection(workspace, "recency");
+    const taken: Appended[] = new Array(payloads.length);
+    let waiting = payloads.map((_, i) => i);
+    let seq = this.lengthHints.get(`${workspace}|${stream}`) ?? (await this.lengthOf(slots, workspace, stream));
+    for (let attempt = 0; attempt < MAX_APPEND_ATTEMPTS && waiting.length > 0; attempt++) {
+      const recordedAt = this.now();
+      const base = seq;
+      const ids = waiting.map((_, k) => slotId(stream, base + k));
+      await slots.add(
+        waiting.map((i, k) => ({
+          id: ids[k]!,
+          embedding: RECENCY_VECTOR,
+          document: "",
+          metadata: { ...payloads[i], stream, seq: base + k, write_id: writeId, recorded_at: recordedAt },
+        })),
+      );
+      const won = new Set((await slots.get({ ids })).filter((s) => s.metadata.write_id === writeId).map((s) => s.id));
+      const lost: number[] = [];
+      waiting.forEach((i, k) => {
+        if (won.has(ids[k]!)) taken[i] = { seq: base + k, recordedAt };
+        else lost.push(i);
+      });
+      this.remember(workspace, stream, base + waiting.length);
+      waiting = lost;
+      if (waiting.length > 0) seq = await this.lengthOf(slots, workspace, stream);
+    }
+    if (waiting.length > 0) throw unavailable("Too many concurrent writers; the write was not stored.");
+    return taken;
   }
 
   async length(workspace: string, stream: string): Promise<number> {
