@@ -39,11 +39,12 @@ const isCommand = (name: string | undefined): name is Command => name !== undefi
 /** The CLI: returns the exit code (0 done, 1 failed or problems found, 2 bad arguments). */
 export async function main(argv: string[], io: Io): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === undefined || command === "help" || command === "--help" || command === "-h") {
+  if (command === "help" || command === "--help" || command === "-h") {
     io.stdout.write(`${USAGE}\n`);
-    return command === undefined ? 2 : 0;
+    return 0;
   }
   try {
+    if (command === undefined) throw usageError(`no command given; one of ${Object.keys(COMMANDS).join(", ")} (cairn --help)`);
     if (!isCommand(command)) throw usageError(`unknown command "${command}"; one of ${Object.keys(COMMANDS).join(", ")} (cairn --help)`);
     let values: Record<string, string | boolean | undefined>;
     try {
