@@ -1,12 +1,14 @@
 import { benchLocomo } from "./locomo.js";
 import { tuneLocomo } from "./locomo-tune.js";
 import { benchMemoryCore } from "./memory-core.js";
+import { benchOpsCli } from "./ops-cli.js";
 
 /** `npm run bench -- <name> [options]`: benchmarks print figures and ratios; they are not tests. */
 const benches: Record<string, (argv: string[]) => Promise<void>> = {
   "memory-core": benchMemoryCore,
   locomo: benchLocomo,
   "locomo-tune": tuneLocomo,
+  "ops-cli": benchOpsCli,
 };
 
 const [name = "memory-core", ...rest] = process.argv.slice(2);
