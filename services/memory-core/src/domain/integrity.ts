@@ -65,7 +65,9 @@ export class IntegrityCheck {
         const page = await inspected.records.get({ limit: PAGE, offset, withEmbeddings: true });
         for (const record of page) {
           checkVector(findings, name, record, inspected.stamp.dimension);
-          (name === "turns" ? turns : summaries).set(record.id, record.metadata);
+          // Only what the later checks need: a workspace's metadata whole would weigh on memory at 100k turns.
+          const { agent, seq, session_id } = record.metadata;
+          (name === "turns" ? turns : summaries).set(record.id, { agent: agent ?? "", seq: seq ?? -1, session_id: session_id ?? "" });
         }
         count += page.length;
         if (page.length < PAGE) break;
