@@ -280,6 +280,44 @@ describe("reembed_records over REST", () => {
   });
 });
 
+describe("a re-embedding swap cut short", () => {
+  it("is finished by the next start: the complete staging collection replaces the old one", async () => {
+    const ws = uniqueWorkspace("swap");
+    const writer = makeToken(ws, "dev");
+    const first = await startCairn([writer]);
+    const ids: string[] = [];
+    try {
+      for (let n = 1; n <= 3; n++) ids.push((await http(first.url, "POST", "/v1/memories", { token: writer.token, body: turn("swap", n) })).body.id);
+    } finally {
+      await first.close();
+    }
+    // The state a crash between marking the staging collection complete and renaming it leaves behind.
+    const chroma = new ChromaClient({ host: chromaUrl().hostname, port: Number(chromaUrl().port), ssl: false, tenant: "default_tenant", database: ws });
+    const turns = await chroma.getCollection({ name: "turns", embeddingFunction: null } as never);
+    const all = await turns.get({ include: ["embeddings", "documents", "metadatas"] as never });
+    const staging = await chroma.createCollection({
+      name: "turns-reembed",
+      embeddingFunction: null,
+      configuration: { hnsw: { space: "cosine" } },
+      metadata: { embedding_model: "use-lite-512", embedding_dim: 512, reembed_complete: true },
+    } as never);
+    await staging.add({ ids: all.ids, embeddings: all.embeddings as number[][], documents: all.documents as string[], metadatas: all.metadatas as never });
+    await turns.modify({ metadata: { embedding_model: "old-model", embedding_dim: 512 } });
+
+    const next = await startCairn([writer]);
+    try {
+      const recent = await http(next.url, "GET", "/v1/memories/recent", { token: writer.token });
+      expect(recent.status).toBe(200);
+      expect(recent.body.turns.map((t: { id: string }) => t.id)).toEqual([...ids].reverse());
+      const names = (await chroma.listCollections()).map((c) => c.name).sort();
+      expect(names).toContain("turns");
+      expect(names).not.toContain("turns-reembed");
+    } finally {
+      await next.close();
+    }
+  });
+});
+
 describe("export_records over MCP", () => {
   it("pages through the workspace's turns", async () => {
     const client = await mcpClient(cairn.url, mcpOps.token);

@@ -331,6 +331,13 @@ describe("cairn reembed", () => {
       expect(stale.code).toBe(1);
       expect(stale.stdout).toContain("stamp_mismatch: 2");
 
+      // A workspace waiting for re-embedding can still be backed up, vectors of the old model and all.
+      const file = join(dir, "before-reembed.ndjson");
+      const saved = await cairnCli(["backup", "--out", file, "--token", ops.token, "--url", cairn.url.toString()]);
+      expect(saved.code).toBe(0);
+      const manifest = JSON.parse((await readFile(file, "utf8")).trimEnd().split("\n").at(-1)!);
+      expect(manifest.workspaces[0]).toMatchObject({ counts: { turns: 9, summaries: 1 }, stamps: { turns: { model: "use-lite-512", dimension: 512 } } });
+
       // A run that stopped after one batch of four (as if interrupted): the progress is kept in Chroma.
       const embeddedTexts = () => stub.requests.filter((r) => r.path === "/v1/embeddings").flatMap((r) => [r.body.input].flat()).length;
       const beforeRun = embeddedTexts();
