@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { backup } from "./commands/backup.js";
 import { reembed } from "./commands/reembed.js";
-import { restore } from "./commands/restore.js";
+import { checkFile, restore } from "./commands/restore.js";
 import { verify } from "./commands/verify.js";
 import { loadCliConfig } from "./config.js";
 import { CliError, usageError, type Io } from "./io.js";
@@ -84,10 +84,9 @@ async function run(command: Command, values: Record<string, string | boolean | u
 
   if (command === "restore") {
     const file = resolve(io.cwd, input!);
-    const { checkFile } = await import("./commands/restore.js");
-    // A damaged file is refused before any token is used.
-    await checkFile(file);
-    const summary = await restore(file, await resolveTargets(config), string("workspace"), io);
+    // The whole file is checked against its manifest before any token is used: nothing is sent from a damaged file.
+    const manifest = await checkFile(file);
+    const summary = await restore(file, manifest, await resolveTargets(config), string("workspace"), io);
     for (const w of summary.workspaces) {
       const parts = (["tombstones", "turns", "summaries"] as const).map((c) => {
         const t = w.totals[c];

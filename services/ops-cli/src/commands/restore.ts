@@ -18,12 +18,10 @@ export interface RestoreSummary {
 }
 
 /**
- * Checks the whole file against its manifest first (nothing is sent from a damaged file), then streams its
- * records into each workspace in batches. memory-core skips records it holds already, so a restore can be
+ * Streams the records of a file that `checkFile` passed into each workspace in batches. memory-core skips records it holds already, so a restore can be
  * run again, or after an interruption, without storing anything twice.
  */
-export async function restore(file: string, targets: Target[], only: string | undefined, io: Io): Promise<RestoreSummary> {
-  const manifest = await checkFile(file);
+export async function restore(file: string, manifest: ManifestLine, targets: Target[], only: string | undefined, io: Io): Promise<RestoreSummary> {
   const wanted = manifest.workspaces.filter((w) => only === undefined || w.workspace === only);
   if (only !== undefined && wanted.length === 0) {
     throw new CliError(`the backup holds no workspace ${only} (it holds ${names(manifest.workspaces)})`, 2);
