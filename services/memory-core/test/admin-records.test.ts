@@ -185,6 +185,43 @@ describe("import_records over REST", () => {
   });
 });
 
+describe("import_records beside other writers", () => {
+  it("two imports and new writes of the same agents at once: every turn stored once and reachable in order", async () => {
+    const ws = uniqueWorkspace("race");
+    const writer = makeToken(ws, "dev");
+    const admin = makeToken(ws, "ops", "admin");
+    const other = await startCairn([writer, admin]);
+    const replica = await startCairn([writer, admin]);
+    try {
+      for (let n = 1; n <= 10; n++) await add(dev.token, turn("race-old", n));
+      const { records, stamp } = await exportAll(ops.token, "turns");
+      const fromDev = records.filter((r) => r.metadata.session_id === "race-old");
+      expect(fromDev).toHaveLength(10);
+      const half = Math.floor(fromDev.length / 2);
+      const post = (url: URL, batch: unknown[]) => http(url, "POST", "/v1/admin/records", { token: admin.token, body: { collection: "turns", stamp, records: batch } });
+      const results = await Promise.all([
+        post(other.url, fromDev.slice(0, half)),
+        post(replica.url, fromDev.slice(half)),
+        post(replica.url, fromDev),
+        ...[1, 2, 3].map((n) => http(other.url, "POST", "/v1/memories", { token: writer.token, body: turn("race-new", n) })),
+      ]);
+      expect(results.slice(3).map((r) => r.status)).toEqual([201, 201, 201]);
+      const imports = results.slice(0, 3).map((r) => r.body as { stored: number; skipped: number });
+      expect(imports.reduce((n, r) => n + r.stored, 0)).toBe(fromDev.length);
+      expect(imports.reduce((n, r) => n + r.stored + r.skipped, 0)).toBe(fromDev.length * 2);
+      const recent = await http(other.url, "GET", "/v1/memories/recent?limit=100", { token: writer.token });
+      expect(recent.body.turns).toHaveLength(fromDev.length + 3);
+      expect(new Set(recent.body.turns.map((t: { id: string }) => t.id)).size).toBe(fromDev.length + 3);
+      const verify = await http(replica.url, "GET", "/v1/admin/verify", { token: admin.token });
+      expect(verify.body).toMatchObject({ healthy: true, problems: [] });
+      expect(verify.body.collections[0].count).toBe(fromDev.length + 3);
+    } finally {
+      await other.close();
+      await replica.close();
+    }
+  });
+});
+
 describe("verify_store over REST", () => {
   it("passes a healthy store and catches one damaged behind memory-core's back", async () => {
     for (const [token, ws] of [[healthyDev, healthy], [damagedDev, damaged]] as const) {

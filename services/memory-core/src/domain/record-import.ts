@@ -50,20 +50,17 @@ export class RecordImport {
 
     const { vectors, reembedded } = await this.vectorsFor(fresh, stamp);
     const writeId = randomUUID();
-    const seqOf = new Map<string, number>();
-    const byAgent = new Map<string, ExportedRecord[]>();
-    for (const record of fresh) {
-      const agent = String(record.metadata.agent);
-      byAgent.set(agent, [...(byAgent.get(agent) ?? []), record]);
-    }
-    // As for any write, the slots come before the records (see memory-service.ts writeTurn).
-    await Promise.all([
-      ...[...byAgent].map(async ([agent, group]) => {
-        const slots = await this.sequences.appendMany(workspace, agent, group.map((r) => ({ turn_id: r.id })), writeId);
-        group.forEach((r, i) => seqOf.set(r.id, slots[i]!.seq));
-      }),
-      this.sequences.appendMany(workspace, feedStream("turns"), fresh.map((r) => ({ record_id: r.id, op: "put" })), writeId),
-    ]);
+    // As for any write, the slots come before the records (see memory-service.ts writeTurn): each turn's slot
+    // in its agent's sequence and its change-feed entry, all in one round trip.
+    const slots = await this.sequences.appendAcross(
+      workspace,
+      [
+        ...fresh.map((r) => ({ stream: String(r.metadata.agent), payload: { turn_id: r.id } })),
+        ...fresh.map((r) => ({ stream: feedStream("turns"), payload: { record_id: r.id, op: "put" } })),
+      ],
+      writeId,
+    );
+    const seqOf = new Map(fresh.map((r, i) => [r.id, slots[i]!.seq]));
     await turns.add(
       fresh.map((r, i) => ({
         id: r.id,

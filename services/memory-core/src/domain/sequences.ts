@@ -45,7 +45,9 @@ export class Sequences {
    */
   appendMany(workspace: string, stream: string, payloads: readonly Metadata[], writeId: string): Promise<Appended[]> {
     if (payloads.length === 0) return Promise.resolve([]);
-    return this.queued(workspace, stream, () => this.appendManyNow(workspace, stream, payloads, writeId));
+    return this.queued(workspace, stream, () =>
+      this.appendAcrossNow(workspace, payloads.map((payload) => ({ stream, payload })), writeId),
+    );
   }
 
   private queued<T>(workspace: string, stream: string, run: () => Promise<T>): Promise<T> {
@@ -81,32 +83,54 @@ export class Sequences {
     throw unavailable("Too many concurrent writers; the write was not stored.");
   }
 
-  private async appendManyNow(workspace: string, stream: string, payloads: readonly Metadata[], writeId: string): Promise<Appended[]> {
+  /**
+   * Takes slots in several streams at once, one round trip for all (a restore: each agent's sequence and the
+   * change feed). It does not wait for this replica's queues: the insert-if-absent protocol keeps it correct
+   * beside any other writer; the queues only spare one replica's writers from contending with each other.
+   */
+  appendAcross(workspace: string, requests: ReadonlyArray<{ stream: string; payload: Metadata }>, writeId: string): Promise<Appended[]> {
+    return this.appendAcrossNow(workspace, requests, writeId);
+  }
+
+  private async appendAcrossNow(
+    workspace: string,
+    requests: ReadonlyArray<{ stream: string; payload: Metadata }>,
+    writeId: string,
+  ): Promise<Appended[]> {
+    if (requests.length === 0) return [];
     const slots = await this.store.collection(workspace, "recency");
-    const taken: Appended[] = new Array(payloads.length);
-    let waiting = payloads.map((_, i) => i);
-    let seq = this.lengthHints.get(`${workspace}|${stream}`) ?? (await this.lengthOf(slots, workspace, stream));
+    const taken: Appended[] = new Array(requests.length);
+    const lengthNow = (stream: string) => this.lengthOf(slots, workspace, stream);
+    const streams = [...new Set(requests.map((r) => r.stream))];
+    const next = new Map(
+      await Promise.all(streams.map(async (s) => [s, this.lengthHints.get(`${workspace}|${s}`) ?? (await lengthNow(s))] as const)),
+    );
+    let waiting = requests.map((_, i) => i);
     for (let attempt = 0; attempt < MAX_APPEND_ATTEMPTS && waiting.length > 0; attempt++) {
       const recordedAt = this.now();
-      const base = seq;
-      const ids = waiting.map((_, k) => slotId(stream, base + k));
+      const end = new Map(next);
+      const placed = waiting.map((i) => {
+        const stream = requests[i]!.stream;
+        const seq = end.get(stream)!;
+        end.set(stream, seq + 1);
+        return { i, stream, seq, id: slotId(stream, seq) };
+      });
       await slots.add(
-        waiting.map((i, k) => ({
-          id: ids[k]!,
+        placed.map((p) => ({
+          id: p.id,
           embedding: RECENCY_VECTOR,
           document: "",
-          metadata: { ...payloads[i], stream, seq: base + k, write_id: writeId, recorded_at: recordedAt },
+          metadata: { ...requests[p.i]!.payload, stream: p.stream, seq: p.seq, write_id: writeId, recorded_at: recordedAt },
         })),
       );
-      const won = new Set((await slots.get({ ids })).filter((s) => s.metadata.write_id === writeId).map((s) => s.id));
-      const lost: number[] = [];
-      waiting.forEach((i, k) => {
-        if (won.has(ids[k]!)) taken[i] = { seq: base + k, recordedAt };
-        else lost.push(i);
-      });
-      this.remember(workspace, stream, base + waiting.length);
-      waiting = lost;
-      if (waiting.length > 0) seq = await this.lengthOf(slots, workspace, stream);
+      const won = new Set((await slots.get({ ids: placed.map((p) => p.id) })).filter((s) => s.metadata.write_id === writeId).map((s) => s.id));
+      const lost = placed.filter((p) => !won.has(p.id));
+      for (const p of placed) if (won.has(p.id)) taken[p.i] = { seq: p.seq, recordedAt };
+      for (const [stream, length] of end) this.remember(workspace, stream, length);
+      waiting = lost.map((p) => p.i);
+      // Where another writer took slots, the sequence moved on: find where it ends now.
+      for (const stream of streams) next.set(stream, end.get(stream)!);
+      for (const stream of new Set(lost.map((p) => p.stream))) next.set(stream, await lengthNow(stream));
     }
     if (waiting.length > 0) throw unavailable("Too many concurrent writers; the write was not stored.");
     return taken;
