@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -20,10 +20,14 @@ import { round, summarize, timed, type Summary } from "./stats.js";
  * p50/p95 of each operation, and the ratio of query_raw_memories (embedding excluded) to the raw Chroma query.
  *
  *   npm run bench -- memory-core [--n 10000] [--samples 200] [--concurrency 8] [--embedder local|hash] [--json]
+ *                                [--data-dir DIR]
  *
  * `--embedder hash` serves hashing bag-of-words vectors from a local OpenAI-compatible stub instead of the
  * local model (about 12 turns/s on two cores): for runs at 100k, where what is measured is memory-core's
  * own cost around the embedding, which the report separates anyway.
+ *
+ * `--data-dir DIR` keeps the loaded store in DIR and, when DIR already holds a load of the same shape, measures
+ * over it without loading again (a 100k load takes over an hour on two cores; the code measured may change).
  */
 export async function benchMemoryCore(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -36,6 +40,7 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
       sessions: { type: "string", default: "500" },
       embedder: { type: "string", default: "local" },
       json: { type: "boolean", default: false },
+      "data-dir": { type: "string" },
     },
   });
   const n = Number(values.n);
@@ -44,12 +49,22 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
   const agentCount = Number(values.agents);
   const log = (line: string) => process.stderr.write(`${line}\n`);
 
-  const dataDir = await mkdtemp(join(tmpdir(), "cairn-bench-"));
+  const kept = values["data-dir"];
+  const dataDir = kept ?? (await mkdtemp(join(tmpdir(), "cairn-bench-")));
   const workspace = "bench";
-  const tokens = Array.from({ length: agentCount }, (_, i) => ({ token: newToken(), workspace, agent: `agent-${i}`, role: "agent" as const }));
+  const shape = { n, agents: agentCount, sessions: Number(values.sessions), embedder: values.embedder };
+  const marker = join(dataDir, "bench-load.json");
+  const previous = kept ? await readFile(marker, "utf8").then(JSON.parse, () => undefined) : undefined;
+  const reuse = previous !== undefined && JSON.stringify(previous.shape) === JSON.stringify(shape);
+  if (kept && !reuse) await mkdir(dataDir, { recursive: true });
+  const tokens: Array<{ token: string; workspace: string; agent: string; role: "agent" }> = reuse
+    ? previous.tokens
+    : Array.from({ length: agentCount }, (_, i) => ({ token: newToken(), workspace, agent: `agent-${i}`, role: "agent" as const }));
   const tokenOf = new Map(tokens.map((t) => [t.agent, t.token]));
   const tokensFile = join(dataDir, "tokens.yaml");
   await writeFile(tokensFile, yaml.dump({ tokens }));
+  // Turns sampled on a reused store need sessions of their own, or they would be replays of the last run's.
+  const runTag = Date.now().toString(36);
 
   if (values.embedder !== "local" && values.embedder !== "hash") throw new Error("--embedder is local or hash");
   let stub: OpenAIStub | undefined;
@@ -84,10 +99,11 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
 
   try {
     // 1. Bulk load through the API.
-    const turns = corpus(n, { agents: agentCount, sessions: Number(values.sessions) });
+    const turns = reuse ? [] : corpus(n, { agents: agentCount, sessions: Number(values.sessions) });
     const loadLatencies: number[] = [];
     let next = 0;
     const loadStart = performance.now();
+    if (reuse) log(`reusing the load of ${n} turns in ${dataDir}`);
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
         while (next < turns.length) {
@@ -100,7 +116,8 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
         }
       }),
     );
-    const loadSeconds = (performance.now() - loadStart) / 1000;
+    const loadSeconds = reuse ? Number(previous.load_seconds) : (performance.now() - loadStart) / 1000;
+    if (kept && !reuse) await writeFile(marker, JSON.stringify({ shape, tokens, load_seconds: loadSeconds }));
 
     // 2. add_memory one at a time, so each request's embedding time is known.
     const extra = corpus(samples, { agents: agentCount, sessions: 50, seed: 7 });
@@ -108,7 +125,7 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
     const addWithoutEmbedding: number[] = [];
     for (const { agent, ...body } of extra) {
       const before = embedTimes.length;
-      const { ms, value } = await timed(() => post("/v1/memories", tokenOf.get(agent)!, { ...body, session_id: `${body.session_id}-sampled` }));
+      const { ms, value } = await timed(() => post("/v1/memories", tokenOf.get(agent)!, { ...body, session_id: `${body.session_id}-sampled-${runTag}` }));
       if (value.status !== 201) throw new Error(`add_memory answered ${value.status}`);
       await value.arrayBuffer();
       addTotal.push(ms);
@@ -161,7 +178,7 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
       records: n + samples,
       load_seconds: round(loadSeconds, 1),
       load_turns_per_second: round(n / loadSeconds, 1),
-      add_memory_under_load: summarize(loadLatencies),
+      ...(reuse ? { reused_load: true } : { add_memory_under_load: summarize(loadLatencies) }),
       add_memory: summarize(addTotal),
       add_memory_without_embedding: summarize(addWithoutEmbedding),
       query_recent_turns: summarize(recentFirst),
@@ -178,7 +195,7 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
   } finally {
     await stack.stop();
     await stub?.close();
-    await rm(dataDir, { recursive: true, force: true });
+    if (!kept) await rm(dataDir, { recursive: true, force: true });
   }
 }
 

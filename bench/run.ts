@@ -1,3 +1,4 @@
+import { benchLexical } from "./lexical.js";
 import { benchLocomo } from "./locomo.js";
 import { tuneLocomo } from "./locomo-tune.js";
 import { benchMemoryCore } from "./memory-core.js";
@@ -6,6 +7,7 @@ import { benchOpsCli } from "./ops-cli.js";
 /** `npm run bench -- <name> [options]`: benchmarks print figures and ratios; they are not tests. */
 const benches: Record<string, (argv: string[]) => Promise<void>> = {
   "memory-core": benchMemoryCore,
+  lexical: benchLexical,
   locomo: benchLocomo,
   "locomo-tune": tuneLocomo,
   "ops-cli": benchOpsCli,

@@ -1,6 +1,6 @@
-import MiniSearch, { type SearchResult } from "minisearch";
 import type { Metadata } from "../store/chroma-store.js";
-import { terms, toTerm, tokenize } from "./text-analysis.js";
+import { Bm25Index, type Bm25Params } from "./bm25-index.js";
+import { terms } from "./text-analysis.js";
 
 const CONTEXT_POOL = 200;
 
@@ -18,11 +18,11 @@ export interface LexicalDocument {
 }
 
 /**
- * BM25 (MiniSearch's BM25+) over one collection of one workspace. It holds nothing that Chroma does not:
+ * BM25+ (bm25-index.ts) over one collection of one workspace. It holds nothing that Chroma does not:
  * it is built from Chroma and kept current from the workspace's change feed (see lexical-catalog.ts).
  */
 export class LexicalIndex {
-  private readonly search: MiniSearch;
+  private readonly bm25: Bm25Index;
   private readonly metadata = new Map<string, Metadata>();
   /** Per session, its records in order (by `valid_from`, then id); rebuilt lazily after writes. */
   private readonly sessions = new Map<string, string[]>();
@@ -30,16 +30,10 @@ export class LexicalIndex {
 
   constructor(
     boosts: Record<string, number>,
-    bm25: { k: number; b: number; d: number },
+    bm25: Bm25Params,
     private readonly neighbourShare = 0,
   ) {
-    this.search = new MiniSearch({
-      idField: "id",
-      fields: Object.keys(boosts),
-      tokenize,
-      processTerm: toTerm,
-      searchOptions: { boost: boosts, combineWith: "OR", bm25 },
-    });
+    this.bm25 = new Bm25Index(Object.keys(boosts), boosts, bm25);
   }
 
   get size(): number {
@@ -47,15 +41,13 @@ export class LexicalIndex {
   }
 
   put(document: LexicalDocument): void {
-    const entry = { id: document.id, ...document.fields };
-    if (this.search.has(document.id)) this.search.replace(entry);
-    else this.search.add(entry);
+    this.bm25.put(document.id, document.fields);
     this.metadata.set(document.id, document.metadata);
     this.touchSession(document.id, document.metadata);
   }
 
   remove(id: string): void {
-    if (this.search.has(id)) this.search.discard(id);
+    this.bm25.remove(id);
     const metadata = this.metadata.get(id);
     this.metadata.delete(id);
     if (metadata) this.touchSession(id, metadata);
@@ -88,20 +80,15 @@ export class LexicalIndex {
   query(text: string, limit: number, accept: (metadata: Metadata) => boolean): LexicalHit[] {
     const asked = terms(text).length;
     if (asked === 0) return [];
-    const results: SearchResult[] = this.search.search(text, {
-      filter: (result) => {
-        const metadata = this.metadata.get(String(result.id));
-        return metadata !== undefined && accept(metadata);
-      },
-    });
     // Turn context can lift a record by at most `neighbourShare` of the best score, so records below the
     // first `CONTEXT_POOL` cannot reach the top `limit` through it in any realistic ranking.
     const pool = this.neighbourShare > 0 ? Math.max(limit, CONTEXT_POOL) : limit;
-    const hits = results.slice(0, pool).map((r) => ({
-      id: String(r.id),
-      score: r.score,
-      coverage: Math.min(1, r.queryTerms.length / asked),
-    }));
+    const hits = this.bm25
+      .search(text, pool, (id) => {
+        const metadata = this.metadata.get(id);
+        return metadata !== undefined && accept(metadata);
+      })
+      .map((h) => ({ id: h.id, score: h.score, coverage: Math.min(1, h.matchedTerms / asked) }));
     if (this.neighbourShare > 0) return this.withContext(hits, accept).slice(0, limit);
     return hits;
   }

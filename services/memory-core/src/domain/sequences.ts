@@ -11,23 +11,35 @@ import { RECENCY_VECTOR, type ChromaStore, type Metadata, type RecordCollection 
  * replicas. The length is found by batched id lookups (an exponential probe from the last known length, then
  * 64-way narrowing), usually one lookup; reading slots is a lookup by ids. Filtered `get`s, which scan the
  * whole collection on this Chroma, are never used.
+ *
+ * Appends to one stream from this replica are group-committed: those that queue while a batch is in flight
+ * take consecutive slots together in the next batch (one `add`, one read-back), so a workspace-wide stream
+ * such as the change feed does not cap the write rate of every concurrent writer at one round trip pair.
  */
 
 export const slotId = (stream: string, seq: number) => `seq:${stream}:${seq}`;
 
 const MAX_HINTS = 10_000;
 const MAX_APPEND_ATTEMPTS = 64;
+const MAX_BATCH = 128;
 
 export interface Appended {
   seq: number;
   recordedAt: number;
 }
 
+interface PendingAppend {
+  payload: Metadata;
+  writeId: string;
+  resolve: (appended: Appended) => void;
+  reject: (error: unknown) => void;
+}
+
 export class Sequences {
   /** Per workspace and stream, a length the sequence is known to have reached: a hint, never the truth. */
   private readonly lengthHints = new Map<string, number>();
-  /** Appends to one stream from this replica go one at a time rather than contend for the same slot. */
-  private readonly appendQueues = new Map<string, Promise<unknown>>();
+  /** Appends waiting for the stream's batch in flight to end, per workspace and stream; present while one runs. */
+  private readonly appendQueues = new Map<string, PendingAppend[]>();
 
   constructor(
     private readonly store: ChromaStore,
@@ -36,104 +48,87 @@ export class Sequences {
 
   /** Takes the next slot of `stream`, holding `payload`. */
   append(workspace: string, stream: string, payload: Metadata, writeId: string): Promise<Appended> {
-    return this.queued(workspace, stream, () => this.appendNow(workspace, stream, payload, writeId));
-  }
-
-  /**
-   * Takes one slot per payload, in their order where no other writer interleaves: one round trip for the
-   * batch instead of one per payload. A slot lost to another writer is taken again further on.
-   */
-  appendMany(workspace: string, stream: string, payloads: readonly Metadata[], writeId: string): Promise<Appended[]> {
-    if (payloads.length === 0) return Promise.resolve([]);
-    return this.queued(workspace, stream, () =>
-      this.appendAcrossNow(workspace, payloads.map((payload) => ({ stream, payload })), writeId),
-    );
-  }
-
-  private queued<T>(workspace: string, stream: string, run: () => Promise<T>): Promise<T> {
     const key = `${workspace}|${stream}`;
-    const previous = this.appendQueues.get(key) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(run);
-    this.appendQueues.set(key, next);
-    void next
-      .finally(() => {
-        if (this.appendQueues.get(key) === next) this.appendQueues.delete(key);
-      })
-      .catch(() => undefined);
-    return next;
+    return new Promise<Appended>((resolve, reject) => {
+      const waiting = this.appendQueues.get(key);
+      const pending = { payload, writeId, resolve, reject };
+      if (waiting) {
+        waiting.push(pending);
+        return;
+      }
+      this.appendQueues.set(key, [pending]);
+      void this.drain(workspace, stream, key);
+    });
   }
 
-  private async appendNow(workspace: string, stream: string, payload: Metadata, writeId: string): Promise<Appended> {
+  /** Several slots of one stream, in their order: queued together, they commit together (see append). */
+  appendMany(workspace: string, stream: string, payloads: readonly Metadata[], writeId: string): Promise<Appended[]> {
+    return Promise.all(payloads.map((payload) => this.append(workspace, stream, payload, writeId)));
+  }
+
+  /** Slots in several streams at once (a restore: each agent's sequence and the change feed), in order within each. */
+  appendAcross(workspace: string, requests: ReadonlyArray<{ stream: string; payload: Metadata }>, writeId: string): Promise<Appended[]> {
+    return Promise.all(requests.map((r) => this.append(workspace, r.stream, r.payload, writeId)));
+  }
+
+  /** Commits the stream's queued appends batch by batch until none are left. */
+  private async drain(workspace: string, stream: string, key: string): Promise<void> {
+    const queue = this.appendQueues.get(key)!;
+    while (queue.length > 0) {
+      const batch = queue.splice(0, MAX_BATCH);
+      try {
+        await this.appendBatch(workspace, stream, batch);
+      } catch (error) {
+        for (const pending of batch) pending.reject(error);
+      }
+    }
+    this.appendQueues.delete(key);
+  }
+
+  /** Takes consecutive slots for the batch; those another writer took first try again at the new end. */
+  private async appendBatch(workspace: string, stream: string, batch: PendingAppend[]): Promise<void> {
     const slots = await this.store.collection(workspace, "recency");
     // On one replica the hint is exact after its own last append: try it before probing for the length.
     let seq = this.lengthHints.get(`${workspace}|${stream}`) ?? (await this.lengthOf(slots, workspace, stream));
-    for (let attempt = 0; attempt < MAX_APPEND_ATTEMPTS; attempt++) {
+    let waiting = batch;
+    for (let attempt = 0; attempt < MAX_APPEND_ATTEMPTS && waiting.length > 0; attempt++) {
       const recordedAt = this.now();
-      const id = slotId(stream, seq);
-      const metadata: Metadata = { ...payload, stream, seq, write_id: writeId, recorded_at: recordedAt };
-      await slots.add([{ id, embedding: RECENCY_VECTOR, document: "", metadata }]);
-      const [slot] = await slots.get({ ids: [id] });
-      if (slot?.metadata.write_id === writeId) {
-        this.remember(workspace, stream, seq + 1);
-        return { seq, recordedAt };
+      const attempted = waiting.map((pending, i) => ({
+        pending,
+        seq: seq + i,
+        record: {
+          id: slotId(stream, seq + i),
+          embedding: RECENCY_VECTOR,
+          document: "",
+          metadata: { ...pending.payload, stream, seq: seq + i, write_id: pending.writeId, recorded_at: recordedAt },
+        },
+      }));
+      await slots.add(attempted.map((a) => a.record));
+      const written = new Map((await slots.get({ ids: attempted.map((a) => a.record.id) })).map((r) => [r.id, r]));
+      const lost: PendingAppend[] = [];
+      const won: Array<{ pending: PendingAppend; seq: number; record: (typeof attempted)[number]["record"]; at: number }> = [];
+      // A slot's time must not be earlier than the slots before it. A single append only targets a slot after
+      // seeing the one before it, so its clock read comes later; a batch targets slots past ones it may lose,
+      // to a writer whose clock read came later than ours: such slots take that writer's time.
+      let latest = recordedAt;
+      for (const { pending, seq: taken, record } of attempted) {
+        const slot = written.get(record.id);
+        latest = Math.max(latest, Number(slot?.metadata.recorded_at ?? recordedAt));
+        if (slot?.metadata.write_id === pending.writeId) won.push({ pending, seq: taken, record, at: latest });
+        else lost.push(pending);
       }
-      // Another writer took it: the sequence moved on, find where it ends now.
+      const late = won.filter((w) => w.at > recordedAt);
+      await slots.updateMetadata(late.map((w) => ({ id: w.record.id, metadata: { ...w.record.metadata, recorded_at: w.at } })));
+      for (const w of won) w.pending.resolve({ seq: w.seq, recordedAt: w.at });
+      if (lost.length === 0) {
+        this.remember(workspace, stream, seq + attempted.length);
+        return;
+      }
+      // Another writer took some of them: the sequence moved on, find where it ends now.
+      waiting = lost;
       seq = await this.lengthOf(slots, workspace, stream);
     }
     throw unavailable("Too many concurrent writers; the write was not stored.");
-  }
-
-  /**
-   * Takes slots in several streams at once, one round trip for all (a restore: each agent's sequence and the
-   * change feed). It does not wait for this replica's queues: the insert-if-absent protocol keeps it correct
-   * beside any other writer; the queues only spare one replica's writers from contending with each other.
-   */
-  appendAcross(workspace: string, requests: ReadonlyArray<{ stream: string; payload: Metadata }>, writeId: string): Promise<Appended[]> {
-    return this.appendAcrossNow(workspace, requests, writeId);
-  }
-
-  private async appendAcrossNow(
-    workspace: string,
-    requests: ReadonlyArray<{ stream: string; payload: Metadata }>,
-    writeId: string,
-  ): Promise<Appended[]> {
-    if (requests.length === 0) return [];
-    const slots = await this.store.collection(workspace, "recency");
-    const taken: Appended[] = new Array(requests.length);
-    const lengthNow = (stream: string) => this.lengthOf(slots, workspace, stream);
-    const streams = [...new Set(requests.map((r) => r.stream))];
-    const next = new Map(
-      await Promise.all(streams.map(async (s) => [s, this.lengthHints.get(`${workspace}|${s}`) ?? (await lengthNow(s))] as const)),
-    );
-    let waiting = requests.map((_, i) => i);
-    for (let attempt = 0; attempt < MAX_APPEND_ATTEMPTS && waiting.length > 0; attempt++) {
-      const recordedAt = this.now();
-      const end = new Map(next);
-      const placed = waiting.map((i) => {
-        const stream = requests[i]!.stream;
-        const seq = end.get(stream)!;
-        end.set(stream, seq + 1);
-        return { i, stream, seq, id: slotId(stream, seq) };
-      });
-      await slots.add(
-        placed.map((p) => ({
-          id: p.id,
-          embedding: RECENCY_VECTOR,
-          document: "",
-          metadata: { ...requests[p.i]!.payload, stream: p.stream, seq: p.seq, write_id: writeId, recorded_at: recordedAt },
-        })),
-      );
-      const won = new Set((await slots.get({ ids: placed.map((p) => p.id) })).filter((s) => s.metadata.write_id === writeId).map((s) => s.id));
-      const lost = placed.filter((p) => !won.has(p.id));
-      for (const p of placed) if (won.has(p.id)) taken[p.i] = { seq: p.seq, recordedAt };
-      for (const [stream, length] of end) this.remember(workspace, stream, length);
-      waiting = lost.map((p) => p.i);
-      // Where another writer took slots, the sequence moved on: find where it ends now.
-      for (const stream of streams) next.set(stream, end.get(stream)!);
-      for (const stream of new Set(lost.map((p) => p.stream))) next.set(stream, await lengthNow(stream));
-    }
-    if (waiting.length > 0) throw unavailable("Too many concurrent writers; the write was not stored.");
-    return taken;
   }
 
   async length(workspace: string, stream: string): Promise<number> {

@@ -1,0 +1,332 @@
+import { BoundedHeap } from "./bounded-heap.js";
+import { tokenize, toTerm } from "./text-analysis.js";
+
+export interface Bm25Params {
+  /** Term-frequency saturation. */
+  k: number;
+  /** Length normalisation. */
+  b: number;
+  /** BM25+ lower bound: a match counts for at least this much of its term's idf. */
+  d: number;
+}
+
+export interface Bm25Hit {
+  id: string;
+  score: number;
+  /** Distinct query terms the record holds. */
+  matchedTerms: number;
+}
+
+/** One term in one field: the records holding it, with their term frequencies, in insertion order. */
+interface Posting {
+  docs: number[];
+  freqs: number[];
+  /** Entries whose record is still in the index; the rest are dropped lazily, when the posting is next read. */
+  live: number;
+  /** Bounds over every entry ever added (a superset of the live ones), for the score bound of the term. */
+  maxFreq: number;
+  minLength: number;
+  /** Term frequency by document number, kept once the posting is dense (see DENSE_SHARE). */
+  dense?: Uint16Array;
+}
+
+/** A query term in one field, ready to score. */
+interface FieldPlan {
+  field: number;
+  posting: Posting;
+  /** weight × boost × idf */
+  factor: number;
+}
+
+interface TermPlan {
+  /** From 1, in query order. */
+  index: number;
+  fields: FieldPlan[];
+  /** No record gains more than this from the term. */
+  bound: number;
+  /** Every field posting can be looked up by document number. */
+  dense: boolean;
+}
+
+/** A posting held by at least this share of the records gets a by-document lookup table. */
+const DENSE_SHARE = 1 / 16;
+
+/**
+ * BM25+ over fielded text (each field scored on its own length statistics, weighted by its boost, summed),
+ * with MiniSearch's scoring — a record's sum is multiplied by the number of distinct query terms it holds —
+ * so that the ranking measured on LoCoMo carries over exactly. What it adds is cost control:
+ * - scores go into preallocated accumulators and the best are kept in a bounded heap, so a term held by most
+ *   of a 100k-record workspace costs a pass over plain arrays, not 100k result objects;
+ * - the query's commonest terms (held by most records, so worth least) are not scanned at all when they
+ *   need not be: candidates come from the rarer terms, the common ones are looked up for those candidates
+ *   only, and a bound proves that no record holding only common terms could have made the list — when the
+ *   bound cannot prove it, the query is scored in full instead. Either way the result is exact.
+ */
+export class Bm25Index {
+  private readonly fieldCount: number;
+  private readonly boosts: number[];
+  private readonly postings = new Map<string, Array<Posting | undefined>>();
+  /** By document number; undefined once removed. */
+  private readonly ids: Array<string | undefined> = [];
+  private readonly numbers = new Map<string, number>();
+  /** Distinct raw tokens per field, by document number × field. */
+  private readonly lengths: number[] = [];
+  private readonly totalLength: number[];
+  /** The postings each live record appears in, to keep document frequencies exact when it leaves. */
+  private readonly memberships: Array<Posting[] | undefined> = [];
+  private scratch = new Scratch(0);
+
+  constructor(
+    private readonly fields: readonly string[],
+    boosts: Record<string, number>,
+    private readonly params: Bm25Params,
+  ) {
+    this.fieldCount = fields.length;
+    this.boosts = fields.map((f) => boosts[f] ?? 1);
+    this.totalLength = fields.map(() => 0);
+  }
+
+  get size(): number {
+    return this.numbers.size;
+  }
+
+  has(id: string): boolean {
+    return this.numbers.has(id);
+  }
+
+  /** Adds a record, or replaces the one with its id. */
+  put(id: string, fields: Record<string, string>): void {
+    this.remove(id);
+    const n = this.ids.length;
+    this.ids.push(id);
+    this.numbers.set(id, n);
+    const memberships: Posting[] = [];
+    this.fields.forEach((field, f) => {
+      const tokens = tokenize(fields[field] ?? "");
+      const length = new Set(tokens).size;
+      this.lengths[n * this.fieldCount + f] = length;
+      this.totalLength[f]! += length;
+      const freqs = new Map<string, number>();
+      for (const token of tokens) {
+        const term = toTerm(token);
+        if (term !== null) freqs.set(term, (freqs.get(term) ?? 0) + 1);
+      }
+      for (const [term, freq] of freqs) {
+        const posting = this.posting(term, f);
+        posting.docs.push(n);
+        posting.freqs.push(freq);
+        posting.live += 1;
+        posting.maxFreq = Math.max(posting.maxFreq, freq);
+        posting.minLength = Math.min(posting.minLength, length);
+        if (posting.dense) posting.dense = setDense(posting.dense, n, freq);
+        memberships.push(posting);
+      }
+    });
+    this.memberships[n] = memberships;
+  }
+
+  remove(id: string): void {
+    const n = this.numbers.get(id);
+    if (n === undefined) return;
+    this.numbers.delete(id);
+    this.ids[n] = undefined;
+    for (const posting of this.memberships[n] ?? []) {
+      posting.live -= 1;
+      if (posting.dense && n < posting.dense.length) posting.dense[n] = 0;
+    }
+    this.memberships[n] = undefined;
+    for (let f = 0; f < this.fieldCount; f++) this.totalLength[f]! -= this.lengths[n * this.fieldCount + f] ?? 0;
+  }
+
+  /**
+   * The best `limit` records among those `accept` lets through, best first. `accept` is asked only of records
+   * that would enter the current best `limit`, so a selective filter stays cheap.
+   */
+  search(text: string, limit: number, accept: (id: string) => boolean): Bm25Hit[] {
+    const plans = this.plan(text);
+    if (plans.length === 0 || limit <= 0) return [];
+    if (this.scratch.capacity < this.ids.length) this.scratch = new Scratch(Math.max(1024, this.ids.length * 2));
+
+    // Skippable: the commonest terms, in order of their bound, while each is dense and one term stays to scan.
+    const byBound = [...plans].sort((a, b) => a.bound - b.bound);
+    let skipped = 0;
+    while (skipped < byBound.length - 1 && byBound[skipped]!.dense) skipped += 1;
+    const looked = byBound.slice(0, skipped);
+    if (looked.length > 0) {
+      const scanned = byBound.slice(skipped);
+      const { hits, full } = this.score(scanned, looked, limit, accept);
+      // A record holding only skipped terms scores at most (their count) × (the sum of their bounds).
+      const ceiling = looked.length * looked.reduce((sum, t) => sum + t.bound, 0);
+      if (full && hits.at(-1)!.score > ceiling) return hits;
+    }
+    return this.score(plans, [], limit, accept).hits;
+  }
+
+  /** Scans the postings of `scanned`; adds `looked` to the records reached, by lookup. */
+  private score(scanned: TermPlan[], looked: TermPlan[], limit: number, accept: (id: string) => boolean) {
+    const { score, lastTerm, distinct, touched } = this.scratch.begin();
+    const gain = this.gainFunction();
+    for (const term of scanned) {
+      for (const { field, posting, factor } of term.fields) {
+        const { docs, freqs } = posting;
+        for (let i = 0; i < docs.length; i++) {
+          const n = docs[i]!;
+          if (this.ids[n] === undefined) continue;
+          if (lastTerm[n] !== term.index) {
+            if (lastTerm[n] === 0) touched.push(n);
+            lastTerm[n] = term.index;
+            distinct[n]! += 1;
+          }
+          score[n]! += factor * gain(field, freqs[i]!, n);
+        }
+      }
+    }
+    for (const term of looked) {
+      for (const n of touched) {
+        let held = false;
+        for (const { field, posting, factor } of term.fields) {
+          const freq = n < posting.dense!.length ? posting.dense![n]! : 0;
+          if (freq === 0) continue;
+          held = true;
+          score[n]! += factor * gain(field, freq, n);
+        }
+        if (held) distinct[n]! += 1;
+      }
+    }
+    const best = new BoundedHeap(limit);
+    for (const n of touched) {
+      const final = score[n]! * distinct[n]!;
+      if (!best.wouldTake(final, n)) continue;
+      const id = this.ids[n]!;
+      if (accept(id)) best.push({ n, hit: { id, score: final, matchedTerms: distinct[n]! } });
+    }
+    this.scratch.end();
+    return { hits: best.drain(), full: best.full };
+  }
+
+  /** BM25+'s term-frequency part for one field of one record, on the current length statistics. */
+  private gainFunction() {
+    const { k, b, d } = this.params;
+    const fieldCount = this.fieldCount;
+    const lengths = this.lengths;
+    const slopes = this.totalLength.map((total) => (k * b) / (total / this.size || 1));
+    const base = k * (1 - b);
+    return (field: number, freq: number, n: number) =>
+      d + (freq * (k + 1)) / (freq + base + slopes[field]! * lengths[n * fieldCount + field]!);
+  }
+
+  /** The query's distinct terms that the index holds, with their idf, bounds and lookup tables. */
+  private plan(text: string): TermPlan[] {
+    const weights = new Map<string, number>();
+    for (const token of tokenize(text)) {
+      const term = toTerm(token);
+      if (term !== null) weights.set(term, (weights.get(term) ?? 0) + 1);
+    }
+    const documents = this.size;
+    const { k, b, d } = this.params;
+    const plans: TermPlan[] = [];
+    let index = 0;
+    for (const [term, weight] of weights) {
+      index += 1;
+      const byField = this.postings.get(term);
+      if (!byField) continue;
+      const fields: FieldPlan[] = [];
+      let bound = 0;
+      let dense = true;
+      for (let f = 0; f < this.fieldCount; f++) {
+        const posting = byField[f];
+        if (!posting || posting.live === 0) continue;
+        this.compactIfDirty(posting);
+        if (!posting.dense && posting.live >= documents * DENSE_SHARE) posting.dense = denseOf(posting);
+        dense &&= posting.dense !== undefined;
+        const idf = Math.log(1 + (documents - posting.live + 0.5) / (posting.live + 0.5));
+        const factor = weight * this.boosts[f]! * idf;
+        const average = this.totalLength[f]! / documents || 1;
+        const saturation = (posting.maxFreq * (k + 1)) / (posting.maxFreq + k * (1 - b + (b * posting.minLength) / average));
+        bound += factor * (d + saturation);
+        fields.push({ field: f, posting, factor });
+      }
+      if (fields.length > 0) plans.push({ index, fields, bound, dense });
+    }
+    return plans;
+  }
+
+  private posting(term: string, field: number): Posting {
+    let byField = this.postings.get(term);
+    if (!byField) {
+      byField = new Array<Posting | undefined>(this.fieldCount);
+      this.postings.set(term, byField);
+    }
+    let posting = byField[field];
+    if (!posting) {
+      posting = { docs: [], freqs: [], live: 0, maxFreq: 0, minLength: Number.POSITIVE_INFINITY };
+      byField[field] = posting;
+    }
+    return posting;
+  }
+
+  /** Drops removed records' entries once they are most of a posting, so replaced records cost nothing lasting. */
+  private compactIfDirty(posting: Posting): void {
+    if (posting.docs.length < 2 * posting.live + 16) return;
+    let kept = 0;
+    for (let i = 0; i < posting.docs.length; i++) {
+      const n = posting.docs[i]!;
+      if (this.ids[n] === undefined) continue;
+      posting.docs[kept] = n;
+      posting.freqs[kept] = posting.freqs[i]!;
+      kept += 1;
+    }
+    posting.docs.length = kept;
+    posting.freqs.length = kept;
+  }
+}
+
+function denseOf(posting: Posting): Uint16Array {
+  let dense: Uint16Array = new Uint16Array(Math.max(1024, (posting.docs.at(-1) ?? 0) * 2));
+  posting.docs.forEach((n, i) => (dense = setDense(dense, n, posting.freqs[i]!)));
+  return dense;
+}
+
+/** Term frequencies above 65535 saturate BM25 long before; they are stored as the largest that fits. */
+function setDense(dense: Uint16Array, n: number, freq: number): Uint16Array {
+  let table = dense;
+  if (n >= table.length) {
+    table = new Uint16Array(Math.max(n + 1, table.length * 2));
+    table.set(dense);
+  }
+  table[n] = Math.min(freq, 0xffff);
+  return table;
+}
+
+/**
+ * Per-query accumulators reused across queries (a query runs synchronously, so one set per index suffices);
+ * only the entries a query touched are reset after it.
+ */
+class Scratch {
+  readonly score: Float64Array;
+  /** The index (from 1) of the last query term that reached each record; 0: untouched by this query. */
+  readonly lastTerm: Uint32Array;
+  /** Distinct query terms that reached each record. */
+  readonly distinct: Uint16Array;
+  readonly touched: number[] = [];
+
+  constructor(readonly capacity: number) {
+    this.score = new Float64Array(capacity);
+    this.lastTerm = new Uint32Array(capacity);
+    this.distinct = new Uint16Array(capacity);
+  }
+
+  begin() {
+    this.touched.length = 0;
+    return this;
+  }
+
+  end(): void {
+    for (const n of this.touched) {
+      this.score[n] = 0;
+      this.lastTerm[n] = 0;
+      this.distinct[n] = 0;
+    }
+    this.touched.length = 0;
+  }
+}

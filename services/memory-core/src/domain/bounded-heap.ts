@@ -1,0 +1,65 @@
+import type { Bm25Hit } from "./bm25-index.js";
+
+export interface Ranked {
+  /** Document number: among equal scores the older record ranks first. */
+  n: number;
+  hit: Bm25Hit;
+}
+
+/** Whether `a` ranks below `b`. */
+const below = (a: Ranked, b: Ranked) => a.hit.score < b.hit.score || (a.hit.score === b.hit.score && a.n > b.n);
+
+/** The best `capacity` hits seen so far: a min-heap on rank, so the weakest is the one to evict. */
+export class BoundedHeap {
+  private readonly items: Ranked[] = [];
+
+  constructor(private readonly capacity: number) {}
+
+  get full(): boolean {
+    return this.items.length >= this.capacity;
+  }
+
+  wouldTake(score: number, n: number): boolean {
+    if (this.items.length < this.capacity) return true;
+    const weakest = this.items[0]!;
+    return score > weakest.hit.score || (score === weakest.hit.score && n < weakest.n);
+  }
+
+  push(item: Ranked): void {
+    if (this.items.length < this.capacity) {
+      this.items.push(item);
+      this.siftUp(this.items.length - 1);
+    } else {
+      this.items[0] = item;
+      this.siftDown(0);
+    }
+  }
+
+  drain(): Bm25Hit[] {
+    return this.items.sort((a, b) => (below(a, b) ? 1 : below(b, a) ? -1 : 0)).map((r) => r.hit);
+  }
+
+  private siftUp(i: number): void {
+    const items = this.items;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!below(items[i]!, items[parent]!)) return;
+      [items[parent], items[i]] = [items[i]!, items[parent]!];
+      i = parent;
+    }
+  }
+
+  private siftDown(i: number): void {
+    const items = this.items;
+    for (;;) {
+      const left = 2 * i + 1;
+      const right = left + 1;
+      let weakest = i;
+      if (left < items.length && below(items[left]!, items[weakest]!)) weakest = left;
+      if (right < items.length && below(items[right]!, items[weakest]!)) weakest = right;
+      if (weakest === i) return;
+      [items[weakest], items[i]] = [items[i]!, items[weakest]!];
+      i = weakest;
+    }
+  }
+}

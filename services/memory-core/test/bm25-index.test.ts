@@ -1,0 +1,132 @@
+import { describe, expect, it } from "vitest";
+import { Bm25Index } from "../src/domain/bm25-index.js";
+import { tokenize, toTerm } from "../src/domain/text-analysis.js";
+
+const boosts = { title: 2, body: 1 };
+const params = { k: 1.2, b: 0.7, d: 0.5 };
+const fresh = () => new Bm25Index(Object.keys(boosts), boosts, params);
+const all = () => true;
+
+const corpus: Array<[string, { title: string; body: string }]> = [
+  ["a", { title: "refresh token rotation", body: "rotate the refresh_token on every use; AUTH-412" }],
+  ["b", { title: "database migration", body: "the migration of the orders table took 40 minutes" }],
+  ["c", { title: "token budget", body: "the prompt budget is 2000 tokens for the index" }],
+  ["d", { title: "flaky test", body: "the login test is flaky under load; retried three times" }],
+  ["e", { title: "orders", body: "orders table index on created_at" }],
+];
+
+function indexOf(records: typeof corpus) {
+  const index = fresh();
+  for (const [id, fields] of records) index.put(id, fields);
+  return index;
+}
+
+describe("Bm25Index", () => {
+  it("ranks the record holding the rarer, more specific terms first and counts the query terms each holds", () => {
+    const hits = indexOf(corpus).search("refresh token AUTH-412", 5, all);
+    // "AUTH-412" is a term whole and as its parts: five terms in all.
+    expect(hits[0]).toMatchObject({ id: "a", matchedTerms: 5 });
+    expect(hits.map((h) => h.id)).toContain("c");
+    expect(hits.find((h) => h.id === "c")!.matchedTerms).toBe(1);
+    expect(hits.map((h) => h.id)).not.toContain("b");
+    for (let i = 1; i < hits.length; i++) expect(hits[i - 1]!.score).toBeGreaterThanOrEqual(hits[i]!.score);
+  });
+
+  it("scores after removals and replacements exactly as an index built from the records that remain", () => {
+    const churned = indexOf(corpus);
+    churned.remove("b");
+    churned.put("c", { title: "orders budget", body: "orders table budget" });
+    churned.put("z", { title: "temporary", body: "orders orders orders" });
+    churned.remove("z");
+    const rebuilt = indexOf([...corpus.filter(([id]) => id !== "b" && id !== "c"), ["c", { title: "orders budget", body: "orders table budget" }]]);
+
+    for (const query of ["orders table", "token budget", "refresh token", "temporary"]) {
+      const expected = rebuilt.search(query, 10, all);
+      expect(churned.search(query, 10, all)).toEqual(expected);
+    }
+    expect(churned.search("orders table", 10, all).map((h) => h.id)).toEqual(expect.arrayContaining(["c", "e"]));
+    expect(churned.search("orders table", 10, all).map((h) => h.id)).not.toContain("b");
+    expect(churned.search("temporary", 10, all)).toEqual([]);
+    expect(churned.size).toBe(4);
+  });
+
+  it("returns the best `limit` records the filter accepts, consulting it only for contenders", () => {
+    const index = indexOf(corpus);
+    const asked: string[] = [];
+    const hits = index.search("orders table index", 1, (id) => {
+      asked.push(id);
+      return id !== "e";
+    });
+    const unfiltered = index.search("orders table index", 5, all);
+    expect(unfiltered[0]!.id).toBe("e");
+    expect(hits.map((h) => h.id)).toEqual([unfiltered.find((h) => h.id !== "e")!.id]);
+    expect(asked).toContain("e");
+    // The weakest match is a hit without the filter, but never a contender for the single place.
+    const weakest = unfiltered.at(-1)!.id;
+    expect(weakest).not.toBe(hits[0]!.id);
+    expect(asked).not.toContain(weakest);
+  });
+
+  it("finds nothing for stop words alone, and the same query with a content word finds its record", () => {
+    const index = indexOf(corpus);
+    expect(index.search("the of and", 5, all)).toEqual([]);
+    expect(index.search("the of and flaky", 5, all).map((h) => h.id)).toEqual(["d"]);
+  });
+
+  it("skips scanning the commonest terms without changing a single score or place (against a plain BM25+ reference)", () => {
+    // Words held by every record, by half, by a tenth and by a few: the mix where common terms are skipped.
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rare = Array.from({ length: 40 }, (_, i) => `rare${String.fromCharCode(97 + (i % 26))}${i}`);
+    const records: Array<[string, { title: string; body: string }]> = Array.from({ length: 600 }, (_, i) => {
+      const words = ["found"];
+      if (i % 2 === 0) words.push("cache");
+      if (i % 10 === 0) words.push("timeout");
+      words.push(rare[Math.floor(random() * rare.length)]!, rare[Math.floor(random() * rare.length)]!);
+      if (random() < 0.3) words.push("found", "cache");
+      return [`r${i}`, { title: words.slice(0, 2).join(" "), body: words.join(" ") }];
+    });
+    const index = indexOf(records);
+    for (let i = 0; i < 600; i += 9) index.remove(`r${i}`);
+    const live = records.filter((_, i) => i % 9 !== 0);
+
+    for (const query of ["found cache timeout raree4", "found cache", "found rarea0 rareb1", "timeout found"]) {
+      const expected = reference(live, query).slice(0, 20);
+      const actual = index.search(query, 20, all);
+      expect(actual.map((h) => h.id)).toEqual(expected.map((h) => h.id));
+      actual.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i]!.score, 9));
+      expect(actual.length).toBe(20);
+    }
+  });
+});
+
+/** BM25+ with MiniSearch's multiplier, computed the plain way: every record, every query term, every field. */
+function reference(records: typeof corpus, query: string) {
+  const fields = Object.keys(boosts) as Array<keyof typeof boosts>;
+  const termsOf = (text: string) => tokenize(text).map(toTerm).filter((t): t is string => t !== null);
+  const queryTerms = [...new Set(termsOf(query))];
+  const lengthOf = (text: string) => new Set(tokenize(text)).size;
+  const averages = new Map(fields.map((f) => [f, records.reduce((sum, [, r]) => sum + lengthOf(r[f]), 0) / records.length]));
+  const average = (f: keyof typeof boosts) => averages.get(f)!;
+  const held = new Map(fields.map((f) => [f, records.map(([, r]) => termsOf(r[f]))]));
+  const documentFrequency = (f: keyof typeof boosts, term: string) => held.get(f)!.filter((terms) => terms.includes(term)).length;
+  const scored = records.map(([id, record], n) => {
+    let sum = 0;
+    let matched = 0;
+    for (const term of queryTerms) {
+      let holds = false;
+      for (const f of fields) {
+        const freq = termsOf(record[f]).filter((t) => t === term).length;
+        if (freq === 0) continue;
+        holds = true;
+        const df = documentFrequency(f, term);
+        const idf = Math.log(1 + (records.length - df + 0.5) / (df + 0.5));
+        const { k, b, d } = params;
+        sum += boosts[f] * idf * (d + (freq * (k + 1)) / (freq + k * (1 - b + (b * lengthOf(record[f])) / average(f))));
+      }
+      if (holds) matched += 1;
+    }
+    return { id, n, score: sum * matched };
+  });
+  return scored.filter((s) => s.score > 0).sort((a, b) => b.score - a.score || a.n - b.n);
+}
