@@ -223,6 +223,18 @@ describe("cairn backup and restore", () => {
     expect(recent.body.turns).toHaveLength(8);
     const audit = await http(fresh.url, "GET", "/v1/audit?limit=500", { token: alphaOps.token });
     expect(audit.body.entries.filter((e: { action: string }) => e.action === "restore")).toHaveLength(12);
+
+    // A workspace of the backup without a token is refused before anything is sent; --workspace picks one.
+    const alphaOnly = await tokensFile("alpha.yaml", [alphaOps]);
+    const partial = await cairnCli(["restore", "--in", file, "--tokens-file", alphaOnly, "--url", fresh.url.toString()]);
+    expect(partial.code).toBe(2);
+    expect(partial.stderr.trim()).toBe(`cairn: no admin token for workspace ${beta} of the backup: pass a --tokens-file that holds one, or --workspace to restore only some`);
+    const picked = await cairnCli(["restore", "--in", file, "--tokens-file", alphaOnly, "--workspace", alpha, "--url", fresh.url.toString()]);
+    expect(picked.code).toBe(0);
+    expect(picked.stdout).toContain(`restored ${alpha}: tombstones 0 stored, 1 skipped; turns 0 stored, 12 skipped`);
+    expect(picked.stdout).not.toContain(beta);
+    const unknown = await cairnCli(["restore", "--in", file, "--tokens-file", alphaOnly, "--workspace", "nope", "--url", fresh.url.toString()]);
+    expect([unknown.code, unknown.stderr.trim()]).toEqual([2, `cairn: the backup holds no workspace nope (it holds ${alpha}, ${beta})`]);
   });
 
   it("refuses a damaged or cut-short backup with one line, and stores nothing from it", async () => {
