@@ -2,6 +2,7 @@ import { benchLexical } from "./lexical.js";
 import { benchLocomo } from "./locomo.js";
 import { tuneLocomo } from "./locomo-tune.js";
 import { benchMemoryCore } from "./memory-core.js";
+import { benchOpsCli } from "./ops-cli.js";
 
 /** `npm run bench -- <name> [options]`: benchmarks print figures and ratios; they are not tests. */
 const benches: Record<string, (argv: string[]) => Promise<void>> = {
@@ -9,6 +10,7 @@ const benches: Record<string, (argv: string[]) => Promise<void>> = {
   lexical: benchLexical,
   locomo: benchLocomo,
   "locomo-tune": tuneLocomo,
+  "ops-cli": benchOpsCli,
 };
 
 const [name = "memory-core", ...rest] = process.argv.slice(2);

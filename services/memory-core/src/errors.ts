@@ -14,6 +14,7 @@ export type ErrorCode =
   | "gone"
   | "method_not_allowed"
   | "unavailable"
+  | "reembed_required"
   | "internal";
 
 const TITLES: Record<ErrorCode, string> = {
@@ -29,6 +30,7 @@ const TITLES: Record<ErrorCode, string> = {
   gone: "Forgotten",
   method_not_allowed: "Method not allowed",
   unavailable: "Temporarily unavailable",
+  reembed_required: "The workspace must be re-embedded",
   internal: "Internal error",
 };
 

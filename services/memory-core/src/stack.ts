@@ -58,6 +58,7 @@ export async function startStack({ config, log, embedder }: StackOptions): Promi
       embeddings: config.embeddings,
       tokens,
       log,
+      maintenance: config.maintenance,
       ...(embedder ? { embedder } : {}),
     });
     const app = createApp({
