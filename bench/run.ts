@@ -3,6 +3,7 @@ import { benchLocomo } from "./locomo.js";
 import { tuneLocomo } from "./locomo-tune.js";
 import { benchMemoryCore } from "./memory-core.js";
 import { benchSummarizer } from "./summarizer.js";
+import { benchOpsCli } from "./ops-cli.js";
 
 /** `npm run bench -- <name> [options]`: benchmarks print figures and ratios; they are not tests. */
 const benches: Record<string, (argv: string[]) => Promise<void>> = {
@@ -11,6 +12,7 @@ const benches: Record<string, (argv: string[]) => Promise<void>> = {
   locomo: benchLocomo,
   "locomo-tune": tuneLocomo,
   summarizer: benchSummarizer,
+  "ops-cli": benchOpsCli,
 };
 
 const [name = "memory-core", ...rest] = process.argv.slice(2);

@@ -9,14 +9,15 @@ describe("the contract", () => {
     const contract = await loadContract();
     expect(contract.document.openapi).toBe("3.1.0");
     expect(contract.operations.map((op) => op.operationId).sort()).toEqual(
-      ["add_memory", "forget_memory", "get_audit_log", "get_memory", "get_session", "mark_outdated", "query_raw_memories", "query_recent_turns", "query_summaries", "summarize_session", "supersede_memory"].sort(),
+      ["add_memory", "forget_memory", "get_audit_log", "get_memory", "get_session", "mark_outdated", "query_raw_memories", "query_recent_turns", "query_summaries", "summarize_session", "supersede_memory", "export_records", "import_records", "verify_store", "reembed_records"].sort(),
     );
     for (const op of contract.operations) {
       expect(op.inputSchema.type).toBe("object");
       expect(op.inputSchema.additionalProperties).toBe(false);
       expect(op.outputSchema.type).toBe("object");
       expect(op.annotations.readOnlyHint).toBe(op.method === "get" || op.operationId.startsWith("query_"));
-      expect(op.annotations.destructiveHint).toBe(op.operationId === "forget_memory");
+      // import_records forgets a stored record when it restores that record's tombstone.
+      expect(op.annotations.destructiveHint).toBe(op.operationId === "forget_memory" || op.operationId === "import_records");
       expect(op.description.length).toBeGreaterThan(40);
     }
   });

@@ -187,6 +187,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/records": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every record of one collection of the workspace, page by page, for backups (admin).
+         * @description Pages through the workspace's `turns`, `summaries` or `tombstones` (who forgot which memory, when and
+         *     why — never what) in the order they were stored, with their documents, metadata exactly as stored and,
+         *     unless `include_embeddings` is false, their vectors. Each page names the collection's embedding stamp,
+         *     so a restore knows whether the vectors fit the server it restores into. Served also while the
+         *     workspace waits for `reembed_records`. Run it against a quiet workspace: records written while it
+         *     pages may be missed or listed twice.
+         */
+        get: operations["export_records"];
+        put?: never;
+        /**
+         * Store exported records back into the workspace, skipping what is there already (admin).
+         * @description Restores records as `export_records` listed them, keeping their ids, fields and original `recorded_at`.
+         *     Idempotent: a record whose id is present is skipped, so importing the same records twice stores nothing
+         *     twice. A turn whose id carries a tombstone is not brought back (counted as `forgotten`); importing a
+         *     tombstone forgets the record if it is present. Restored turns are found by `query_recent_turns` (each
+         *     agent's turns in the order of their original `recorded_at`, after the agent's existing turns) and by
+         *     hybrid search like any other; each restored turn leaves a `restore` entry in the audit log. Vectors are
+         *     kept when `stamp` matches this server's embedder, else the documents are embedded again.
+         */
+        post: operations["import_records"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check the workspace's store for damage and report what is wrong (admin).
+         * @description Reads the whole workspace and checks it: record counts per collection; embedding stamps against this
+         *     server's embedder; every record has a vector of the stamped dimension; every summary's session still
+         *     has turns; every turn is reachable through its agent's recency sequence; every recency and change-feed
+         *     slot names a record that exists or was forgotten; no forgotten memory is still stored. `healthy` is
+         *     false when any check found a problem. Costs a full read of the workspace: for operators, not agents.
+         *     Served also while the workspace waits for `reembed_records`.
+         */
+        get: operations["verify_store"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/reembed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-embed the workspace with this server's embedding model, one batch per call (admin).
+         * @description After the embedding model changed, the workspace's collections carry the old model's stamp and the
+         *     workspace answers `reembed_required`. Each call embeds up to `limit` more records with the current model
+         *     into a staging collection; when a collection is complete it replaces the old one and takes the new
+         *     stamp. The progress lives in Chroma, so an interrupted run resumes where it stopped: call again until
+         *     `done` is true. Ids, documents and metadata are unchanged; only vectors and stamps change.
+         */
+        post: operations["reembed_records"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/summaries/query": {
         parameters: {
             query?: never;
@@ -338,7 +422,7 @@ export interface components {
         };
         AuditEntry: {
             /** @enum {string} */
-            action: "add" | "supersede" | "mark_outdated" | "forget";
+            action: "add" | "supersede" | "mark_outdated" | "forget" | "restore";
             actor: components["schemas"]["AgentName"];
             memory_id: components["schemas"]["MemoryId"];
             reason?: string;
@@ -539,6 +623,110 @@ export interface components {
             /** @description Pass as `after` for the next page; null when there is none. */
             next_cursor: string | null;
         };
+        /**
+         * @description Which records of the workspace.
+         * @enum {string}
+         */
+        RecordCollectionName: "turns" | "summaries" | "tombstones";
+        EmbeddingStamp: {
+            model: string;
+            dimension: number;
+        };
+        ExportedRecord: {
+            id: string;
+            document: string;
+            /** @description The record's metadata exactly as stored (scalars only). */
+            metadata: {
+                [key: string]: string | number | boolean;
+            };
+            embedding?: number[];
+        };
+        ExportPage: {
+            /** @description The token's workspace, whose records these are. */
+            workspace: string;
+            collection: components["schemas"]["RecordCollectionName"];
+            /** @description The embedding stamp of the collection; null for tombstones, which have no vectors. */
+            stamp: components["schemas"]["EmbeddingStamp"] | null;
+            records: components["schemas"]["ExportedRecord"][];
+            /** @description Records in the collection when this page was read. */
+            total: number;
+            next_cursor: string | null;
+        };
+        ImportRequest: {
+            collection: components["schemas"]["RecordCollectionName"];
+            /** @description The stamp the records' vectors were made with (from the export); without it, or when it differs from this server's, the documents are embedded again. */
+            stamp?: components["schemas"]["EmbeddingStamp"];
+            records: components["schemas"]["ExportedRecord"][];
+        };
+        ImportResult: {
+            workspace: string;
+            collection: components["schemas"]["RecordCollectionName"];
+            /** @description Records stored by this call. */
+            stored: number;
+            /** @description Records present already (same id), left as they were. */
+            skipped: number;
+            /** @description Turns not restored because they were forgotten (a tombstone holds their id); for tombstones, records forgotten by the import. */
+            forgotten: number;
+            /** @description Stored records whose vectors were made again by this server's embedder. */
+            reembedded: number;
+        };
+        IntegrityProblem: {
+            /** @enum {string} */
+            check: "stamp_mismatch" | "missing_vector" | "wrong_dimension" | "orphan_summary" | "unreachable_turn" | "dangling_slot" | "forgotten_present";
+            collection: string;
+            id?: string;
+            detail: string;
+        };
+        CollectionReport: {
+            collection: string;
+            count: number;
+            stamp: components["schemas"]["EmbeddingStamp"] | null;
+            stamp_matches: boolean;
+        };
+        IntegrityReport: {
+            workspace: string;
+            healthy: boolean;
+            embedder: components["schemas"]["EmbeddingStamp"];
+            collections: components["schemas"]["CollectionReport"][];
+            tombstones: number;
+            /** @description Recency and change-feed slots read. */
+            slots_checked: number;
+            /** @description Problems found, per check. */
+            problem_counts: {
+                [key: string]: number;
+            };
+            /** @description The problems found, up to 200. */
+            problems: components["schemas"]["IntegrityProblem"][];
+            problems_truncated: boolean;
+        };
+        ReembedRequest: {
+            /**
+             * @description Records to embed in this call.
+             * @default 100
+             */
+            limit: number;
+        };
+        ReembedCollectionProgress: {
+            /** @enum {string} */
+            collection: "turns" | "summaries";
+            /**
+             * @description current — stamped with this server's model; reembedding — still carries the old stamp.
+             * @enum {string}
+             */
+            state: "current" | "reembedding";
+            /** @description Records embedded with the current model so far. */
+            reembedded: number;
+            total: number;
+        };
+        ReembedProgress: {
+            workspace: string;
+            /** @description Every collection carries this server's stamp; the workspace serves queries again. */
+            done: boolean;
+            embedder: components["schemas"]["EmbeddingStamp"];
+            /** @description Records embedded by this call. */
+            processed: number;
+            collections: components["schemas"]["ReembedCollectionProgress"][];
+        };
         /** @description An RFC 9457 problem document. */
         Problem: {
             type: string;
@@ -548,7 +736,7 @@ export interface components {
              * @description A stable machine-readable error code.
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_json" | "payload_too_large" | "unsupported_media_type" | "unauthorized" | "forbidden" | "not_found" | "idempotency_conflict" | "already_superseded" | "gone" | "method_not_allowed" | "unavailable" | "summarizer_unavailable" | "internal";
+            code: "validation_failed" | "malformed_json" | "payload_too_large" | "unsupported_media_type" | "unauthorized" | "forbidden" | "not_found" | "idempotency_conflict" | "already_superseded" | "gone" | "method_not_allowed" | "unavailable" | "summarizer_unavailable" | "reembed_required" | "internal";
             detail: string;
             /** @description What to do about it. */
             hint?: string;
@@ -622,7 +810,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The store or the embedder cannot be reached right now (`unavailable`), or this server runs no summarizer (`summarizer_unavailable`); retry later. */
+        /** @description The store or the embedder cannot be reached right now (`unavailable`); retry later. Or the workspace waits for re-embedding after an embedding-model change (`reembed_required`), or this server runs no summarizer (`summarizer_unavailable`). */
         Unavailable: {
             headers: {
                 [name: string]: unknown;
@@ -898,6 +1086,117 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AuditLog"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    export_records: {
+        parameters: {
+            query: {
+                collection: components["schemas"]["RecordCollectionName"];
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                after?: components["schemas"]["Cursor"];
+                /** @description Include each record's vector (default true). */
+                include_embeddings?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of records, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    import_records: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImportRequest"];
+            };
+        };
+        responses: {
+            /** @description What was stored and what was skipped. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    verify_store: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The integrity report (also when it finds problems). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IntegrityReport"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    reembed_records: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReembedRequest"];
+            };
+        };
+        responses: {
+            /** @description Progress after this batch. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReembedProgress"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -18,6 +18,11 @@ export interface Config {
   embeddings: EmbeddingsConfig;
   /** The bearer token of the stdio transport (`CAIRN_TOKEN`). */
   stdioToken: string | undefined;
+  /**
+   * `CAIRN_MAINTENANCE`: start even when a workspace's collections carry another embedding model's stamp;
+   * such a workspace answers `reembed_required` until `cairn reembed` has moved it to the new model.
+   */
+  maintenance: boolean;
 }
 
 /** A wrong setting: one line naming the variable, and the service does not start. */
@@ -45,6 +50,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     chromaUrl: httpUrl(env, "CAIRN_CHROMA_URL"),
     embeddings: embeddings(env),
     stdioToken: nonEmpty(env, "CAIRN_TOKEN"),
+    maintenance: flag(env, "CAIRN_MAINTENANCE"),
   };
 }
 
@@ -62,6 +68,13 @@ function embeddings(env: Env): EmbeddingsConfig {
 function nonEmpty(env: Env, name: string): string | undefined {
   const value = env[name]?.trim();
   return value ? value : undefined;
+}
+
+function flag(env: Env, name: string): boolean {
+  const value = nonEmpty(env, name)?.toLowerCase();
+  if (value === undefined || value === "0" || value === "false" || value === "no") return false;
+  if (value === "1" || value === "true" || value === "yes") return true;
+  throw new ConfigError(name, `must be 1 or 0 (true or false), not "${value}"`);
 }
 
 function port(env: Env, name: string, fallback: number): number {

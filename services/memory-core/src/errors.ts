@@ -15,6 +15,7 @@ export type ErrorCode =
   | "method_not_allowed"
   | "unavailable"
   | "summarizer_unavailable"
+  | "reembed_required"
   | "internal";
 
 const TITLES: Record<ErrorCode, string> = {
@@ -31,6 +32,7 @@ const TITLES: Record<ErrorCode, string> = {
   method_not_allowed: "Method not allowed",
   unavailable: "Temporarily unavailable",
   summarizer_unavailable: "No summarizer runs here",
+  reembed_required: "The workspace must be re-embedded",
   internal: "Internal error",
 };
 

@@ -11,7 +11,7 @@ import type { Logger } from "./logger.js";
 import { Metrics } from "./metrics.js";
 import { OperationExecutor } from "./operations/executor.js";
 import { createOperationRegistry } from "./operations/index.js";
-import { COLLECTIONS, ChromaStore } from "./store/chroma-store.js";
+import { COLLECTIONS, ChromaStore, StampMismatchError } from "./store/chroma-store.js";
 
 /** What a summarizer is built from: the parts of this runtime. */
 export interface SummarizerParts {
@@ -54,6 +54,8 @@ export interface RuntimeOptions {
   /** Retrieval knobs other than the measured defaults: for bench/ experiments only. */
   tuning?: RetrievalTuning;
   summarizer?: SummarizerFactory;
+  /** Start over workspaces stamped by another embedding model, which then wait for `cairn reembed`. */
+  maintenance?: boolean;
 }
 
 /**
@@ -65,13 +67,33 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const embedder = options.embedder ?? (await createEmbedder(options.embeddings, options.log));
   const store = new ChromaStore(options.chromaUrl, { model: embedder.model, dimension: embedder.dimension }, options.log);
   await store.heartbeat();
+  const awaitingReembed = new Set<string>();
   for (const workspace of options.tokens.workspaces()) {
-    for (const name of COLLECTIONS) await store.collection(workspace, name);
+    try {
+      for (const name of COLLECTIONS) await store.collection(workspace, name);
+    } catch (error) {
+      if (!(options.maintenance && error instanceof StampMismatchError)) throw error;
+      options.log.warn("workspace waits for re-embedding (cairn reembed)", { workspace });
+      awaitingReembed.add(workspace);
+    }
   }
   const metrics = new Metrics({ processMetrics: options.processMetrics ?? true });
   const memories = new MemoryService(store, embedder, options.tuning ? { tuning: options.tuning } : {});
   // The lexical indexes are derived from Chroma: rebuilt at every start, before the first request.
-  for (const workspace of options.tokens.workspaces()) await memories.warmUp(workspace);
+  for (const workspace of options.tokens.workspaces()) {
+    if (!awaitingReembed.has(workspace)) await memories.warmUp(workspace);
+  }
+  /** Workspaces still stamped by another model; re-checked until `cairn reembed` has moved them over. */
+  const stampsOk = async () => {
+    for (const workspace of [...awaitingReembed]) {
+      const current = await Promise.all(COLLECTIONS.map((name) => store.collection(workspace, name))).then(
+        () => true,
+        () => false,
+      );
+      if (current) awaitingReembed.delete(workspace);
+    }
+    return awaitingReembed.size === 0;
+  };
   const summarizer = options.summarizer
     ? await options.summarizer({ store, memories, embedder, tokens: options.tokens, log: options.log })
     : undefined;
@@ -89,9 +111,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         () => "ok" as const,
         () => "failing" as const,
       );
-      // The embedder is loaded and the stamps were checked before the runtime existed.
-      const checks = { chroma, embedder: "ok" as const, stamps: "ok" as const };
-      return { ready: chroma === "ok", checks };
+      // The embedder is loaded and the stamps were checked before the runtime existed (in maintenance, some
+      // workspaces may still wait for re-embedding: not ready for agents until they are done).
+      const stamps = awaitingReembed.size === 0 || (chroma === "ok" && (await stampsOk())) ? ("ok" as const) : ("failing" as const);
+      const checks = { chroma, embedder: "ok" as const, stamps };
+      return { ready: chroma === "ok" && stamps === "ok", checks };
     },
   };
 }

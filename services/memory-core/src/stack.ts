@@ -60,6 +60,7 @@ export async function startStack({ config, log, embedder, summarizer }: StackOpt
       embeddings: config.embeddings,
       tokens,
       log,
+      maintenance: config.maintenance,
       ...(embedder ? { embedder } : {}),
       ...(summarizer ? { summarizer } : {}),
     });

@@ -22,6 +22,7 @@ describe("configuration", () => {
       tokensFileGiven: false,
       chromaUrl: undefined,
       embeddings: { kind: "local" },
+      maintenance: false,
     });
   });
 
@@ -37,6 +38,7 @@ describe("configuration", () => {
         CAIRN_EMBEDDINGS_BASE_URL: "http://models:11434/v1",
         CAIRN_EMBEDDINGS_MODEL: "nomic-embed-text",
         CAIRN_TOKEN: "cairn_x",
+        CAIRN_MAINTENANCE: "1",
       },
       "/srv",
     );
@@ -45,6 +47,7 @@ describe("configuration", () => {
     expect(config.chromaUrl?.host).toBe("chroma:8000");
     expect(config.embeddings).toEqual({ kind: "openai", baseUrl: "http://models:11434/v1", model: "nomic-embed-text", apiKey: undefined });
     expect(config.stdioToken).toBe("cairn_x");
+    expect(config.maintenance).toBe(true);
   });
 
   it("names the variable of a wrong value in one line", () => {
@@ -52,6 +55,7 @@ describe("configuration", () => {
     expect(fail({ CAIRN_PORT: "70000" })).toMatch(/^CAIRN_PORT: /);
     expect(fail({ CAIRN_CHROMA_URL: "chroma:8000" })).toMatch(/^CAIRN_CHROMA_URL: must be an http\(s\) URL/);
     expect(fail({ CAIRN_CHROMA_URL: "ftp://chroma" })).toMatch(/^CAIRN_CHROMA_URL: /);
+    expect(fail({ CAIRN_MAINTENANCE: "maybe" })).toBe('CAIRN_MAINTENANCE: must be 1 or 0 (true or false), not "maybe"');
     expect(fail({ CAIRN_EMBEDDINGS: "magic" })).toBe('CAIRN_EMBEDDINGS: must be local or openai, not "magic"');
     expect(fail({ CAIRN_EMBEDDINGS: "openai" })).toMatch(/^CAIRN_EMBEDDINGS_BASE_URL: is required/);
     expect(fail({ CAIRN_EMBEDDINGS: "openai", CAIRN_EMBEDDINGS_BASE_URL: "http://m/v1" })).toMatch(/^CAIRN_EMBEDDINGS_MODEL: is required/);

@@ -7,7 +7,7 @@ import type { Sequences } from "./sequences.js";
  * mutation succeeded, so a replayed or refused write leaves none.
  */
 
-export type AuditAction = "add" | "supersede" | "mark_outdated" | "forget";
+export type AuditAction = "add" | "supersede" | "mark_outdated" | "forget" | "restore";
 
 export interface AuditEntry {
   action: AuditAction;
@@ -35,6 +35,16 @@ export class AuditLog {
       workspace,
       STREAM,
       { action: entry.action, actor: entry.actor, memory_id: entry.memoryId, ...(entry.reason ? { reason: entry.reason } : {}) },
+      randomUUID(),
+    );
+  }
+
+  /** Several entries in one batch (a restore), in their order. */
+  async appendMany(workspace: string, entries: ReadonlyArray<{ action: AuditAction; actor: string; memoryId: string; reason?: string }>): Promise<void> {
+    await this.sequences.appendMany(
+      workspace,
+      STREAM,
+      entries.map((e) => ({ action: e.action, actor: e.actor, memory_id: e.memoryId, ...(e.reason ? { reason: e.reason } : {}) })),
       randomUUID(),
     );
   }

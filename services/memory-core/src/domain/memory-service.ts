@@ -11,6 +11,10 @@ import { AuditLog, type AuditEntry } from "./audit.js";
 import { Corrections, gone, type Tombstone } from "./corrections.js";
 import { feedStream, LexicalCatalog } from "./lexical-catalog.js";
 import { RecencyIndex } from "./recency.js";
+import { IntegrityCheck } from "./integrity.js";
+import { RecordExport, type ExportInput } from "./record-export.js";
+import { RecordImport } from "./record-import.js";
+import { Reembedding } from "./reembedding.js";
 import { HybridRetrieval } from "./retrieval.js";
 import { DEFAULT_TUNING, type RetrievalTuning } from "./retrieval-tuning.js";
 import { Sequences } from "./sequences.js";
@@ -20,12 +24,17 @@ import type {
   AddMemoryRequest,
   AddMemoryResult,
   Detail,
+  ExportPage,
+  ImportRequest,
+  ImportResult,
+  IntegrityReport,
   Memory,
   QueryMemoriesRequest,
   QueryMemoriesResult,
   QuerySummariesRequest,
   QuerySummariesResult,
   RecentTurnsResult,
+  ReembedProgress,
   SessionResult,
   Summary,
 } from "./types.js";
@@ -60,6 +69,10 @@ export class MemoryService {
   private readonly lexical: LexicalCatalog;
   private readonly corrections: Corrections;
   private readonly audit: AuditLog;
+  private readonly exports: RecordExport;
+  private readonly imports: RecordImport;
+  private readonly integrity: IntegrityCheck;
+  private readonly reembedding: Reembedding;
   private readonly now: () => number;
   /** Identical writes in flight on this replica share one store round trip; other replicas are reconciled in Chroma. */
   private readonly inFlight = new Map<string, Promise<StoredRecord>>();
@@ -78,6 +91,10 @@ export class MemoryService {
     this.corrections = new Corrections(store, this.sequences, now);
     this.audit = new AuditLog(this.sequences);
     this.retrieval = new HybridRetrieval(store, embedder, this.lexical, tuning);
+    this.exports = new RecordExport(store);
+    this.imports = new RecordImport(store, embedder, this.sequences, this.audit);
+    this.integrity = new IntegrityCheck(store, this.sequences);
+    this.reembedding = new Reembedding(store, embedder);
   }
 
   async addMemory(principal: Principal, request: AddMemoryRequest): Promise<AddMemoryOutcome> {
@@ -272,6 +289,25 @@ export class MemoryService {
       from,
     );
     return { entries: page.entries, next_cursor: page.next === null ? null : encodeCursor({ at: page.next, id: "audit" }) };
+  }
+
+  /** One page of a collection's records as stored, for backups. */
+  exportRecords(principal: Principal, input: ExportInput): Promise<ExportPage> {
+    return this.exports.page(principal.workspace, input);
+  }
+
+  /** Exported records stored back; what is present already is skipped. */
+  importRecords(principal: Principal, request: ImportRequest): Promise<ImportResult> {
+    return this.imports.run(principal, request);
+  }
+
+  verifyStore(principal: Principal): Promise<IntegrityReport> {
+    return this.integrity.run(principal.workspace);
+  }
+
+  /** One batch of re-embedding with this server's model. */
+  reembed(principal: Principal, limit: number): Promise<ReembedProgress> {
+    return this.reembedding.step(principal.workspace, limit);
   }
 
   /** Builds the workspace's lexical indexes now rather than at its first query. */

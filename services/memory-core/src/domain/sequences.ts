@@ -61,6 +61,16 @@ export class Sequences {
     });
   }
 
+  /** Several slots of one stream, in their order: queued together, they commit together (see append). */
+  appendMany(workspace: string, stream: string, payloads: readonly Metadata[], writeId: string): Promise<Appended[]> {
+    return Promise.all(payloads.map((payload) => this.append(workspace, stream, payload, writeId)));
+  }
+
+  /** Slots in several streams at once (a restore: each agent's sequence and the change feed), in order within each. */
+  appendAcross(workspace: string, requests: ReadonlyArray<{ stream: string; payload: Metadata }>, writeId: string): Promise<Appended[]> {
+    return Promise.all(requests.map((r) => this.append(workspace, r.stream, r.payload, writeId)));
+  }
+
   /** Commits the stream's queued appends batch by batch until none are left. */
   private async drain(workspace: string, stream: string, key: string): Promise<void> {
     const queue = this.appendQueues.get(key)!;

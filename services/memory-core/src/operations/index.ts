@@ -1,4 +1,8 @@
 import { registerAddMemory } from "./add-memory.js";
+import { registerExportRecords } from "./export-records.js";
+import { registerImportRecords } from "./import-records.js";
+import { registerReembedRecords } from "./reembed-records.js";
+import { registerVerifyStore } from "./verify-store.js";
 import { registerForgetMemory } from "./forget-memory.js";
 import { registerGetAuditLog } from "./get-audit-log.js";
 import { registerGetMemory } from "./get-memory.js";
@@ -24,5 +28,9 @@ export function createOperationRegistry(): OperationRegistry {
   registerForgetMemory(registry);
   registerGetAuditLog(registry);
   registerSummarizeSession(registry);
+  registerExportRecords(registry);
+  registerImportRecords(registry);
+  registerVerifyStore(registry);
+  registerReembedRecords(registry);
   return registry;
 }

@@ -2,6 +2,7 @@ import {
   AdminClient,
   ChromaClient,
   ChromaConnectionError,
+  ChromaNotFoundError,
   ChromaUniqueError,
   type Collection,
   type Metadata as ChromaMetadata,
@@ -25,7 +26,7 @@ export interface StoredRecord {
   metadata: Metadata;
   /** Present when asked for. */
   document?: string;
-  /** Present when asked for. */
+  /** Present when asked for and stored. */
   embedding?: number[];
 }
 
@@ -48,6 +49,24 @@ export interface EmbeddingStamp {
 
 export type CollectionName = "turns" | "summaries" | "recency";
 export const COLLECTIONS: readonly CollectionName[] = ["turns", "summaries", "recency"];
+/** The collections whose vectors come from the embedder. */
+export type EmbeddedCollectionName = "turns" | "summaries";
+export const EMBEDDED_COLLECTIONS: readonly EmbeddedCollectionName[] = ["turns", "summaries"];
+
+/** A collection as it is, whatever its stamp: what integrity checks, exports and re-embedding read. */
+export interface InspectedCollection {
+  stamp: EmbeddingStamp;
+  records: RecordCollection;
+}
+
+export const sameStamp = (a: EmbeddingStamp, b: EmbeddingStamp) => a.model === b.model && a.dimension === b.dimension;
+
+/**
+ * Re-embedding writes the new vectors into `<name>-reembed`, then swaps it in. The swap is marked on the
+ * staging collection first, so a swap cut short is finished by whoever opens the collection next.
+ */
+const stagingName = (name: EmbeddedCollectionName) => `${name}-reembed`;
+const SWAP_MARK = "reembed_complete";
 
 /**
  * `recency` holds no meaning to search, only the per-agent write sequence (see domain/recency.ts): its
@@ -63,11 +82,11 @@ export class StampMismatchError extends CairnError {
   override name = "StampMismatchError";
   constructor(workspace: string, collection: string, stored: EmbeddingStamp, expected: EmbeddingStamp) {
     super(
-      "unavailable",
+      "reembed_required",
       503,
       `Workspace ${workspace} (${collection}) was embedded with ${stored.model} (${stored.dimension} dimensions) ` +
         `but this server embeds with ${expected.model} (${expected.dimension} dimensions).`,
-      "Ask the operator to restore the previous CAIRN_EMBEDDINGS settings, or to re-embed the workspace with `cairn reembed`.",
+      "Ask the operator to re-embed the workspace (start memory-core with CAIRN_MAINTENANCE=1, then run `cairn reembed`) or to restore the previous CAIRN_EMBEDDINGS settings.",
     );
   }
 }
@@ -104,6 +123,82 @@ export class ChromaStore {
   }
 
   private async open(workspace: string, name: CollectionName): Promise<RecordCollection> {
+    const client = await this.client(workspace);
+    if (name !== "recency") await this.finishSwap(workspace, client, name);
+    const expected = name === "recency" ? RECENCY_STAMP : this.stamp;
+    const collection = await this.guard("open collection", () =>
+      client.getOrCreateCollection({
+        name,
+        embeddingFunction: null,
+        configuration: { hnsw: { space: "cosine" } },
+        metadata: stampMetadata(expected),
+      }),
+    );
+    const stored = stampOf(collection);
+    if (!sameStamp(stored, expected)) throw new StampMismatchError(workspace, name, stored, expected);
+    return this.wrap(collection, name);
+  }
+
+  /** The collection as stored, without the stamp check; undefined when it does not exist yet. */
+  async inspect(workspace: string, name: CollectionName): Promise<InspectedCollection | undefined> {
+    const client = await this.client(workspace);
+    if (name !== "recency") await this.finishSwap(workspace, client, name);
+    const collection = await this.existing(client, name);
+    return collection ? { stamp: stampOf(collection), records: this.wrap(collection, name) } : undefined;
+  }
+
+  /** Where re-embedded records of `name` are gathered, stamped with this server's embedder. */
+  async staging(workspace: string, name: EmbeddedCollectionName): Promise<RecordCollection> {
+    const client = await this.client(workspace);
+    const create = () =>
+      this.guard("open staging", () =>
+        client.getOrCreateCollection({
+          name: stagingName(name),
+          embeddingFunction: null,
+          configuration: { hnsw: { space: "cosine" } },
+          metadata: stampMetadata(this.stamp),
+        }),
+      );
+    let staging = await create();
+    // Left over from a re-embedding towards another model: its vectors are of no use now.
+    if (!sameStamp(stampOf(staging), this.stamp)) {
+      await this.guard("drop staging", () => client.deleteCollection({ name: stagingName(name) }));
+      staging = await create();
+    }
+    return this.wrap(staging, stagingName(name));
+  }
+
+  /** Replaces `name` by its complete staging collection, which takes the name and this server's stamp. */
+  async swapInStaging(workspace: string, name: EmbeddedCollectionName): Promise<void> {
+    const client = await this.client(workspace);
+    const staging = await this.existing(client, stagingName(name));
+    if (!staging) return;
+    await this.guard("mark swap", () => staging.modify({ metadata: { ...stampMetadata(this.stamp), [SWAP_MARK]: true } }));
+    await this.finishSwap(workspace, client, name);
+  }
+
+  private async finishSwap(workspace: string, client: ChromaClient, name: EmbeddedCollectionName): Promise<void> {
+    const staging = await this.existing(client, stagingName(name));
+    if (!staging || staging.metadata?.[SWAP_MARK] !== true) return;
+    if (await this.existing(client, name)) await this.guard("drop replaced", () => client.deleteCollection({ name }));
+    await this.guard("swap", () => staging.modify({ name, metadata: stampMetadata(stampOf(staging)) }));
+    this.collections.delete(`${workspace}/${name}`);
+    this.log.info("re-embedded collection swapped in", { collection: name });
+  }
+
+  private existing(client: ChromaClient, name: string): Promise<Collection | undefined> {
+    return this.guard("get collection", async () => {
+      try {
+        return await client.getCollection({ name, embeddingFunction: null } as unknown as Parameters<ChromaClient["getCollection"]>[0]);
+      } catch (error) {
+        if (error instanceof ChromaNotFoundError) return undefined;
+        throw error;
+      }
+    });
+  }
+
+  /** A client for the workspace's database, created on first use. */
+  private async client(workspace: string): Promise<ChromaClient> {
     await this.guard("create database", async () => {
       try {
         await this.admin.createDatabase({ name: workspace, tenant: TENANT });
@@ -111,23 +206,10 @@ export class ChromaStore {
         if (!(error instanceof ChromaUniqueError)) throw error;
       }
     });
-    const client = new ChromaClient({ ...this.connection, tenant: TENANT, database: workspace });
-    const expected = name === "recency" ? RECENCY_STAMP : this.stamp;
-    const collection = await this.guard("open collection", () =>
-      client.getOrCreateCollection({
-        name,
-        embeddingFunction: null,
-        configuration: { hnsw: { space: "cosine" } },
-        metadata: { embedding_model: expected.model, embedding_dim: expected.dimension },
-      }),
-    );
-    const stored = {
-      model: String(collection.metadata?.embedding_model ?? ""),
-      dimension: Number(collection.metadata?.embedding_dim ?? 0),
-    };
-    if (stored.model !== expected.model || stored.dimension !== expected.dimension) {
-      throw new StampMismatchError(workspace, name, stored, expected);
-    }
+    return new ChromaClient({ ...this.connection, tenant: TENANT, database: workspace });
+  }
+
+  private wrap(collection: Collection, name: string): RecordCollection {
     return new RecordCollection(collection, (what, fn) => this.guard(`${name}.${what}`, fn));
   }
 
@@ -188,12 +270,15 @@ export class RecordCollection {
         ],
       } as Parameters<Collection["get"]>[0]),
     );
-    return result.ids.map((id, i) => ({
-      id,
-      metadata: cleanMetadata(result.metadatas[i]),
-      ...(options.withDocuments ? { document: result.documents[i] ?? "" } : {}),
-      ...(options.withEmbeddings ? { embedding: Array.from(result.embeddings[i] ?? []) } : {}),
-    }));
+    return result.ids.map((id, i) => {
+      const embedding = options.withEmbeddings ? result.embeddings[i] : undefined;
+      return {
+        id,
+        metadata: cleanMetadata(result.metadatas[i]),
+        ...(options.withDocuments ? { document: result.documents[i] ?? "" } : {}),
+        ...(embedding && embedding.length > 0 ? { embedding: Array.from(embedding) } : {}),
+      };
+    });
   }
 
   /** Replaces the metadata of existing records (their documents and vectors stay). */
@@ -232,6 +317,14 @@ export class RecordCollection {
   async count(): Promise<number> {
     return this.guard("count", () => this.collection.count());
   }
+}
+
+function stampMetadata(stamp: EmbeddingStamp): ChromaMetadata {
+  return { embedding_model: stamp.model, embedding_dim: stamp.dimension };
+}
+
+function stampOf(collection: Collection): EmbeddingStamp {
+  return { model: String(collection.metadata?.embedding_model ?? ""), dimension: Number(collection.metadata?.embedding_dim ?? 0) };
 }
 
 function columns(records: readonly NewRecord[]) {

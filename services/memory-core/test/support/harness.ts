@@ -43,7 +43,10 @@ export interface TestCairn {
 }
 
 /** memory-core in this process over real HTTP and the shared real Chroma, with the given tokens. */
-export async function startCairn(tokens: TestToken[], options: { chroma?: URL; summarizer?: SummarizerFactory } = {}): Promise<TestCairn> {
+export async function startCairn(
+  tokens: TestToken[],
+  options: { chroma?: URL; embedder?: Embedder; maintenance?: boolean; summarizer?: SummarizerFactory } = {},
+): Promise<TestCairn> {
   // Through the real tokens-file parser, as an operator's file would go.
   const registry = new TokenRegistry(parseTokensFile(yaml.dump({ tokens })));
   const runtime = await createRuntime({
@@ -51,8 +54,9 @@ export async function startCairn(tokens: TestToken[], options: { chroma?: URL; s
     embeddings: { kind: "local" },
     tokens: registry,
     log: silentLogger,
-    embedder: await sharedEmbedder(),
+    embedder: options.embedder ?? (await sharedEmbedder()),
     processMetrics: false,
+    maintenance: options.maintenance ?? false,
     ...(options.summarizer ? { summarizer: options.summarizer } : {}),
   });
   const app = createApp({

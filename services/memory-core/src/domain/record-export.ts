@@ -1,0 +1,83 @@
+import { validationFailed } from "../errors.js";
+import type { ChromaStore, StoredRecord, Where } from "../store/chroma-store.js";
+import { decodeCursor, encodeCursor } from "./cursor.js";
+import { tombstoneId } from "./tombstones.js";
+import type { ExportedRecord, ExportPage, TransferCollection } from "./types.js";
+
+/** Tombstones share `recency` with the sequence slots; only they carry `forgotten_at`. */
+export const TOMBSTONE_FILTER: Where = { forgotten_at: { $gte: 0 } };
+
+export interface ExportInput {
+  collection: TransferCollection;
+  limit: number;
+  after?: string;
+  include_embeddings: boolean;
+}
+
+/**
+ * A workspace's records as stored, page by page, in the order they were added (Chroma's order for a `get`
+ * without a filter): ids, documents, metadata untouched, vectors. Reads collections whatever their stamp,
+ * so a workspace waiting for re-embedding can still be backed up.
+ */
+export class RecordExport {
+  constructor(private readonly store: ChromaStore) {}
+
+  async page(workspace: string, input: ExportInput): Promise<ExportPage> {
+    const offset = input.after === undefined ? 0 : offsetOf(input.after, input.collection);
+    if (input.collection === "tombstones") return this.tombstones(workspace, offset, input.limit);
+    const inspected = await this.store.inspect(workspace, input.collection);
+    if (!inspected) return { workspace, collection: input.collection, stamp: this.store.stamp, records: [], total: 0, next_cursor: null };
+    const [page, total] = await Promise.all([
+      inspected.records.get({ limit: input.limit, offset, withDocuments: true, withEmbeddings: input.include_embeddings }),
+      inspected.records.count(),
+    ]);
+    return {
+      workspace,
+      collection: input.collection,
+      stamp: inspected.stamp,
+      records: page.map(exported),
+      total,
+      next_cursor: nextCursor(input.collection, offset, page.length, total),
+    };
+  }
+
+  private async tombstones(workspace: string, offset: number, limit: number): Promise<ExportPage> {
+    const recency = await this.store.collection(workspace, "recency");
+    // Forgetting is rare: the tombstones of a workspace are few, listed whole and cut here.
+    const all = await recency.get({ where: TOMBSTONE_FILTER });
+    const page = all.slice(offset, offset + limit);
+    return {
+      workspace,
+      collection: "tombstones",
+      stamp: null,
+      records: page.map((t) => ({ id: t.id.slice(tombstoneId("").length), document: "", metadata: t.metadata })),
+      total: all.length,
+      next_cursor: nextCursor("tombstones", offset, page.length, all.length),
+    };
+  }
+}
+
+function exported(record: StoredRecord): ExportedRecord {
+  return {
+    id: record.id,
+    document: record.document ?? "",
+    metadata: record.metadata,
+    ...(record.embedding ? { embedding: record.embedding } : {}),
+  };
+}
+
+function nextCursor(collection: TransferCollection, offset: number, read: number, total: number): string | null {
+  return read > 0 && offset + read < total ? encodeCursor({ at: offset + read, id: collection }) : null;
+}
+
+/** An export cursor is an offset bound to its collection: it cannot be replayed against another. */
+function offsetOf(cursor: string, collection: TransferCollection): number {
+  const position = decodeCursor(cursor, "after");
+  if (position.id !== collection || position.at < 0) {
+    throw validationFailed(
+      [{ path: "after", message: "belongs to another collection's listing" }],
+      "Pass the `next_cursor` of the previous page with the same `collection`.",
+    );
+  }
+  return position.at;
+}

@@ -1,0 +1,166 @@
+import { randomUUID } from "node:crypto";
+import type { FieldError } from "@cairn/openapi";
+import type { Principal } from "../auth/principal.js";
+import type { Embedder } from "../embeddings/embedder.js";
+import { internal, validationFailed } from "../errors.js";
+import { RECENCY_VECTOR, sameStamp, type ChromaStore, type EmbeddingStamp, type NewRecord } from "../store/chroma-store.js";
+import type { AuditLog } from "./audit.js";
+import { feedStream } from "./lexical-catalog.js";
+import type { Sequences } from "./sequences.js";
+import { tombstoneId } from "./tombstones.js";
+import type { ExportedRecord, ImportRequest, ImportResult } from "./types.js";
+
+/**
+ * Exported records stored back, keeping ids, fields and the original `recorded_at`, and the derived
+ * structures with them: each restored turn takes a slot in its agent's recency sequence (in the order of
+ * its original `recorded_at`) and every record an entry in its collection's change feed, so recency and
+ * the lexical indexes of every replica find it like any other write. A record whose id is present is
+ * skipped, so importing twice stores nothing twice; a forgotten memory (tombstone) never comes back.
+ */
+export class RecordImport {
+  constructor(
+    private readonly store: ChromaStore,
+    private readonly embedder: Embedder,
+    private readonly sequences: Sequences,
+    private readonly audit: AuditLog,
+  ) {}
+
+  async run(principal: Principal, request: ImportRequest): Promise<ImportResult> {
+    const records = firstOfEachId(request.records);
+    assertShapes(request.collection, records);
+    const base = { workspace: principal.workspace, collection: request.collection };
+    if (request.collection === "tombstones") return { ...base, ...(await this.tombstones(principal, records)) };
+    if (request.collection === "turns") return { ...base, ...(await this.turns(principal, records, request.stamp)) };
+    return { ...base, ...(await this.summaries(principal.workspace, records, request.stamp)) };
+  }
+
+  private async turns(principal: Principal, records: ExportedRecord[], stamp: EmbeddingStamp | undefined) {
+    const workspace = principal.workspace;
+    const turns = await this.store.collection(workspace, "turns");
+    const recency = await this.store.collection(workspace, "recency");
+    const ids = records.map((r) => r.id);
+    const present = new Set((await turns.get({ ids })).map((r) => r.id));
+    const forgotten = new Set((await recency.get({ ids: ids.map(tombstoneId) })).map((t) => t.id.slice(tombstoneId("").length)));
+    // Oldest first, so that each agent's sequence takes them in the order they were first recorded.
+    const fresh = records
+      .filter((r) => !present.has(r.id) && !forgotten.has(r.id))
+      .sort((a, b) => Number(a.metadata.recorded_at) - Number(b.metadata.recorded_at) || Number(a.metadata.seq ?? 0) - Number(b.metadata.seq ?? 0));
+    const skippedForgotten = records.filter((r) => !present.has(r.id) && forgotten.has(r.id)).length;
+    if (fresh.length === 0) return { stored: 0, skipped: present.size, forgotten: skippedForgotten, reembedded: 0 };
+
+    const { vectors, reembedded } = await this.vectorsFor(fresh, stamp);
+    const writeId = randomUUID();
+    // As for any write, the slots come before the records (see memory-service.ts writeTurn): each turn's slot
+    // in its agent's sequence and its change-feed entry, all in one round trip.
+    const slots = await this.sequences.appendAcross(
+      workspace,
+      [
+        ...fresh.map((r) => ({ stream: String(r.metadata.agent), payload: { turn_id: r.id } })),
+        ...fresh.map((r) => ({ stream: feedStream("turns"), payload: { record_id: r.id, op: "put" } })),
+      ],
+      writeId,
+    );
+    const seqOf = new Map(fresh.map((r, i) => [r.id, slots[i]!.seq]));
+    await turns.add(
+      fresh.map((r, i) => ({
+        id: r.id,
+        embedding: vectors[i]!,
+        document: r.document,
+        metadata: { ...r.metadata, seq: seqOf.get(r.id)!, write_id: writeId },
+      })),
+    );
+    // A record another writer stored meanwhile under the same id stays as it was: only ours count as stored.
+    const ours = (await turns.get({ ids: fresh.map((r) => r.id) })).filter((r) => r.metadata.write_id === writeId).map((r) => r.id);
+    await this.audit.appendMany(
+      workspace,
+      ours.map((memoryId) => ({ action: "restore" as const, actor: principal.agent, memoryId, reason: "restored from a backup" })),
+    );
+    return {
+      stored: ours.length,
+      skipped: records.length - ours.length - skippedForgotten,
+      forgotten: skippedForgotten,
+      reembedded: reembedded.filter((i) => ours.includes(fresh[i]!.id)).length,
+    };
+  }
+
+  private async summaries(workspace: string, records: ExportedRecord[], stamp: EmbeddingStamp | undefined) {
+    const summaries = await this.store.collection(workspace, "summaries");
+    const present = new Set((await summaries.get({ ids: records.map((r) => r.id) })).map((r) => r.id));
+    const fresh = records.filter((r) => !present.has(r.id));
+    if (fresh.length === 0) return { stored: 0, skipped: present.size, forgotten: 0, reembedded: 0 };
+    const { vectors, reembedded } = await this.vectorsFor(fresh, stamp);
+    await this.sequences.appendMany(workspace, feedStream("summaries"), fresh.map((r) => ({ record_id: r.id, op: "put" })), randomUUID());
+    await summaries.add(fresh.map((r, i): NewRecord => ({ id: r.id, embedding: vectors[i]!, document: r.document, metadata: r.metadata })));
+    return { stored: fresh.length, skipped: present.size, forgotten: 0, reembedded: reembedded.length };
+  }
+
+  /** A tombstone restored forgets its memory again where a copy of it is still stored. */
+  private async tombstones(principal: Principal, records: ExportedRecord[]) {
+    const workspace = principal.workspace;
+    const recency = await this.store.collection(workspace, "recency");
+    const known = new Set((await recency.get({ ids: records.map((r) => tombstoneId(r.id)) })).map((t) => t.id));
+    const fresh = records.filter((r) => !known.has(tombstoneId(r.id)));
+    if (fresh.length === 0) return { stored: 0, skipped: records.length, forgotten: 0, reembedded: 0 };
+    await recency.add(
+      fresh.map((r) => ({
+        id: tombstoneId(r.id),
+        embedding: RECENCY_VECTOR,
+        document: "",
+        metadata: { forgotten_at: r.metadata.forgotten_at!, forgotten_by: r.metadata.forgotten_by!, reason: r.metadata.reason ?? "" },
+      })),
+    );
+    const turns = await this.store.collection(workspace, "turns");
+    const stillStored = (await turns.get({ ids: fresh.map((r) => r.id) })).map((r) => r.id);
+    if (stillStored.length > 0) {
+      await this.sequences.appendMany(workspace, feedStream("turns"), stillStored.map((id) => ({ record_id: id, op: "remove" })), randomUUID());
+      await turns.delete(stillStored);
+      const reasons = new Map(fresh.map((r) => [r.id, String(r.metadata.reason ?? "")]));
+      await this.audit.appendMany(
+        workspace,
+        stillStored.map((memoryId) => ({ action: "forget" as const, actor: principal.agent, memoryId, reason: `restored tombstone: ${reasons.get(memoryId)}` })),
+      );
+    }
+    return { stored: fresh.length, skipped: records.length - fresh.length, forgotten: stillStored.length, reembedded: 0 };
+  }
+
+  /** The exported vectors when they were made by this server's model; else the documents embedded again. */
+  private async vectorsFor(records: ExportedRecord[], stamp: EmbeddingStamp | undefined) {
+    const fits = (r: ExportedRecord) =>
+      stamp !== undefined && sameStamp(stamp, this.store.stamp) && r.embedding?.length === this.store.stamp.dimension;
+    const reembedded = records.flatMap((r, i) => (fits(r) ? [] : [i]));
+    const made = await this.embedder.embed(reembedded.map((i) => records[i]!.document));
+    if (made.length !== reembedded.length) throw internal();
+    const vectors = records.map((r) => r.embedding ?? []);
+    reembedded.forEach((i, k) => (vectors[i] = made[k]!));
+    return { vectors, reembedded };
+  }
+}
+
+function firstOfEachId(records: readonly ExportedRecord[]): ExportedRecord[] {
+  const seen = new Set<string>();
+  return records.filter((r) => !seen.has(r.id) && Boolean(seen.add(r.id)));
+}
+
+const REQUIRED: Record<ImportRequest["collection"], { prefix: string; strings: string[]; numbers: string[] }> = {
+  turns: { prefix: "t_", strings: ["agent", "session_id"], numbers: ["recorded_at", "prompt_chars", "thought_chars", "valid_from", "valid_until"] },
+  summaries: { prefix: "s_", strings: ["session_id"], numbers: [] },
+  tombstones: { prefix: "t_", strings: ["forgotten_by"], numbers: ["forgotten_at"] },
+};
+
+/** What the rest of memory-core relies on in a stored record, checked before anything is written. */
+function assertShapes(collection: ImportRequest["collection"], records: readonly ExportedRecord[]): void {
+  const rule = REQUIRED[collection];
+  const errors: FieldError[] = [];
+  records.forEach((r, i) => {
+    if (!r.id.startsWith(rule.prefix)) errors.push({ path: `records/${i}/id`, message: `must start with ${rule.prefix} for ${collection}` });
+    for (const key of rule.strings) {
+      if (typeof r.metadata[key] !== "string") errors.push({ path: `records/${i}/metadata/${key}`, message: "must be a string" });
+    }
+    for (const key of rule.numbers) {
+      if (typeof r.metadata[key] !== "number") errors.push({ path: `records/${i}/metadata/${key}`, message: "must be a number" });
+    }
+  });
+  if (errors.length > 0) {
+    throw validationFailed(errors.slice(0, 20), "Import records exactly as export_records listed them; nothing was stored.");
+  }
+}

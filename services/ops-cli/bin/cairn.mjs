@@ -1,0 +1,12 @@
+#!/usr/bin/env node
+// The CLI is TypeScript run through tsx, like the rest of Cairn: no build step between an edit and a run.
+import { register } from "tsx/esm/api";
+
+register();
+const { main } = await import("../src/cli.ts");
+process.exitCode = await main(process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  cwd: process.cwd(),
+  env: process.env,
+});

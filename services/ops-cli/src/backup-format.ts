@@ -1,0 +1,77 @@
+import { createHash, type Hash } from "node:crypto";
+import type { EmbeddingStamp, ExportedRecord, TransferCollection } from "./client.js";
+
+/**
+ * The backup file: NDJSON, one JSON value per line.
+ *   line 1        {"type":"header","format":"cairn-backup","version":1,"created_at":...}
+ *   then          {"type":"record","workspace":W,"collection":C,"record":{id,document,metadata,embedding}}
+ *                 per workspace: tombstones first, then turns, then summaries (the order restore needs)
+ *   last line     {"type":"manifest",...}: counts per workspace and collection, each collection's embedding
+ *                 stamp, the sha256 of each workspace's record lines and of every line before the manifest.
+ * A file without its manifest, or whose lines do not match it, is damaged and is not restored.
+ */
+
+export const FORMAT = "cairn-backup";
+export const VERSION = 1;
+/** Restore order: a tombstone must be in place before the turns it keeps from coming back. */
+export const COLLECTION_ORDER: readonly TransferCollection[] = ["tombstones", "turns", "summaries"];
+
+export interface HeaderLine {
+  type: "header";
+  format: typeof FORMAT;
+  version: number;
+  created_at: string;
+}
+
+export interface RecordLine {
+  type: "record";
+  workspace: string;
+  collection: TransferCollection;
+  record: ExportedRecord;
+}
+
+export interface WorkspaceManifest {
+  workspace: string;
+  counts: Record<TransferCollection, number>;
+  /** The stamp of the vectors in the file, per embedded collection. */
+  stamps: { turns: EmbeddingStamp | null; summaries: EmbeddingStamp | null };
+  /** sha256 of this workspace's record lines, each with its newline. */
+  sha256: string;
+}
+
+export interface ManifestLine {
+  type: "manifest";
+  format: typeof FORMAT;
+  version: number;
+  created_at: string;
+  workspaces: WorkspaceManifest[];
+  records: number;
+  /** sha256 of every line before the manifest, each with its newline. */
+  sha256: string;
+}
+
+/** Running checksums over the lines as written (or as read back). */
+export class Checksums {
+  private readonly all: Hash = createHash("sha256");
+  private readonly perWorkspace = new Map<string, { hash: Hash; counts: Record<TransferCollection, number> }>();
+  records = 0;
+
+  line(text: string, parsed: HeaderLine | RecordLine) {
+    this.all.update(`${text}\n`);
+    if (parsed.type !== "record") return;
+    let entry = this.perWorkspace.get(parsed.workspace);
+    if (!entry) {
+      entry = { hash: createHash("sha256"), counts: { tombstones: 0, turns: 0, summaries: 0 } };
+      this.perWorkspace.set(parsed.workspace, entry);
+    }
+    entry.hash.update(`${text}\n`);
+    entry.counts[parsed.collection]++;
+    this.records++;
+  }
+
+  /** Counts and digests so far, per workspace; call once. */
+  result(): { sha256: string; workspaces: Map<string, { sha256: string; counts: Record<TransferCollection, number> }> } {
+    const workspaces = new Map([...this.perWorkspace].map(([w, e]) => [w, { sha256: e.hash.digest("hex"), counts: e.counts }]));
+    return { sha256: this.all.digest("hex"), workspaces };
+  }
+}

@@ -1,0 +1,55 @@
+import { readFile } from "node:fs/promises";
+import yaml from "js-yaml";
+import { AdminClient } from "./client.js";
+import type { CliConfig } from "./config.js";
+import { CliError, usageError } from "./io.js";
+
+/** One workspace the CLI may work on, with the admin token that memory-core confirmed is for it. */
+export interface Target {
+  workspace: string;
+  client: AdminClient;
+}
+
+/**
+ * The workspaces to work on: the one of `--token`, or one per workspace for which the tokens file (the same
+ * YAML file memory-core reads) holds an admin token in plain text. Each workspace is named by memory-core's
+ * answer to its own token, so one workspace's token never carries another's records.
+ */
+export async function resolveTargets(config: CliConfig): Promise<Target[]> {
+  const tokens = config.token ? [config.token] : await adminTokensOf(config.tokensFile!);
+  const targets = new Map<string, Target>();
+  for (const token of tokens) {
+    const client = new AdminClient(config.url, token);
+    const workspace = await client.workspace();
+    if (!targets.has(workspace)) targets.set(workspace, { workspace, client });
+  }
+  return [...targets.values()].sort((a, b) => (a.workspace < b.workspace ? -1 : 1));
+}
+
+async function adminTokensOf(file: string): Promise<string[]> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch {
+    throw usageError(`--tokens-file: cannot read ${file}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = yaml.load(text);
+  } catch {
+    throw usageError(`--tokens-file: ${file} is not YAML`);
+  }
+  const entries = (parsed as { tokens?: unknown })?.tokens;
+  if (!Array.isArray(entries)) throw usageError(`--tokens-file: ${file} has no "tokens:" list`);
+  const admin = entries.filter(
+    (e): e is { token: string; workspace: string } =>
+      typeof e === "object" && e !== null && e.role === "admin" && typeof e.token === "string" && e.token.length > 0,
+  );
+  if (admin.length === 0) {
+    throw new CliError(`--tokens-file: ${file} holds no admin token in plain text (token_sha256 entries cannot be used by a client)`, 2);
+  }
+  // One token per workspace named in the file; memory-core confirms the name for each.
+  const byWorkspace = new Map<string, string>();
+  for (const e of admin) if (!byWorkspace.has(String(e.workspace))) byWorkspace.set(String(e.workspace), e.token);
+  return [...byWorkspace.values()];
+}
