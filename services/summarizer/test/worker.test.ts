@@ -74,6 +74,7 @@ describe("which sessions the worker summarizes", () => {
     const [, secret] = await addTurns(cairn.url, alice.token, [
       turn("forget-1", 1),
       { session_id: "forget-1", prompt: "Configure the deploy key.", thought: "Pasted the key hunter2-SECRET by mistake.", response: "Deploy configured." },
+      turn("forget-keep", 1),
     ]);
     const summarizer = summarizerOver(cairn.runtime, workspace, {}, { now: () => Date.now() + 60_000 });
     await summarizer.runOnce();
@@ -89,6 +90,21 @@ describe("which sessions the worker summarizes", () => {
     expect(JSON.stringify(after)).not.toContain("hunter2-SECRET");
     expect(after!.title).toBe("Task 1 in forget-1");
     expect(after!.summary).toContain("Reasoning for step 1");
+
+    // The last turn forgotten too: the summary goes, and the store still verifies healthy.
+    const [last] = await http(cairn.url, "GET", "/v1/sessions/forget-1", { token: alice.token }).then((r) => r.body.turns);
+    expect((await http(cairn.url, "POST", `/v1/memories/${last.id}/forget`, { token: alice.token, body: { reason: "done" } })).status).toBe(200);
+    await summarizer.runOnce();
+    const gone = await http(cairn.url, "GET", "/v1/sessions/forget-1", { token: alice.token });
+    expect(gone.status).toBe(404);
+    const found = await http(cairn.url, "POST", "/v1/summaries/query", { token: alice.token, body: { query: "Task 1 in forget-1", limit: 20 } });
+    const sessions = found.body.hits.map((h: { summary: { session_id: string } }) => h.summary.session_id);
+    expect(sessions).not.toContain("forget-1");
+    expect(sessions).toContain("forget-keep");
+    const verified = await http(cairn.url, "GET", "/v1/admin/verify", { token: admin.token });
+    expect(verified.status).toBe(200);
+    expect(verified.body.problems).toEqual([]);
+    expect(verified.body.healthy).toBe(true);
     await summarizer.stop();
   });
 });

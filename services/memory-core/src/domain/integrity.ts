@@ -125,7 +125,10 @@ export class IntegrityCheck {
     return entries.length;
   }
 
-  /** Every slot of a sequence must name a record that exists, or one that was forgotten. */
+  /**
+   * Every slot of a sequence must name a record that exists, one that was forgotten, or one the stream itself
+   * says was removed later (a summary whose session's turns were all forgotten).
+   */
   private async checkStream(
     workspace: string,
     stream: string,
@@ -135,14 +138,19 @@ export class IntegrityCheck {
     label: string,
   ): Promise<number> {
     const length = await this.sequences.length(workspace, stream);
+    const removed = new Set<string>();
+    const missing: Array<{ seq: number; id: string }> = [];
     for (let from = 0; from < length; from += PAGE) {
       const seqs = Array.from({ length: Math.min(PAGE, length - from) }, (_, i) => from + i);
       const slots = await this.sequences.read(workspace, stream, seqs);
       for (const [seq, slot] of slots) {
-        if (slot.op === "remove") continue;
         const id = String(slot[key]);
-        if (!exists(id)) findings.add("dangling_slot", "recency", `${label} #${seq} names a record that is neither stored nor forgotten`, id);
+        if (slot.op === "remove") removed.add(id);
+        else if (!exists(id)) missing.push({ seq, id });
       }
+    }
+    for (const { seq, id } of missing) {
+      if (!removed.has(id)) findings.add("dangling_slot", "recency", `${label} #${seq} names a record that is neither stored nor forgotten`, id);
     }
     return length;
   }
