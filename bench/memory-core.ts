@@ -165,19 +165,22 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
     const chroma = new ChromaClient({ host: stack.chromaUrl.hostname, port: Number(stack.chromaUrl.port), database: workspace });
     const collection = await chroma.getCollection({ name: "turns" });
     const chromaQuery: number[] = [];
-    const chromaValidQuery: number[] = [];
     for (const vector of vectors) {
       const { ms } = await timed(() =>
         collection.query({ queryEmbeddings: [vector], nResults: 10, include: ["documents", "metadatas", "distances"] as never }),
       );
       chromaQuery.push(ms);
-      // The filter every default query carries: valid now (see MemoryService.queryMemories).
+    }
+    // The filter every default query carries, valid now (see MemoryService.queryMemories), asked of Chroma itself;
+    // in a loop of its own, since each of these slows the query that follows it.
+    const chromaValidQuery: number[] = [];
+    for (const vector of vectors.slice(0, 50)) {
       const now = Date.now();
       const where = { $and: [{ valid_until: { $gt: now } }, { valid_from: { $lte: now } }] } as never;
-      const filtered = await timed(() =>
+      const { ms } = await timed(() =>
         collection.query({ queryEmbeddings: [vector], nResults: 10, where, include: ["documents", "metadatas", "distances"] as never }),
       );
-      chromaValidQuery.push(filtered.ms);
+      chromaValidQuery.push(ms);
     }
 
     const report = {

@@ -31,7 +31,8 @@ const MIN_DEPTH = 40;
 
 /** Conditions that only corrected or future-dated records fail: validity at an instant. */
 const NEARLY_ALL_PASS = new Set(["valid_until", "valid_from"]);
-const OVERFETCH = 2;
+/** How many more than asked the unfiltered over-fetch takes: a quarter more, at least 10. */
+const overfetch = (depth: number) => depth + Math.max(10, Math.ceil(depth / 4));
 
 /**
  * Hybrid retrieval: dense (Chroma, cosine) and lexical (BM25 over the same records) candidates, fused by
@@ -78,7 +79,8 @@ export class HybridRetrieval {
       .filter((r) => atLeast(r.confidence, request.minConfidence))
       .slice(0, request.limit);
 
-    const records = new Map<string, StoredRecord>(dense.map((d) => [d.id, d]));
+    // Hybrid candidates come without documents (most never reach the page); the page's are fetched below.
+    const records = new Map<string, StoredRecord>(request.mode === "semantic" ? dense.map((d) => [d.id, d]) : []);
     const missing = ranked.map((r) => r.fused.id).filter((id) => !records.has(id));
     if (missing.length > 0) {
       const store = await this.store.collection(workspace, collection);
@@ -94,16 +96,17 @@ export class HybridRetrieval {
     const [embedding] = await this.embedder.embed([request.query]);
     if (!embedding) throw internal();
     const store = await this.store.collection(workspace, collection);
+    const withDocuments = request.mode === "semantic";
     const where = toWhere(request.conditions);
     if (where && request.conditions.every((c) => NEARLY_ALL_PASS.has(c.field))) {
       // A filtered query costs Chroma several times an unfiltered one, and nearly every record is valid now:
       // over-fetch unfiltered and filter here. Exact whenever enough survive; otherwise ask Chroma to filter.
-      const n = depth * OVERFETCH;
-      const nearest = await store.query({ embedding, n, withDocuments: true });
+      const n = overfetch(depth);
+      const nearest = await store.query({ embedding, n, withDocuments });
       const kept = nearest.filter((r) => matches(r.metadata, request.conditions));
       if (kept.length >= depth || nearest.length < n) return kept.slice(0, depth);
     }
-    return store.query({ embedding, n: depth, where, withDocuments: true });
+    return store.query({ embedding, n: depth, where, withDocuments });
   }
 
   private async lexicalHits(workspace: string, collection: SearchableCollection, request: SearchRequest, depth: number) {
