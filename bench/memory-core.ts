@@ -4,15 +4,12 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ChromaClient } from "chromadb";
 import yaml from "js-yaml";
-import { startOpenAIStub, type OpenAIStub } from "../testing/openai-stub.js";
 import { newToken } from "../services/memory-core/src/auth/tokens.js";
-import type { EmbeddingsConfig } from "../services/memory-core/src/config.js";
 import { loadConfig } from "../services/memory-core/src/config.js";
-import { createEmbedder } from "../services/memory-core/src/embeddings/create.js";
-import type { Embedder } from "../services/memory-core/src/embeddings/embedder.js";
 import { silentLogger } from "../services/memory-core/src/logger.js";
 import { startStack } from "../services/memory-core/src/stack.js";
 import { corpus } from "./corpus.js";
+import { timedEmbedder } from "./timed-embedder.js";
 import { round, summarize, timed, type Summary } from "./stats.js";
 
 /**
@@ -66,24 +63,9 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
   // Turns sampled on a reused store need sessions of their own, or they would be replays of the last run's.
   const runTag = Date.now().toString(36);
 
-  if (values.embedder !== "local" && values.embedder !== "hash") throw new Error("--embedder is local or hash");
-  let stub: OpenAIStub | undefined;
-  let embeddings: EmbeddingsConfig = { kind: "local" };
-  if (values.embedder === "hash") {
-    stub = await startOpenAIStub({ dimension: 512 });
-    embeddings = { kind: "openai", baseUrl: stub.baseUrl, model: "hash-bow-512", apiKey: undefined };
-  }
-  const embedTimes: number[] = [];
-  const inner = await createEmbedder(embeddings, silentLogger);
-  const embedder: Embedder = {
-    model: inner.model,
-    dimension: inner.dimension,
-    async embed(texts) {
-      const { ms, value } = await timed(() => inner.embed(texts));
-      embedTimes.push(ms);
-      return value;
-    },
-  };
+  const timing = await timedEmbedder(values.embedder);
+  const { embedder, inner, times: embedTimes } = timing;
+
   const stack = await startStack({
     config: loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_PORT: "0", CAIRN_TOKENS_FILE: tokensFile }),
     log: silentLogger,
@@ -208,7 +190,7 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
     if (values.json) console.log(JSON.stringify(report));
   } finally {
     await stack.stop();
-    await stub?.close();
+    await timing.close();
     if (!kept) await rm(dataDir, { recursive: true, force: true });
   }
 }

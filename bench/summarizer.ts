@@ -3,11 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import yaml from "js-yaml";
-import { createEmbedder, loadConfig, silentLogger, startStack, TokenRegistry, type EmbeddingsConfig, type Embedder } from "@cairn/memory-core";
+import { loadConfig, silentLogger, startStack, TokenRegistry } from "@cairn/memory-core";
 import { createSummarizer, loadSummarizerConfig } from "@cairn/summarizer";
 import { newToken } from "../services/memory-core/src/auth/tokens.js";
-import { startOpenAIStub, type OpenAIStub } from "../testing/openai-stub.js";
 import { corpus } from "./corpus.js";
+import { timedEmbedder } from "./timed-embedder.js";
 import { round, summarize, timed } from "./stats.js";
 
 /**
@@ -33,24 +33,9 @@ export async function benchSummarizer(argv: string[]): Promise<void> {
     },
   });
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  if (values.embedder !== "local" && values.embedder !== "hash") throw new Error("--embedder is local or hash");
-  let stub: OpenAIStub | undefined;
-  let embeddings: EmbeddingsConfig = { kind: "local" };
-  if (values.embedder === "hash") {
-    stub = await startOpenAIStub({ dimension: 512 });
-    embeddings = { kind: "openai", baseUrl: stub.baseUrl, model: "hash-bow-512", apiKey: undefined };
-  }
-  const embedTimes: number[] = [];
-  const inner = await createEmbedder(embeddings, silentLogger);
-  const embedder: Embedder = {
-    model: inner.model,
-    dimension: inner.dimension,
-    async embed(texts) {
-      const { ms, value } = await timed(() => inner.embed(texts));
-      embedTimes.push(ms);
-      return value;
-    },
-  };
+  const timing = await timedEmbedder(values.embedder);
+  const { embedder, times: embedTimes } = timing;
+
 
   const dataDir = await mkdtemp(join(tmpdir(), "cairn-bench-summarizer-"));
   const sizes = [
@@ -121,7 +106,7 @@ export async function benchSummarizer(argv: string[]): Promise<void> {
     }
   } finally {
     await stack.stop();
-    await stub?.close();
+    await timing.close();
     await rm(dataDir, { recursive: true, force: true });
   }
 

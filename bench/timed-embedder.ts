@@ -1,0 +1,41 @@
+import type { EmbeddingsConfig } from "../services/memory-core/src/config.js";
+import { createEmbedder } from "../services/memory-core/src/embeddings/create.js";
+import type { Embedder } from "../services/memory-core/src/embeddings/embedder.js";
+import { silentLogger } from "../services/memory-core/src/logger.js";
+import { startOpenAIStub, type OpenAIStub } from "../testing/openai-stub.js";
+import { timed } from "./stats.js";
+
+export interface TimedEmbedder {
+  /** Records the time of every call in `times`, so a benchmark can report figures without the embedding. */
+  embedder: Embedder;
+  /** The embedder itself, for work that is not to be timed. */
+  inner: Embedder;
+  times: number[];
+  close(): Promise<void>;
+}
+
+/**
+ * `local`: the default model. `hash`: hashing bag-of-words vectors from the OpenAI-compatible stub, for runs where
+ * what is measured is Cairn's own cost around the embedding (the local model embeds ~12 turns/s on two cores).
+ */
+export async function timedEmbedder(kind: string | undefined): Promise<TimedEmbedder> {
+  if (kind !== "local" && kind !== "hash") throw new Error("--embedder is local or hash");
+  let stub: OpenAIStub | undefined;
+  let embeddings: EmbeddingsConfig = { kind: "local" };
+  if (kind === "hash") {
+    stub = await startOpenAIStub({ dimension: 512 });
+    embeddings = { kind: "openai", baseUrl: stub.baseUrl, model: "hash-bow-512", apiKey: undefined };
+  }
+  const times: number[] = [];
+  const inner = await createEmbedder(embeddings, silentLogger);
+  const embedder: Embedder = {
+    model: inner.model,
+    dimension: inner.dimension,
+    async embed(texts) {
+      const { ms, value } = await timed(() => inner.embed(texts));
+      times.push(ms);
+      return value;
+    },
+  };
+  return { embedder, inner, times, close: async () => stub?.close() };
+}
