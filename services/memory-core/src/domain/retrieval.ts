@@ -25,9 +25,16 @@ export interface RankedRecord {
   matched_by: Retriever[];
 }
 
-/** Each retriever contributes this many candidates per asked hit (and at least MIN_DEPTH) to the fusion. */
+/** In hybrid mode the lexical side contributes this many candidates per asked hit (and at least MIN_DEPTH) to the fusion. */
 const DEPTH_PER_HIT = 4;
 const MIN_DEPTH = 40;
+/**
+ * Fewer from the dense side: at weight 0.1 even its first candidate adds less to a fused score (0.1/61) than
+ * the 40th lexical one (1/100), so dense depth matters where the lexical list runs short and as a second vote;
+ * each dense candidate costs Chroma ~0.2 ms. LoCoMo decided the value (docs/benchmarks.md).
+ */
+const DENSE_DEPTH_PER_HIT = 2;
+const MIN_DENSE_DEPTH = 20;
 
 /** Conditions that only corrected or future-dated records fail: validity at an instant. */
 const NEARLY_ALL_PASS = new Set(["valid_until", "valid_from"]);
@@ -46,10 +53,12 @@ export class HybridRetrieval {
 
   async search(workspace: string, collection: SearchableCollection, request: SearchRequest): Promise<RankedRecord[]> {
     // One retriever alone needs no candidates beyond the page; fusion does.
-    const depth = request.mode === "hybrid" ? Math.max(MIN_DEPTH, request.limit * DEPTH_PER_HIT) : request.limit;
+    const hybrid = request.mode === "hybrid";
+    const lexicalDepth = hybrid ? Math.max(MIN_DEPTH, request.limit * DEPTH_PER_HIT) : request.limit;
+    const denseDepth = hybrid ? Math.max(MIN_DENSE_DEPTH, request.limit * DENSE_DEPTH_PER_HIT) : request.limit;
     const [dense, lexical] = await Promise.all([
-      request.mode === "lexical" ? [] : this.dense(workspace, collection, request, depth),
-      request.mode === "semantic" ? [] : this.lexicalHits(workspace, collection, request, depth),
+      request.mode === "lexical" ? [] : this.dense(workspace, collection, request, denseDepth),
+      request.mode === "semantic" ? [] : this.lexicalHits(workspace, collection, request, lexicalDepth),
     ]);
     const floor = semanticFloor(this.embedder.model, this.tuning.semanticGate);
     const denseRanked = request.mode === "semantic" ? dense : dense.filter((d) => 1 - d.distance >= floor);
