@@ -112,7 +112,12 @@ function toDocument(collection: SearchableCollection, record: StoredRecord): Lex
   if (collection === "turns") {
     const fields = turnFields(record);
     const labels = [...parseList<string>(record.metadata.tags), ...parseList<string>(record.metadata.refs)].join(" ");
-    return { id: record.id, fields: { agent: String(record.metadata.agent), ...fields, labels }, metadata: record.metadata };
+    return {
+      id: record.id,
+      fields: { agent: String(record.metadata.agent), ...fields, labels },
+      metadata: record.metadata,
+      ...(record.document !== undefined ? { document: record.document } : {}),
+    };
   }
   const summary = summaryFromRecord(record);
   const details = [
@@ -124,5 +129,6 @@ function toDocument(collection: SearchableCollection, record: StoredRecord): Lex
     id: record.id,
     fields: { title: summary.title, summary: summary.summary, details, agents: summary.agents.join(" ") },
     metadata: record.metadata,
+    ...(record.document !== undefined ? { document: record.document } : {}),
   };
 }

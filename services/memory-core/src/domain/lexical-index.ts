@@ -1,4 +1,4 @@
-import type { Metadata } from "../store/chroma-store.js";
+import type { Metadata, StoredRecord } from "../store/chroma-store.js";
 import { Bm25Index, type Bm25Params } from "./bm25-index.js";
 import { terms } from "./text-analysis.js";
 
@@ -15,6 +15,8 @@ export interface LexicalDocument {
   id: string;
   fields: Record<string, string>;
   metadata: Metadata;
+  /** The record's stored document, kept so a ranked page need not be fetched from Chroma again. */
+  document?: string;
 }
 
 /**
@@ -24,6 +26,7 @@ export interface LexicalDocument {
 export class LexicalIndex {
   private readonly bm25: Bm25Index;
   private readonly metadata = new Map<string, Metadata>();
+  private readonly documents = new Map<string, string>();
   /** Per session, its records in order (by `valid_from`, then id); rebuilt lazily after writes. */
   private readonly sessions = new Map<string, string[]>();
   private readonly staleSessions = new Set<string>();
@@ -43,6 +46,8 @@ export class LexicalIndex {
   put(document: LexicalDocument): void {
     this.bm25.put(document.id, document.fields);
     this.metadata.set(document.id, document.metadata);
+    if (document.document !== undefined) this.documents.set(document.id, document.document);
+    else this.documents.delete(document.id);
     this.touchSession(document.id, document.metadata);
   }
 
@@ -50,7 +55,15 @@ export class LexicalIndex {
     this.bm25.remove(id);
     const metadata = this.metadata.get(id);
     this.metadata.delete(id);
+    this.documents.delete(id);
     if (metadata) this.touchSession(id, metadata);
+  }
+
+  /** The record as of the last catch-up, when the index holds its document. */
+  record(id: string): StoredRecord | undefined {
+    const metadata = this.metadata.get(id);
+    const document = this.documents.get(id);
+    return metadata && document !== undefined ? { id, metadata, document } : undefined;
   }
 
   private touchSession(id: string, metadata: Metadata) {
