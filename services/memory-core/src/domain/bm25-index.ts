@@ -90,10 +90,6 @@ export class Bm25Index {
     return this.numbers.size;
   }
 
-  has(id: string): boolean {
-    return this.numbers.has(id);
-  }
-
   /** Adds a record, or replaces the one with its id. */
   put(id: string, fields: Record<string, string>): void {
     this.remove(id);

@@ -25,8 +25,8 @@ export interface LexicalDocument {
  */
 export class LexicalIndex {
   private readonly bm25: Bm25Index;
-  private readonly metadata = new Map<string, Metadata>();
-  private readonly documents = new Map<string, string>();
+  /** What the index was last given of each record: its metadata, and its document when the catalog had it. */
+  private readonly records = new Map<string, StoredRecord>();
   /** Per session, its records in order (by `valid_from`, then id); rebuilt lazily after writes. */
   private readonly sessions = new Map<string, string[]>();
   private readonly staleSessions = new Set<string>();
@@ -40,30 +40,30 @@ export class LexicalIndex {
   }
 
   get size(): number {
-    return this.metadata.size;
+    return this.records.size;
   }
 
   put(document: LexicalDocument): void {
     this.bm25.put(document.id, document.fields);
-    this.metadata.set(document.id, document.metadata);
-    if (document.document !== undefined) this.documents.set(document.id, document.document);
-    else this.documents.delete(document.id);
+    this.records.set(document.id, {
+      id: document.id,
+      metadata: document.metadata,
+      ...(document.document !== undefined ? { document: document.document } : {}),
+    });
     this.touchSession(document.id, document.metadata);
   }
 
   remove(id: string): void {
     this.bm25.remove(id);
-    const metadata = this.metadata.get(id);
-    this.metadata.delete(id);
-    this.documents.delete(id);
+    const metadata = this.records.get(id)?.metadata;
+    this.records.delete(id);
     if (metadata) this.touchSession(id, metadata);
   }
 
   /** The record as of the last catch-up, when the index holds its document. */
   record(id: string): StoredRecord | undefined {
-    const metadata = this.metadata.get(id);
-    const document = this.documents.get(id);
-    return metadata && document !== undefined ? { id, metadata, document } : undefined;
+    const record = this.records.get(id);
+    return record?.document !== undefined ? record : undefined;
   }
 
   private touchSession(id: string, metadata: Metadata) {
@@ -77,12 +77,12 @@ export class LexicalIndex {
 
   /** The records just before and after `id` in its session. */
   private neighbours(id: string): string[] {
-    const session = this.metadata.get(id)?.session_id;
+    const session = this.records.get(id)?.metadata.session_id;
     if (typeof session !== "string") return [];
     let ids = this.sessions.get(session) ?? [];
     if (this.staleSessions.has(session)) {
-      const at = (x: string) => Number(this.metadata.get(x)?.valid_from ?? 0);
-      ids = ids.filter((x) => this.metadata.has(x)).sort((a, b) => at(a) - at(b) || (a < b ? -1 : 1));
+      const at = (x: string) => Number(this.records.get(x)?.metadata.valid_from ?? 0);
+      ids = ids.filter((x) => this.records.has(x)).sort((a, b) => at(a) - at(b) || (a < b ? -1 : 1));
       this.sessions.set(session, ids);
       this.staleSessions.delete(session);
     }
@@ -98,7 +98,7 @@ export class LexicalIndex {
     const pool = this.neighbourShare > 0 ? Math.max(limit, CONTEXT_POOL) : limit;
     const hits = this.bm25
       .search(text, pool, (id) => {
-        const metadata = this.metadata.get(id);
+        const metadata = this.records.get(id)?.metadata;
         return metadata !== undefined && accept(metadata);
       })
       .map((h) => ({ id: h.id, score: h.score, coverage: Math.min(1, h.matchedTerms / asked) }));
@@ -113,7 +113,7 @@ export class LexicalIndex {
     for (const hit of hits) for (const n of this.neighbours(hit.id)) candidates.add(n);
     const out: LexicalHit[] = [];
     for (const id of candidates) {
-      const metadata = this.metadata.get(id);
+      const metadata = this.records.get(id)?.metadata;
       if (!metadata || !accept(metadata)) continue;
       const best = Math.max(0, ...this.neighbours(id).map((n) => own.get(n)?.score ?? 0));
       const self = own.get(id);
