@@ -13,7 +13,7 @@ export { ChromaStore, type StoredRecord, type Metadata, type RecordCollection } 
 export { RECENCY_VECTOR } from "./store/chroma-store.js";
 export { MemoryService, type NewSummary } from "./domain/memory-service.js";
 export { Sequences } from "./domain/sequences.js";
-export { feedStream } from "./domain/lexical-catalog.js";
+export { FEED_PENDING_MS, feedStream } from "./domain/lexical-catalog.js";
 export { summaryFromRecord } from "./domain/summary-record.js";
 export { summaryId } from "./domain/ids.js";
 export { turnFields } from "./domain/turn-record.js";

@@ -1,13 +1,8 @@
-import { feedStream, Sequences, type ChromaStore, type Metadata } from "@cairn/memory-core";
+import { FEED_PENDING_MS, feedStream, Sequences, type ChromaStore, type Metadata } from "@cairn/memory-core";
 
 const PAGE = 500;
 /** A forgotten turn's content must leave its session's summary soon, not after the idle time. */
 const FORGET_GRACE_MS = 5_000;
-/**
- * A feed entry comes before its turn reaches Chroma. A turn still missing this long after its entry was
- * written by a writer that died (the change feed's rule, as in lexical-catalog.ts).
- */
-const IN_FLIGHT_MS = 30_000;
 /** Feed entries read again after the first scan (see scan()). */
 const RECENT_TAIL = 256;
 
@@ -22,6 +17,14 @@ interface Pending {
   written: Set<string>;
   forgotten: Set<string>;
 }
+
+const newPending = (lastChange: number, urgentAt?: number): Pending => ({
+  lastChange,
+  urgentAt,
+  version: 0,
+  written: new Set(),
+  forgotten: new Set(),
+});
 
 interface WorkspaceState {
   /** Entries of the `@turns` feed consumed. */
@@ -76,7 +79,8 @@ export class DueSessions {
     if (!pending || !entry || entry.version !== version) return;
     const seen = new Set(turnIds);
     const inFlight = [...entry.written].some((id) => !seen.has(id) && !entry.forgotten.has(id));
-    if (!inFlight || now - entry.lastChange >= IN_FLIGHT_MS) pending.delete(sessionId);
+    // A feed entry comes before its turn reaches Chroma; a turn missing for longer had a writer that died.
+    if (!inFlight || now - entry.lastChange >= FEED_PENDING_MS) pending.delete(sessionId);
   }
 
   pendingCount(workspace: string): number {
@@ -103,11 +107,11 @@ export class DueSessions {
     for (const [sessionId, s] of sessions) {
       const summary = covered.get(sessionId);
       if (summary && summary.count === s.count && summary.through === s.newest) continue;
-      pending.set(sessionId, { lastChange: s.newest, urgentAt: undefined, version: 0, written: new Set(), forgotten: new Set() });
+      pending.set(sessionId, newPending(s.newest));
     }
     // A summary whose turns are all gone: removed at once.
     for (const sessionId of covered.keys()) {
-      if (!sessions.has(sessionId)) pending.set(sessionId, { lastChange: 0, urgentAt: 0, version: 0, written: new Set(), forgotten: new Set() });
+      if (!sessions.has(sessionId)) pending.set(sessionId, newPending(0, 0));
     }
     return { position, pending };
   }
@@ -133,7 +137,7 @@ export class DueSessions {
 
   private note(state: WorkspaceState, sessionId: string, slot: Metadata): void {
     const at = Number(slot.recorded_at);
-    const pending = state.pending.get(sessionId) ?? { lastChange: 0, urgentAt: undefined, version: 0, written: new Set(), forgotten: new Set() };
+    const pending = state.pending.get(sessionId) ?? newPending(0);
     pending.version++;
     const recordId = String(slot.record_id);
     if (slot.op === "remove") {
@@ -156,10 +160,8 @@ export class DueSessions {
 
   private async *allMetadata(workspace: string, name: "turns" | "summaries"): AsyncGenerator<Metadata> {
     const records = await this.store.collection(workspace, name);
-    for (let offset = 0; ; offset += PAGE) {
-      const page = await records.get({ limit: PAGE, offset });
+    for await (const page of records.pages({ size: PAGE })) {
       for (const record of page) yield record.metadata;
-      if (page.length < PAGE) return;
     }
   }
 }

@@ -61,8 +61,7 @@ export class IntegrityCheck {
         findings.add("stamp_mismatch", name, `stamped ${describe(inspected.stamp)}; this server embeds with ${describe(this.store.stamp)}`);
       }
       let count = 0;
-      for (let offset = 0; ; offset += PAGE) {
-        const page = await inspected.records.get({ limit: PAGE, offset, withEmbeddings: true });
+      for await (const page of inspected.records.pages({ size: PAGE, withEmbeddings: true })) {
         for (const record of page) {
           checkVector(findings, name, record, inspected.stamp.dimension);
           // Only what the later checks need: a workspace's metadata whole would weigh on memory at 100k turns.
@@ -70,7 +69,6 @@ export class IntegrityCheck {
           (name === "turns" ? turns : summaries).set(record.id, { agent: agent ?? "", seq: seq ?? -1, session_id: session_id ?? "" });
         }
         count += page.length;
-        if (page.length < PAGE) break;
       }
       collections.push({ collection: name, count, stamp: inspected.stamp, stamp_matches: matches });
     }

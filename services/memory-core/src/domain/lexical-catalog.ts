@@ -18,7 +18,7 @@ export const feedStream = (collection: SearchableCollection) => `@${collection}`
  * A feed entry whose record is not there yet is a write in flight: catch-up waits for it this long, then
  * takes the writer for dead and moves on.
  */
-const PENDING_MS = 30_000;
+export const FEED_PENDING_MS = 30_000;
 const PAGE = 500;
 
 interface Entry {
@@ -67,10 +67,8 @@ export class LexicalCatalog {
         ? new LexicalIndex(this.tuning.turnFields, this.tuning.bm25, this.tuning.neighbourShare)
         : new LexicalIndex(this.tuning.summaryFields, this.tuning.bm25);
     const records = await this.store.collection(workspace, collection);
-    for (let offset = 0; ; offset += PAGE) {
-      const page = await records.get({ limit: PAGE, offset, withDocuments: true });
+    for await (const page of records.pages({ size: PAGE, withDocuments: true })) {
       for (const record of page) index.put(toDocument(collection, record));
-      if (page.length < PAGE) break;
     }
     return { index, position, syncing: Promise.resolve() };
   }
@@ -100,7 +98,7 @@ export class LexicalCatalog {
           continue;
         }
         const inFlight = slot && !record && !forgotten.has(String(slot.record_id));
-        if (inFlight && this.now() - Number(slot.recorded_at) < PENDING_MS) return;
+        if (inFlight && this.now() - Number(slot.recorded_at) < FEED_PENDING_MS) return;
         if (record) entry.index.put(toDocument(collection, record));
         entry.position = seq + 1;
       }

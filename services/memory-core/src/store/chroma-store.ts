@@ -126,14 +126,7 @@ export class ChromaStore {
     const client = await this.client(workspace);
     if (name !== "recency") await this.finishSwap(workspace, client, name);
     const expected = name === "recency" ? RECENCY_STAMP : this.stamp;
-    const collection = await this.guard("open collection", () =>
-      client.getOrCreateCollection({
-        name,
-        embeddingFunction: null,
-        configuration: { hnsw: { space: "cosine" } },
-        metadata: stampMetadata(expected),
-      }),
-    );
+    const collection = await this.openOrCreate(client, name, expected, "open collection");
     const stored = stampOf(collection);
     if (!sameStamp(stored, expected)) throw new StampMismatchError(workspace, name, stored, expected);
     return this.wrap(collection, name);
@@ -150,15 +143,7 @@ export class ChromaStore {
   /** Where re-embedded records of `name` are gathered, stamped with this server's embedder. */
   async staging(workspace: string, name: EmbeddedCollectionName): Promise<RecordCollection> {
     const client = await this.client(workspace);
-    const create = () =>
-      this.guard("open staging", () =>
-        client.getOrCreateCollection({
-          name: stagingName(name),
-          embeddingFunction: null,
-          configuration: { hnsw: { space: "cosine" } },
-          metadata: stampMetadata(this.stamp),
-        }),
-      );
+    const create = () => this.openOrCreate(client, stagingName(name), this.stamp, "open staging");
     let staging = await create();
     // Left over from a re-embedding towards another model: its vectors are of no use now.
     if (!sameStamp(stampOf(staging), this.stamp)) {
@@ -184,6 +169,13 @@ export class ChromaStore {
     await this.guard("swap", () => staging.modify({ name, metadata: stampMetadata(stampOf(staging)) }));
     this.collections.delete(`${workspace}/${name}`);
     this.log.info("re-embedded collection swapped in", { collection: name });
+  }
+
+  /** A stamp is written only when the collection is created; an existing one keeps its own. */
+  private openOrCreate(client: ChromaClient, name: string, stamp: EmbeddingStamp, what: string): Promise<Collection> {
+    return this.guard(what, () =>
+      client.getOrCreateCollection({ name, embeddingFunction: null, configuration: { hnsw: { space: "cosine" } }, metadata: stampMetadata(stamp) }),
+    );
   }
 
   private existing(client: ChromaClient, name: string): Promise<Collection | undefined> {
@@ -245,6 +237,16 @@ export class RecordCollection {
   async upsert(records: readonly NewRecord[]): Promise<void> {
     if (records.length === 0) return;
     await this.guard("upsert", () => this.collection.upsert(columns(records)));
+  }
+
+  /** Every record of the collection, a page at a time, in the order they were added. */
+  async *pages(options: { size: number; withDocuments?: boolean; withEmbeddings?: boolean }): AsyncGenerator<StoredRecord[]> {
+    const { size, ...include } = options;
+    for (let offset = 0; ; offset += size) {
+      const page = await this.get({ limit: size, offset, ...include });
+      yield page;
+      if (page.length < size) return;
+    }
   }
 
   /** Without ids or where, records come in the order they were added, so `offset` pages through all of them. */
