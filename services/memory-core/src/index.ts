@@ -10,7 +10,7 @@ export { describeStartError } from "./start-errors.js";
 export { createEmbedder } from "./embeddings/create.js";
 export type { Embedder } from "./embeddings/embedder.js";
 export { ChromaStore, type StoredRecord, type Metadata, type RecordCollection } from "./store/chroma-store.js";
-export { RECENCY_VECTOR } from "./store/chroma-store.js";
+export { COLLECTIONS, RECENCY_VECTOR } from "./store/chroma-store.js";
 export { MemoryService, type NewSummary } from "./domain/memory-service.js";
 export { Sequences } from "./domain/sequences.js";
 export { FEED_PENDING_MS, feedStream } from "./domain/lexical-catalog.js";

@@ -1,4 +1,5 @@
 import {
+  COLLECTIONS,
   ChromaStore,
   createEmbedder,
   createLogger,
@@ -24,7 +25,7 @@ async function main(): Promise<void> {
     const store = new ChromaStore(core.chromaUrl, { model: embedder.model, dimension: embedder.dimension }, log);
     await store.heartbeat();
     // Refuses a workspace embedded with another model before anything is written.
-    for (const workspace of tokens.workspaces()) for (const name of ["turns", "summaries", "recency"] as const) await store.collection(workspace, name);
+    for (const workspace of tokens.workspaces()) for (const name of COLLECTIONS) await store.collection(workspace, name);
     const memories = new MemoryService(store, embedder);
     summarizer = createSummarizer(config, { store, memories, embedder, tokens, log });
   } catch (error) {
