@@ -5,16 +5,15 @@ import { parseArgs } from "node:util";
 import { ChromaClient } from "chromadb";
 import yaml from "js-yaml";
 import { newToken } from "../services/memory-core/src/auth/tokens.js";
-import { loadConfig } from "../services/memory-core/src/config.js";
-import { silentLogger } from "../services/memory-core/src/logger.js";
-import { startStack } from "../services/memory-core/src/stack.js";
+import { startBenchServer } from "./bench-server.js";
 import { corpus } from "./corpus.js";
-import { timedEmbedder } from "./timed-embedder.js";
+import { startHashStub } from "./timed-embedder.js";
 import { round, summarize, timed, type Summary } from "./stats.js";
 
 /**
  * Loads N turns through the public API of a real stack (embedded Chroma, local embedder, HTTP) and prints
  * p50/p95 of each operation, and the ratio of query_raw_memories (embedding excluded) to the raw Chroma query.
+ * The stack runs in a process of its own (memory-core-server.ts); this process is the client of both it and Chroma.
  *
  *   npm run bench -- memory-core [--n 10000] [--samples 200] [--concurrency 8] [--embedder local|hash] [--json]
  *                                [--data-dir DIR]
@@ -63,14 +62,9 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
   // Turns sampled on a reused store need sessions of their own, or they would be replays of the last run's.
   const runTag = Date.now().toString(36);
 
-  const timing = await timedEmbedder(values.embedder);
-  const { embedder, inner, times: embedTimes } = timing;
-
-  const stack = await startStack({
-    config: loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_PORT: "0", CAIRN_TOKENS_FILE: tokensFile }),
-    log: silentLogger,
-    embedder,
-  });
+  if (values.embedder !== "local" && values.embedder !== "hash") throw new Error("--embedder is local or hash");
+  const hashStub = values.embedder === "hash" ? await startHashStub() : undefined;
+  const stack = await startBenchServer({ dataDir, tokensFile, embedder: values.embedder, hashStubUrl: hashStub?.baseUrl });
   const post = (path: string, token: string, body: unknown) =>
     fetch(new URL(path, stack.url), {
       method: "POST",
@@ -105,13 +99,16 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
     const extra = corpus(samples, { agents: agentCount, sessions: 50, seed: 7 });
     const addTotal: number[] = [];
     const addWithoutEmbedding: number[] = [];
+    await stack.drainEmbedMs();
     for (const { agent, ...body } of extra) {
-      const before = embedTimes.length;
-      const { ms, value } = await timed(() => post("/v1/memories", tokenOf.get(agent)!, { ...body, session_id: `${body.session_id}-sampled-${runTag}` }));
+      const { ms, value } = await timed(async () => {
+        const response = await post("/v1/memories", tokenOf.get(agent)!, { ...body, session_id: `${body.session_id}-sampled-${runTag}` });
+        await response.arrayBuffer();
+        return response;
+      });
       if (value.status !== 201) throw new Error(`add_memory answered ${value.status}`);
-      await value.arrayBuffer();
       addTotal.push(ms);
-      addWithoutEmbedding.push(ms - embedTimes.slice(before).reduce((a, b) => a + b, 0));
+      addWithoutEmbedding.push(ms - (await stack.drainEmbedMs()));
     }
 
     // 3. query_recent_turns: first pages and the page after a cursor.
@@ -126,30 +123,34 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
       recentNext.push(second.ms);
     }
 
-    // 4. query_raw_memories (hybrid, and semantic alone), and the raw Chroma query for the same k and vectors.
+    // 4. query_raw_memories (hybrid, and semantic alone), and the raw Chroma query for the same k and vectors,
+    // interleaved query by query so that all three meet the same moments of a shared, noisy machine.
     const queries = corpus(samples, { agents: 1, sessions: 1, seed: 99 }).map((t) => t.thought.split(".")[0]!);
-    const searchTimes = async (mode: string) => {
-      const total: number[] = [];
-      const withoutEmbedding: number[] = [];
-      for (const [i, query] of queries.entries()) {
-        const before = embedTimes.length;
-        const { ms, value } = await timed(() => post("/v1/memories/query", tokens[i % tokens.length]!.token, { query, limit: 10, mode }));
-        if (value.status !== 200) throw new Error(`query_raw_memories answered ${value.status}`);
-        await value.arrayBuffer();
-        total.push(ms);
-        withoutEmbedding.push(ms - embedTimes.slice(before).reduce((a, b) => a + b, 0));
-      }
-      return { total, withoutEmbedding };
-    };
-    const hybrid = await searchTimes("hybrid");
-    const semantic = await searchTimes("semantic");
-    const vectors = await inner.embed(queries);
+    const vectors = await stack.embed(queries);
     const chroma = new ChromaClient({ host: stack.chromaUrl.hostname, port: Number(stack.chromaUrl.port), database: workspace });
     const collection = await chroma.getCollection({ name: "turns" });
+    const search = async (query: string, token: string, mode: string) => {
+      await stack.drainEmbedMs();
+      const { ms, value } = await timed(async () => {
+        const response = await post("/v1/memories/query", token, { query, limit: 10, mode });
+        await response.arrayBuffer();
+        return response;
+      });
+      if (value.status !== 200) throw new Error(`query_raw_memories answered ${value.status}`);
+      return { total: ms, withoutEmbedding: ms - (await stack.drainEmbedMs()) };
+    };
+    const hybrid = { total: [] as number[], withoutEmbedding: [] as number[] };
+    const semantic = { total: [] as number[], withoutEmbedding: [] as number[] };
     const chromaQuery: number[] = [];
-    for (const vector of vectors) {
+    for (const [i, query] of queries.entries()) {
+      const token = tokens[i % tokens.length]!.token;
+      for (const [mode, times] of [["hybrid", hybrid], ["semantic", semantic]] as const) {
+        const { total, withoutEmbedding } = await search(query, token, mode);
+        times.total.push(total);
+        times.withoutEmbedding.push(withoutEmbedding);
+      }
       const { ms } = await timed(() =>
-        collection.query({ queryEmbeddings: [vector], nResults: 10, include: ["documents", "metadatas", "distances"] as never }),
+        collection.query({ queryEmbeddings: [vectors[i]!], nResults: 10, include: ["documents", "metadatas", "distances"] as never }),
       );
       chromaQuery.push(ms);
     }
@@ -167,7 +168,7 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
 
     const report = {
       n,
-      embedder: embedder.model,
+      embedder: stack.model,
       records: n + samples,
       load_seconds: round(loadSeconds, 1),
       load_turns_per_second: round(n / loadSeconds, 1),
@@ -190,7 +191,7 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
     if (values.json) console.log(JSON.stringify(report));
   } finally {
     await stack.stop();
-    await timing.close();
+    await hashStub?.close();
     if (!kept) await rm(dataDir, { recursive: true, force: true });
   }
 }

@@ -5,6 +5,11 @@ import { silentLogger } from "../services/memory-core/src/logger.js";
 import { startOpenAIStub, type OpenAIStub } from "../testing/openai-stub.js";
 import { timed } from "./stats.js";
 
+const HASH_MODEL = "hash-bow-512";
+
+/** The hashing stub, for a process that will serve it to another (see `timedEmbedder`'s `hashStubUrl`). */
+export const startHashStub = () => startOpenAIStub({ dimension: 512 });
+
 export interface TimedEmbedder {
   /** Records the time of every call in `times`, so a benchmark can report figures without the embedding. */
   embedder: Embedder;
@@ -18,13 +23,14 @@ export interface TimedEmbedder {
  * `local`: the default model. `hash`: hashing bag-of-words vectors from the OpenAI-compatible stub, for runs where
  * what is measured is Cairn's own cost around the embedding (the local model embeds ~12 turns/s on two cores).
  */
-export async function timedEmbedder(kind: string | undefined): Promise<TimedEmbedder> {
+export async function timedEmbedder(kind: string | undefined, options: { hashStubUrl?: string } = {}): Promise<TimedEmbedder> {
   if (kind !== "local" && kind !== "hash") throw new Error("--embedder is local or hash");
   let stub: OpenAIStub | undefined;
   let embeddings: EmbeddingsConfig = { kind: "local" };
   if (kind === "hash") {
-    stub = await startOpenAIStub({ dimension: 512 });
-    embeddings = { kind: "openai", baseUrl: stub.baseUrl, model: "hash-bow-512", apiKey: undefined };
+    // A stub served by another process keeps its work off the event loop of the process measured.
+    const baseUrl = options.hashStubUrl ?? (stub = await startOpenAIStub({ dimension: 512 })).baseUrl;
+    embeddings = { kind: "openai", baseUrl, model: HASH_MODEL, apiKey: undefined };
   }
   const times: number[] = [];
   const inner = await createEmbedder(embeddings, silentLogger);

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { feedStream } from "../src/domain/lexical-catalog.js";
+import { Sequences } from "../src/domain/sequences.js";
 import { http, makeToken, startCairn, uniqueWorkspace, useCairn } from "./support/harness.js";
 
 const workspace = uniqueWorkspace("hybrid");
@@ -88,6 +90,44 @@ describe("hybrid retrieval", () => {
       expect(seen.hits.map((h) => h.memory.id)).toEqual([id]);
     } finally {
       await other.close();
+    }
+  });
+
+  it("finds, with its text, a turn that is in Chroma but not yet in the lexical index", async () => {
+    // A writer that took its change-feed slot and died before its turn reached Chroma: lexical catch-up waits on
+    // that slot (FEED_PENDING_MS), so turns written after it are in Chroma and not yet in the lexical index, which
+    // is where the dense side takes its records from. The dense side must fetch those from Chroma.
+    const stalled = makeToken(uniqueWorkspace("stalled"), "writer");
+    const replica = await startCairn([stalled]);
+    try {
+      await new Sequences(replica.runtime.store).append(
+        stalled.workspace,
+        feedStream("turns"),
+        { record_id: "t_never_written", op: "put", session_id: "stalled-dead" },
+        "w-dead",
+      );
+      const body = {
+        session_id: "stalled",
+        prompt: "Pin the OpenSSL version for the FIPS build.",
+        thought: "The FIPS module is only certified for 3.0.8; newer patch releases break the self-test.",
+        response: "Pinned OpenSSL 3.0.8 in the build image.",
+      };
+      const written = await http(replica.url, "POST", "/v1/memories", { token: stalled.token, body });
+      expect(written.status).toBe(201);
+      const ask = (mode: string) =>
+        http(replica.url, "POST", "/v1/memories/query", { token: stalled.token, body: { query: "OpenSSL FIPS build pin", mode } });
+      const lexical = await ask("lexical");
+      expect(lexical.status).toBe(200);
+      expect(lexical.body.hits).toEqual([]);
+      for (const mode of ["semantic", "hybrid"]) {
+        const found = await ask(mode);
+        expect(found.status).toBe(200);
+        expect(found.body.hits[0].memory.id).toBe(written.body.id);
+        expect(found.body.hits[0].matched_by).toEqual(["semantic"]);
+        expect(found.body.hits[0].memory.thought).toBe(body.thought);
+      }
+    } finally {
+      await replica.close();
     }
   });
 

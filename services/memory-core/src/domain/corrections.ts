@@ -94,10 +94,18 @@ export class Corrections {
     return this.rewriteMetadata(principal.workspace, record, withCorrection(record, correction));
   }
 
+  /**
+   * The record exists, so a catch-up that reads it between the feed entry and the update takes the old
+   * metadata for current and moves past the entry: a second entry after the update makes every index read it
+   * again. The first still tells indexes of an update whose writer dies before its second entry.
+   */
   private async rewriteMetadata(workspace: string, record: StoredRecord, metadata: Metadata): Promise<StoredRecord> {
-    await this.sequences.append(workspace, feedStream("turns"), { record_id: record.id, op: "put", session_id: String(record.metadata.session_id) }, randomUUID());
+    const announce = () =>
+      this.sequences.append(workspace, feedStream("turns"), { record_id: record.id, op: "put", session_id: String(record.metadata.session_id) }, randomUUID());
+    await announce();
     const turns = await this.store.collection(workspace, "turns");
     await turns.updateMetadata([{ id: record.id, metadata }]);
+    await announce();
     return { ...record, metadata };
   }
 

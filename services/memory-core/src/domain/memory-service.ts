@@ -325,8 +325,12 @@ export class MemoryService {
     const [embedding] = await this.embedder.embed([document]);
     if (!embedding) throw internal();
     const summaries = await this.store.collection(workspace, "summaries");
-    await this.sequences.append(workspace, feedStream("summaries"), { record_id: full.id, op: "put" }, randomUUID());
+    // Announced before and after, as a rewrite of a turn's metadata is (Corrections.rewriteMetadata): a
+    // summary replaced in place would otherwise stay stale in an index that read it between the two.
+    const announce = () => this.sequences.append(workspace, feedStream("summaries"), { record_id: full.id, op: "put" }, randomUUID());
+    await announce();
     await summaries.upsert([{ id: full.id, embedding, document, metadata: summaryMetadata(full) }]);
+    await announce();
     return full;
   }
 

