@@ -1,4 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { Corrections } from "../src/domain/corrections.js";
+import { LexicalCatalog } from "../src/domain/lexical-catalog.js";
+import { DEFAULT_TUNING } from "../src/domain/retrieval-tuning.js";
+import { Sequences } from "../src/domain/sequences.js";
+import { OPEN_VALIDITY } from "../src/domain/turn-record.js";
 import { expectContractOutput } from "./support/contract-schemas.js";
 import { http, makeToken, mcpClient, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
 
@@ -8,7 +13,9 @@ const bob = makeToken(workspace, "bob");
 const admin = makeToken(workspace, "ops", "admin");
 /** Alone in its workspace, so that which records are nearest to a query is known. */
 const lone = makeToken(uniqueWorkspace("fix-lone"), "lone");
-const cairn = useCairn([alice, bob, admin, lone]);
+/** Alone in its workspace, so that its change feed holds only what its test writes. */
+const racing = makeToken(uniqueWorkspace("fix-race"), "racer");
+const cairn = useCairn([alice, bob, admin, lone, racing]);
 
 const add = async (token: string, body: Record<string, unknown>) => {
   const res = await http(cairn.url, "POST", "/v1/memories", { token, body });
@@ -127,6 +134,31 @@ describe("recall over time", () => {
     expect(after).not.toContain(erased.id);
     expect(ids(await lexical("hunter2"))).toEqual([]);
     expect(ids(await search({ query: "LEXKEY-42", mode: "lexical", include_superseded: true }))).toContain(replaced.id);
+  });
+});
+
+describe("a correction racing another replica's catch-up", () => {
+  it("the replica's index ends with the correction even when it read the record between the feed entry and the update", async () => {
+    const store = cairn.runtime.store;
+    const corrected = await add(racing.token, turn("race", 1));
+    const sibling = await add(racing.token, turn("race", 2));
+    // The other replica's index, caught up with both turns.
+    const replica = new LexicalCatalog(store, new Sequences(store), DEFAULT_TUNING);
+    await replica.current(racing.workspace, "turns");
+    // Its next catch-up runs right after each feed entry the correction appends, before the correction's next step.
+    class CatchUpAfterEachAppend extends Sequences {
+      override async append(...args: Parameters<Sequences["append"]>) {
+        const appended = await super.append(...args);
+        await replica.current(racing.workspace, "turns");
+        return appended;
+      }
+    }
+    const corrections = new Corrections(store, new CatchUpAfterEachAppend(store));
+    const principal = { workspace: racing.workspace, agent: racing.agent, role: "agent" as const };
+    await corrections.supersede(principal, await corrections.existing(racing.workspace, corrected.id), undefined, "wrong");
+    const index = await replica.current(racing.workspace, "turns");
+    expect(Number(index.record(corrected.id)?.metadata.valid_until)).toBeLessThan(OPEN_VALIDITY);
+    expect(Number(index.record(sibling.id)?.metadata.valid_until)).toBe(OPEN_VALIDITY);
   });
 });
 
