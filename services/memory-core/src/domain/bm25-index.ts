@@ -143,15 +143,15 @@ export class Bm25Index {
     if (plans.length === 0 || limit <= 0) return [];
     if (this.scratch.capacity < this.ids.length) this.scratch = new Scratch(Math.max(1024, this.ids.length * 2));
 
-    // Skippable: the commonest terms, in order of their bound, while each is dense and one term stays to scan.
-    const byBound = [...plans].sort((a, b) => a.bound - b.bound);
-    let skipped = 0;
-    while (skipped < byBound.length - 1 && byBound[skipped]!.dense) skipped += 1;
-    const looked = byBound.slice(0, skipped);
-    if (looked.length > 0) {
-      const scanned = byBound.slice(skipped);
+    // Terms with a lookup table need not be scanned: scan the others, or else the one with the fewest entries,
+    // and look the rest up for the records reached.
+    const sparse = plans.filter((t) => !t.dense);
+    const dense = plans.filter((t) => t.dense);
+    if (dense.length > 0 && plans.length > 1) {
+      const scanned = sparse.length > 0 ? sparse : [dense.reduce((a, b) => (entries(b) < entries(a) ? b : a))];
+      const looked = dense.filter((t) => !scanned.includes(t));
       const { hits, full } = this.score(scanned, looked, limit, accept);
-      // A record holding only skipped terms scores at most (their count) × (the sum of their bounds).
+      // A record holding only looked-up terms scores at most (their count) × (the sum of their bounds).
       const ceiling = looked.length * looked.reduce((sum, t) => sum + t.bound, 0);
       if (full && hits.at(-1)!.score > ceiling) return hits;
     }
@@ -161,54 +161,62 @@ export class Bm25Index {
   /** Scans the postings of `scanned`; adds `looked` to the records reached, by lookup. */
   private score(scanned: TermPlan[], looked: TermPlan[], limit: number, accept: (id: string) => boolean) {
     const { score, lastTerm, distinct, touched } = this.scratch.begin();
-    const gain = this.gainFunction();
+    // BM25+'s term-frequency part, d + tf·(k+1) / (tf + k·(1−b) + k·b·length/average), inlined in the loops
+    // below: it runs once per posting entry reached, the hottest code of a query.
+    const { k, b, d } = this.params;
+    const fieldCount = this.fieldCount;
+    const lengths = this.lengths;
+    const ids = this.ids;
+    const base = k * (1 - b);
+    const k1 = k + 1;
+    const slopes = this.totalLength.map((total) => (k * b) / (total / this.size || 1));
     for (const term of scanned) {
+      const index = term.index;
       for (const { field, posting, factor } of term.fields) {
         const { docs, freqs } = posting;
+        const slope = slopes[field]!;
         for (let i = 0; i < docs.length; i++) {
           const n = docs[i]!;
-          if (this.ids[n] === undefined) continue;
-          if (lastTerm[n] !== term.index) {
+          if (ids[n] === undefined) continue;
+          if (lastTerm[n] !== index) {
             if (lastTerm[n] === 0) touched.push(n);
-            lastTerm[n] = term.index;
+            lastTerm[n] = index;
             distinct[n]! += 1;
           }
-          score[n]! += factor * gain(field, freqs[i]!, n);
+          const freq = freqs[i]!;
+          score[n]! += factor * (d + (freq * k1) / (freq + base + slope * lengths[n * fieldCount + field]!));
         }
       }
     }
+    const reached = touched.length;
     for (const term of looked) {
-      for (const n of touched) {
-        let held = false;
-        for (const { field, posting, factor } of term.fields) {
-          const freq = n < posting.dense!.length ? posting.dense![n]! : 0;
+      const index = term.index;
+      for (const { field, posting, factor } of term.fields) {
+        const dense = posting.dense!;
+        const size = dense.length;
+        const slope = slopes[field]!;
+        for (let j = 0; j < reached; j++) {
+          const n = touched[j]!;
+          const freq = n < size ? dense[n]! : 0;
           if (freq === 0) continue;
-          held = true;
-          score[n]! += factor * gain(field, freq, n);
+          if (lastTerm[n] !== index) {
+            lastTerm[n] = index;
+            distinct[n]! += 1;
+          }
+          score[n]! += factor * (d + (freq * k1) / (freq + base + slope * lengths[n * fieldCount + field]!));
         }
-        if (held) distinct[n]! += 1;
       }
     }
     const best = new BoundedHeap(limit);
-    for (const n of touched) {
+    for (let j = 0; j < reached; j++) {
+      const n = touched[j]!;
       const final = score[n]! * distinct[n]!;
       if (!best.wouldTake(final, n)) continue;
-      const id = this.ids[n]!;
+      const id = ids[n]!;
       if (accept(id)) best.push({ n, hit: { id, score: final, matchedTerms: distinct[n]! } });
     }
     this.scratch.end();
     return { hits: best.drain(), full: best.full };
-  }
-
-  /** BM25+'s term-frequency part for one field of one record, on the current length statistics. */
-  private gainFunction() {
-    const { k, b, d } = this.params;
-    const fieldCount = this.fieldCount;
-    const lengths = this.lengths;
-    const slopes = this.totalLength.map((total) => (k * b) / (total / this.size || 1));
-    const base = k * (1 - b);
-    return (field: number, freq: number, n: number) =>
-      d + (freq * (k + 1)) / (freq + base + slopes[field]! * lengths[n * fieldCount + field]!);
   }
 
   /** The query's distinct terms that the index holds, with their idf, bounds and lookup tables. */
@@ -276,6 +284,9 @@ export class Bm25Index {
     posting.freqs.length = kept;
   }
 }
+
+/** Posting entries a scan of the term would read. */
+const entries = (term: TermPlan) => term.fields.reduce((sum, f) => sum + f.posting.docs.length, 0);
 
 function denseOf(posting: Posting): Uint16Array {
   let dense: Uint16Array = new Uint16Array(Math.max(1024, (posting.docs.at(-1) ?? 0) * 2));

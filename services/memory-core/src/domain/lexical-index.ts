@@ -30,6 +30,8 @@ export class LexicalIndex {
   /** Per session, its records in order (by `valid_from`, then id); rebuilt lazily after writes. */
   private readonly sessions = new Map<string, string[]>();
   private readonly staleSessions = new Set<string>();
+  /** Each record's place in its session's list, as of the list's last sort. */
+  private readonly positions = new Map<string, number>();
 
   constructor(
     boosts: Record<string, number>,
@@ -57,6 +59,7 @@ export class LexicalIndex {
     this.bm25.remove(id);
     const metadata = this.records.get(id)?.metadata;
     this.records.delete(id);
+    this.positions.delete(id);
     if (metadata) this.touchSession(id, metadata);
   }
 
@@ -83,11 +86,16 @@ export class LexicalIndex {
     if (this.staleSessions.has(session)) {
       const at = (x: string) => Number(this.records.get(x)?.metadata.valid_from ?? 0);
       ids = ids.filter((x) => this.records.has(x)).sort((a, b) => at(a) - at(b) || (a < b ? -1 : 1));
+      ids.forEach((x, i) => this.positions.set(x, i));
       this.sessions.set(session, ids);
       this.staleSessions.delete(session);
     }
-    const i = ids.indexOf(id);
-    return [ids[i - 1], ids[i + 1]].filter((x): x is string => x !== undefined);
+    const i = this.positions.get(id);
+    if (i === undefined) return [];
+    const out: string[] = [];
+    if (i > 0) out.push(ids[i - 1]!);
+    if (i + 1 < ids.length) out.push(ids[i + 1]!);
+    return out;
   }
 
   query(text: string, limit: number, accept: (metadata: Metadata) => boolean): LexicalHit[] {
