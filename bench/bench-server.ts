@@ -10,6 +10,8 @@ export interface BenchServer {
   embed(texts: string[]): Promise<number[][]>;
   /** Embedding time the server spent since the last call. */
   drainEmbedMs(): Promise<number>;
+  /** What embedding `text` takes in the server with nothing else running. */
+  embeddingMs(text: string): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -55,6 +57,7 @@ export async function startBenchServer(options: ServerOptions): Promise<BenchSer
     model: ready.model,
     embed: async (texts) => (await call("embed", { texts })).vectors!,
     drainEmbedMs: async () => (await call("drain-embed-ms")).ms!,
+    embeddingMs: async (text) => (await call("time-embedding", { text })).ms!,
     async stop() {
       await call("stop");
       await new Promise((resolve) => (child.exitCode === null ? child.once("exit", resolve) : resolve(undefined)));

@@ -6,7 +6,8 @@ import { timedEmbedder } from "./timed-embedder.js";
 /**
  * The stack measured by `bench memory-core`, in a process of its own as in a deployment: the client's requests,
  * its garbage and the hashing stub stay out of the server's event loop and heap. The parent drives it over IPC
- * (see bench-server.ts): it reports the embedding time spent since it was last asked, so figures can leave it out.
+ * (see bench-server.ts): it reports the embedding time spent since it was last asked, or what embedding a text
+ * takes with nothing else running, so figures can leave it out.
  */
 export interface ServerOptions {
   dataDir: string;
@@ -15,7 +16,12 @@ export interface ServerOptions {
   hashStubUrl: string | undefined;
 }
 
-export type Request = { id: number } & ({ type: "embed"; texts: string[] } | { type: "drain-embed-ms" } | { type: "stop" });
+export type Request = { id: number } & (
+  | { type: "embed"; texts: string[] }
+  | { type: "time-embedding"; text: string }
+  | { type: "drain-embed-ms" }
+  | { type: "stop" }
+);
 export type Reply = { id: number; vectors?: number[][]; ms?: number; error?: string };
 export interface Ready {
   type: "ready";
@@ -36,6 +42,11 @@ process.on("message", async (request: Request) => {
   const reply = (body: Omit<Reply, "id">) => process.send!({ id: request.id, ...body });
   try {
     if (request.type === "embed") reply({ vectors: await timing.inner.embed(request.texts) });
+    if (request.type === "time-embedding") {
+      const started = performance.now();
+      await timing.inner.embed([request.text]);
+      reply({ ms: performance.now() - started });
+    }
     if (request.type === "drain-embed-ms") {
       reply({ ms: timing.times.slice(drained).reduce((a, b) => a + b, 0) });
       drained = timing.times.length;

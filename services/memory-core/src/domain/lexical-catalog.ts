@@ -44,7 +44,39 @@ export class LexicalCatalog {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** The index, once it holds every write acknowledged before the call. */
   async current(workspace: string, collection: SearchableCollection): Promise<LexicalIndex> {
+    const entry = await this.entry(workspace, collection);
+    await this.sync(workspace, collection, entry);
+    return entry.index;
+  }
+
+  /**
+   * `read(index)` as `current` would give it, in less time: `read` runs on the index as it stands while Chroma
+   * is asked how long the change feed is, and runs again after a catch-up only when the feed has moved past it.
+   * The asking and the reading overlap instead of adding up.
+   */
+  async read<T>(
+    workspace: string,
+    collection: SearchableCollection,
+    read: (index: LexicalIndex) => T,
+    options: { notBefore?: Promise<unknown> } = {},
+  ): Promise<{ index: LexicalIndex; value: T }> {
+    const entry = await this.entry(workspace, collection);
+    const length = this.sequences.length(workspace, feedStream(collection));
+    // Reading takes the thread: it waits for `notBefore` (the caller's own requests under way), then lets the
+    // requests made so far leave.
+    await options.notBefore?.catch(() => undefined);
+    await new Promise((resolve) => setImmediate(resolve));
+    const position = entry.position;
+    const value = read(entry.index);
+    // Every write acknowledged before this call has its feed entry below `length`: at or past it, nothing is missing.
+    if ((await length) <= position) return { index: entry.index, value };
+    await this.sync(workspace, collection, entry);
+    return { index: entry.index, value: read(entry.index) };
+  }
+
+  private entry(workspace: string, collection: SearchableCollection): Promise<Entry> {
     const key = `${workspace}/${collection}`;
     let pending = this.entries.get(key);
     if (!pending) {
@@ -52,11 +84,14 @@ export class LexicalCatalog {
       this.entries.set(key, pending);
       pending.catch(() => this.entries.delete(key));
     }
-    const entry = await pending;
+    return pending;
+  }
+
+  /** Catches the index up with the feed; catch-ups of one index run one at a time. */
+  private async sync(workspace: string, collection: SearchableCollection, entry: Entry): Promise<void> {
     const run = entry.syncing.catch(() => undefined).then(() => this.catchUp(workspace, collection, entry));
     entry.syncing = run;
     await run;
-    return entry.index;
   }
 
   /** Everything in the collection now; the feed from where it stood before the scan (re-reading is harmless). */

@@ -110,23 +110,42 @@ export class LexicalIndex {
         return metadata !== undefined && accept(metadata);
       })
       .map((h) => ({ id: h.id, score: h.score, coverage: Math.min(1, h.matchedTerms / asked) }));
-    if (this.neighbourShare > 0) return this.withContext(hits, accept).slice(0, limit);
+    if (this.neighbourShare > 0) return this.withContext(hits, limit, accept);
     return hits;
   }
 
-  /** Each hit, and each neighbour of a hit, scored with a share of its best neighbour's score. */
-  private withContext(hits: LexicalHit[], accept: (metadata: Metadata) => boolean): LexicalHit[] {
+  /**
+   * Each hit, and each neighbour of a hit, scored with a share of its best neighbour's score; the best `limit`.
+   * The hits passed `accept` already. At least `limit` hits score their own score or more, so a candidate that
+   * cannot rise above the `limit`-th own score even with the best hit beside it is dropped unexamined.
+   */
+  private withContext(hits: LexicalHit[], limit: number, accept: (metadata: Metadata) => boolean): LexicalHit[] {
+    if (hits.length === 0) return hits;
+    const share = this.neighbourShare;
     const own = new Map(hits.map((h) => [h.id, h]));
-    const candidates = new Set(hits.map((h) => h.id));
-    for (const hit of hits) for (const n of this.neighbours(hit.id)) candidates.add(n);
+    const lift = share * hits[0]!.score;
+    const floor = hits.length >= limit ? hits[limit - 1]!.score : 0;
+    const bestNeighbour = (id: string) => {
+      let best = 0;
+      for (const n of this.neighbours(id)) best = Math.max(best, own.get(n)?.score ?? 0);
+      return best;
+    };
     const out: LexicalHit[] = [];
-    for (const id of candidates) {
-      const metadata = this.records.get(id)?.metadata;
-      if (!metadata || !accept(metadata)) continue;
-      const best = Math.max(0, ...this.neighbours(id).map((n) => own.get(n)?.score ?? 0));
-      const self = own.get(id);
-      out.push({ id, score: (self?.score ?? 0) + this.neighbourShare * best, coverage: self?.coverage ?? 0 });
+    for (const hit of hits) {
+      if (hit.score + lift < floor) break; // hits come best first
+      out.push({ id: hit.id, score: hit.score + share * bestNeighbour(hit.id), coverage: hit.coverage });
     }
-    return out.sort((a, b) => b.score - a.score);
+    if (lift >= floor) {
+      const seen = new Set<string>();
+      for (const hit of hits) {
+        for (const id of this.neighbours(hit.id)) {
+          if (own.has(id) || seen.has(id)) continue;
+          seen.add(id);
+          const metadata = this.records.get(id)?.metadata;
+          if (metadata && accept(metadata)) out.push({ id, score: share * bestNeighbour(id), coverage: 0 });
+        }
+      }
+    }
+    return out.sort((a, b) => b.score - a.score).slice(0, limit);
   }
 }

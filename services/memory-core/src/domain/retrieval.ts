@@ -1,6 +1,6 @@
 import type { Embedder } from "../embeddings/embedder.js";
 import { internal } from "../errors.js";
-import type { ChromaStore, Metadata, Neighbour, StoredRecord } from "../store/chroma-store.js";
+import type { ChromaStore, Metadata, Neighbour, StoredRecord, Where } from "../store/chroma-store.js";
 import { atLeast, hitConfidence, semanticFloor } from "./confidence.js";
 import { matches, toWhere, type Condition } from "./filters.js";
 import { reciprocalRankFusion, type Retriever } from "./fusion.js";
@@ -58,13 +58,24 @@ export class HybridRetrieval {
     const lexicalDepth = hybrid ? Math.max(MIN_DEPTH, request.limit * DEPTH_PER_HIT) : request.limit;
     const denseDepth = hybrid ? Math.max(MIN_DENSE_DEPTH, request.limit * DENSE_DEPTH_PER_HIT) : request.limit;
     // Caught up with every write acknowledged before this query, the lexical index is also where the dense
-    // side's records come from: Chroma sends only ids and distances.
-    const indexReady = this.lexical.current(workspace, collection);
+    // side's records come from: Chroma sends only ids and distances. Lexical scoring holds the thread, so it
+    // starts once the dense side has its Chroma query under way, and overlaps it.
     const accept = (metadata: Metadata) => matches(metadata, request.conditions);
-    const [dense, lexical] = await Promise.all([
-      request.mode === "lexical" ? [] : this.dense(workspace, collection, request, denseDepth, indexReady),
-      request.mode === "semantic" ? [] : indexReady.then((index) => index.query(request.query, lexicalDepth, accept)),
-    ]);
+    const denseAsked = deferred();
+    const densePending =
+      request.mode === "lexical"
+        ? Promise.resolve([])
+        : this.dense(workspace, collection, request, denseDepth, () => indexReady, denseAsked.resolve).finally(denseAsked.resolve);
+    if (request.mode === "lexical") denseAsked.resolve();
+    const lexicalPending = this.lexical.read(
+      workspace,
+      collection,
+      (index) => (request.mode === "semantic" ? [] : index.query(request.query, lexicalDepth, accept)),
+      { notBefore: denseAsked.promise },
+    );
+    const indexReady = lexicalPending.then(({ index }) => index);
+    indexReady.catch(() => undefined); // its failure is lexicalPending's, reported below
+    const [dense, { value: lexical }] = await Promise.all([densePending, lexicalPending]);
     const floor = semanticFloor(this.embedder.model, this.tuning.semanticGate);
     const denseRanked = request.mode === "semantic" ? dense : dense.filter((d) => 1 - d.distance >= floor);
     const fused = reciprocalRankFusion(
@@ -92,7 +103,7 @@ export class HybridRetrieval {
       .slice(0, request.limit);
 
     const index = await indexReady;
-    const records = new Map(dense.map((d) => [d.record.id, d.record]));
+    const records = new Map<string, StoredRecord>(dense.map((d) => [d.record.id, d.record]));
     return ranked.flatMap(({ fused, confidence }) => {
       const record = records.get(fused.id) ?? index.record(fused.id);
       return record ? [{ record, score: round(fused.score), confidence, matched_by: [...fused.matchedBy].sort() }] : [];
@@ -105,13 +116,19 @@ export class HybridRetrieval {
     collection: SearchableCollection,
     request: SearchRequest,
     depth: number,
-    indexReady: Promise<LexicalIndex>,
+    indexReady: () => Promise<LexicalIndex>,
+    asked: () => void,
   ): Promise<DenseHit[]> {
     const [embedding] = await this.embedder.embed([request.query]);
     if (!embedding) throw internal();
     const store = await this.store.collection(workspace, collection);
+    const query = (options: { n: number; where?: Where }) => {
+      const pending = store.query({ embedding, ...options });
+      asked();
+      return pending;
+    };
     const resolve = async (neighbours: Neighbour[]): Promise<DenseHit[]> => {
-      const index = await indexReady;
+      const index = await indexReady();
       const known = new Map<string, StoredRecord>();
       for (const { id } of neighbours) {
         const record = index.record(id);
@@ -125,19 +142,20 @@ export class HybridRetrieval {
         return record && matches(record.metadata, request.conditions) ? [{ record, distance }] : [];
       });
     };
-    if (request.conditions.length === 0) return resolve(await store.query({ embedding, n: depth }));
+    if (request.conditions.length === 0) return resolve(await query({ n: depth }));
     if (request.conditions.every((c) => NEARLY_ALL_PASS.has(c.field))) {
       // Chroma's filtered query scans the collection, and nearly every record is valid now: ask for a few more
       // unfiltered and filter here (each extra neighbour costs Chroma little without its metadata), then for
       // many more; exact whenever enough survive. Only when superseded records crowd the neighbourhood does
       // Chroma filter.
       for (const n of [depth + Math.max(2, Math.ceil(depth / 10)), depth * 4 + 10]) {
-        const nearest = await store.query({ embedding, n });
+        const nearest = await query({ n });
         const kept = await resolve(nearest);
         if (kept.length >= depth || nearest.length < n) return kept.slice(0, depth);
       }
     }
-    return resolve(await store.query({ embedding, n: depth, where: toWhere(request.conditions) }));
+    const where = toWhere(request.conditions);
+    return resolve(await query({ n: depth, ...(where ? { where } : {}) }));
   }
 }
 
@@ -145,6 +163,12 @@ interface DenseHit {
   record: StoredRecord;
   /** Cosine distance: 0 identical, 2 opposite. */
   distance: number;
+}
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
 }
 
 const round = (n: number) => Math.round(n * 1e6) / 1e6;
