@@ -69,8 +69,8 @@ export class Bm25Index {
   /** By document number; undefined once removed. */
   private readonly ids: Array<string | undefined> = [];
   private readonly numbers = new Map<string, number>();
-  /** Distinct raw tokens per field, by document number × field. */
-  private readonly lengths: number[] = [];
+  /** Per field, distinct raw tokens by document number (a field's pass reads its own array in order). */
+  private lengths: Uint32Array[];
   private readonly totalLength: number[];
   /** The postings each live record appears in, to keep document frequencies exact when it leaves. */
   private readonly memberships: Array<Posting[] | undefined> = [];
@@ -84,6 +84,7 @@ export class Bm25Index {
     this.fieldCount = fields.length;
     this.boosts = fields.map((f) => boosts[f] ?? 1);
     this.totalLength = fields.map(() => 0);
+    this.lengths = fields.map(() => new Uint32Array(1024));
   }
 
   get size(): number {
@@ -100,7 +101,8 @@ export class Bm25Index {
     this.fields.forEach((field, f) => {
       const tokens = tokenize(fields[field] ?? "");
       const length = new Set(tokens).size;
-      this.lengths[n * this.fieldCount + f] = length;
+      if (n >= this.lengths[f]!.length) this.lengths[f] = grown(this.lengths[f]!, n);
+      this.lengths[f]![n] = length;
       this.totalLength[f]! += length;
       const freqs = new Map<string, number>();
       for (const token of tokens) {
@@ -131,7 +133,7 @@ export class Bm25Index {
       if (posting.dense && n < posting.dense.length) posting.dense[n] = 0;
     }
     this.memberships[n] = undefined;
-    for (let f = 0; f < this.fieldCount; f++) this.totalLength[f]! -= this.lengths[n * this.fieldCount + f] ?? 0;
+    for (let f = 0; f < this.fieldCount; f++) this.totalLength[f]! -= this.lengths[f]![n]!;
   }
 
   /**
@@ -164,8 +166,7 @@ export class Bm25Index {
     // BM25+'s term-frequency part, d + tf·(k+1) / (tf + k·(1−b) + k·b·length/average), inlined in the loops
     // below: it runs once per posting entry reached, the hottest code of a query.
     const { k, b, d } = this.params;
-    const fieldCount = this.fieldCount;
-    const lengths = this.lengths;
+    const lengthsByField = this.lengths;
     const ids = this.ids;
     const base = k * (1 - b);
     const k1 = k + 1;
@@ -175,6 +176,7 @@ export class Bm25Index {
       for (const { field, posting, factor } of term.fields) {
         const { docs, freqs } = posting;
         const slope = slopes[field]!;
+        const lengths = lengthsByField[field]!;
         for (let i = 0; i < docs.length; i++) {
           const n = docs[i]!;
           if (ids[n] === undefined) continue;
@@ -184,7 +186,7 @@ export class Bm25Index {
             distinct[n]! += 1;
           }
           const freq = freqs[i]!;
-          score[n]! += factor * (d + (freq * k1) / (freq + base + slope * lengths[n * fieldCount + field]!));
+          score[n]! += factor * (d + (freq * k1) / (freq + base + slope * lengths[n]!));
         }
       }
     }
@@ -195,6 +197,7 @@ export class Bm25Index {
         const dense = posting.dense!;
         const size = dense.length;
         const slope = slopes[field]!;
+        const lengths = lengthsByField[field]!;
         for (let j = 0; j < reached; j++) {
           const n = touched[j]!;
           const freq = n < size ? dense[n]! : 0;
@@ -203,7 +206,7 @@ export class Bm25Index {
             lastTerm[n] = index;
             distinct[n]! += 1;
           }
-          score[n]! += factor * (d + (freq * k1) / (freq + base + slope * lengths[n * fieldCount + field]!));
+          score[n]! += factor * (d + (freq * k1) / (freq + base + slope * lengths[n]!));
         }
       }
     }
@@ -211,7 +214,7 @@ export class Bm25Index {
     for (let j = 0; j < reached; j++) {
       const n = touched[j]!;
       const final = score[n]! * distinct[n]!;
-      if (!best.wouldTake(final, n)) continue;
+      if (final < best.floor || !best.wouldTake(final, n)) continue;
       const id = ids[n]!;
       if (accept(id)) best.push({ n, hit: { id, score: final, matchedTerms: distinct[n]! } });
     }
@@ -292,6 +295,12 @@ function denseOf(posting: Posting): Uint16Array {
   let dense: Uint16Array = new Uint16Array(Math.max(1024, (posting.docs.at(-1) ?? 0) * 2));
   posting.docs.forEach((n, i) => (dense = setDense(dense, n, posting.freqs[i]!)));
   return dense;
+}
+
+function grown(lengths: Uint32Array, n: number): Uint32Array {
+  const table = new Uint32Array(Math.max(n + 1, lengths.length * 2));
+  table.set(lengths);
+  return table;
 }
 
 /** Term frequencies above 65535 saturate BM25 long before; they are stored as the largest that fits. */

@@ -19,6 +19,11 @@ export class BoundedHeap {
     return this.items.length >= this.capacity;
   }
 
+  /** Scores below this cannot enter (−∞ until the heap is full). */
+  get floor(): number {
+    return this.items.length < this.capacity ? Number.NEGATIVE_INFINITY : this.items[0]!.hit.score;
+  }
+
   wouldTake(score: number, n: number): boolean {
     if (this.items.length < this.capacity) return true;
     const weakest = this.items[0]!;
@@ -44,7 +49,9 @@ export class BoundedHeap {
     while (i > 0) {
       const parent = (i - 1) >> 1;
       if (!below(items[i]!, items[parent]!)) return;
-      [items[parent], items[i]] = [items[i]!, items[parent]!];
+      const item = items[i]!;
+      items[i] = items[parent]!;
+      items[parent] = item;
       i = parent;
     }
   }
@@ -58,7 +65,9 @@ export class BoundedHeap {
       if (left < items.length && below(items[left]!, items[weakest]!)) weakest = left;
       if (right < items.length && below(items[right]!, items[weakest]!)) weakest = right;
       if (weakest === i) return;
-      [items[weakest], items[i]] = [items[i]!, items[weakest]!];
+      const item = items[i]!;
+      items[i] = items[weakest]!;
+      items[weakest] = item;
       i = weakest;
     }
   }
