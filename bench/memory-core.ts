@@ -133,10 +133,10 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
     // The embedding's time is what embedding the query takes alone, measured just before the query: time that
     // the server measures around the embedding call during the query would also hold whatever of its own work
     // (lexical scoring) ran on the thread meanwhile, and leaving that out would flatter the figure.
-    const search = async (query: string, token: string, mode: string) => {
+    const search = async (query: string, token: string, mode: string, filters: Record<string, string> = {}) => {
       const embedding = await stack.embeddingMs(query);
       const { ms, value } = await timed(async () => {
-        const response = await post("/v1/memories/query", token, { query, limit: 10, mode });
+        const response = await post("/v1/memories/query", token, { query, limit: 10, mode, ...filters });
         await response.arrayBuffer();
         return response;
       });
@@ -158,6 +158,22 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
       );
       chromaQuery.push(ms);
     }
+    // 5. Filtered by one session or one agent, against Chroma filtering on the same field (and nothing else).
+    const filtered = { session: [] as number[], agent: [] as number[], chromaSession: [] as number[], chromaAgent: [] as number[] };
+    for (const [i, query] of queries.slice(0, 50).entries()) {
+      const token = tokens[i % tokens.length]!.token;
+      const session_id = `session-${(i * 37) % Number(values.sessions)}`;
+      const agent = `agent-${i % agentCount}`;
+      filtered.session.push((await search(query, token, "hybrid", { session_id })).withoutEmbedding);
+      filtered.agent.push((await search(query, token, "hybrid", { agent })).withoutEmbedding);
+      for (const [where, times] of [[{ session_id }, filtered.chromaSession], [{ agent }, filtered.chromaAgent]] as const) {
+        const { ms } = await timed(() =>
+          collection.query({ queryEmbeddings: [vectors[i]!], nResults: 10, where: where as never, include: ["documents", "metadatas", "distances"] as never }),
+        );
+        times.push(ms);
+      }
+    }
+
     // The filter every default query carries, valid now (see MemoryService.queryMemories), asked of Chroma itself;
     // in a loop of its own, since each of these slows the query that follows it.
     const chromaValidQuery: number[] = [];
@@ -186,6 +202,10 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
       query_raw_memories_semantic_without_embedding: summarize(semantic.withoutEmbedding),
       chroma_query: summarize(chromaQuery),
       chroma_query_valid_now: summarize(chromaValidQuery),
+      query_raw_memories_one_session_without_embedding: summarize(filtered.session),
+      chroma_query_where_session: summarize(filtered.chromaSession),
+      query_raw_memories_one_agent_without_embedding: summarize(filtered.agent),
+      chroma_query_where_agent: summarize(filtered.chromaAgent),
       ratio_raw_memories_to_chroma_p95: round(summarize(hybrid.withoutEmbedding).p95 / summarize(chromaQuery).p95),
       ratio_semantic_to_chroma_p95: round(summarize(semantic.withoutEmbedding).p95 / summarize(chromaQuery).p95),
       ratio_semantic_to_chroma_p50: round(summarize(semantic.withoutEmbedding).p50 / summarize(chromaQuery).p50),

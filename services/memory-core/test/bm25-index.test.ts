@@ -67,6 +67,42 @@ describe("Bm25Index", () => {
     expect(asked).not.toContain(weakest);
   });
 
+  it("searchAmong ranks and scores the records given exactly as a filtered search does, and nothing else", () => {
+    // Common words (lookup tables) and rare ones (scanned), some records removed: both ways of scoring meet.
+    let seed = 11;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const words = ["found", "cache", "timeout", "race", "index", "lock", "retry", "leak"];
+    const records: Array<[string, { title: string; body: string }]> = Array.from({ length: 400 }, (_, i) => {
+      const picked = Array.from({ length: 2 + Math.floor(random() * 5) }, () => words[Math.floor(random() * (i % 3 === 0 ? 2 : words.length))]!);
+      return [`r${i}`, { title: picked.slice(0, 2).join(" "), body: [...picked, `rare${i % 37}`].join(" ") }];
+    });
+    const index = indexOf(records);
+    for (let i = 0; i < 400; i += 13) index.remove(`r${i}`);
+    const subsets = [
+      records.filter((_, i) => i % 7 === 0).map(([id]) => id),
+      records.filter((_, i) => i % 2 === 1).map(([id]) => id),
+      ["r1", "r13", "no-such-record"],
+    ];
+    for (const among of subsets) {
+      const allowed = new Set(among);
+      for (const query of ["found cache", "timeout rare5 lock", "race index retry leak found", "rare12"]) {
+        const expected = index.search(query, 15, (id) => allowed.has(id));
+        const actual = index.searchAmong(query, 15, among);
+        expect(actual.map((h) => h.id)).toEqual(expected.map((h) => h.id));
+        actual.forEach((h, i) => {
+          expect(h.score).toBeCloseTo(expected[i]!.score, 9);
+          expect(h.matchedTerms).toBe(expected[i]!.matchedTerms);
+        });
+      }
+      // Records outside the list never come back, though they match.
+      const outside = index.search("found cache", 400, all).filter((h) => !allowed.has(h.id));
+      expect(outside.length).toBeGreaterThan(0);
+      expect(index.searchAmong("found cache", 400, among).some((h) => !allowed.has(h.id))).toBe(false);
+    }
+    expect(index.searchAmong("found cache", 15, ["r13"])).toEqual([]); // removed
+    expect(index.searchAmong("found cache", 15, ["r1"]).length).toBeLessThanOrEqual(1);
+  });
+
   it("finds nothing for stop words alone, and the same query with a content word finds its record", () => {
     const index = indexOf(corpus);
     expect(index.search("the of and", 5, all)).toEqual([]);

@@ -160,6 +160,58 @@ export class Bm25Index {
     return this.score(plans, [], limit, accept).hits;
   }
 
+  /**
+   * `search` over the given records only (a filter whose records are known: one session, one agent), best
+   * first, with the same scores: each record is looked up in the terms with a lookup table, and the other
+   * terms' postings are scanned for it. Its cost follows the records given, not the records that hold a term.
+   */
+  searchAmong(text: string, limit: number, ids: readonly string[]): Bm25Hit[] {
+    const plans = this.plan(text);
+    if (plans.length === 0 || limit <= 0 || ids.length === 0) return [];
+    if (this.scratch.capacity < this.ids.length) this.scratch = new Scratch(Math.max(1024, this.ids.length * 2));
+    const { score, lastTerm, distinct, touched, among } = this.scratch.begin();
+    const members: number[] = [];
+    for (const id of ids) {
+      const n = this.numbers.get(id);
+      if (n !== undefined && among[n] === 0) {
+        among[n] = 1;
+        members.push(n);
+      }
+    }
+    const { k, b, d } = this.params;
+    const base = k * (1 - b);
+    const k1 = k + 1;
+    const slopes = this.totalLength.map((total) => (k * b) / (total / this.size || 1));
+    const add = (term: TermPlan, n: number, field: number, factor: number, freq: number) => {
+      if (lastTerm[n] !== term.index) {
+        if (lastTerm[n] === 0) touched.push(n);
+        lastTerm[n] = term.index;
+        distinct[n]! += 1;
+      }
+      score[n]! += factor * (d + (freq * k1) / (freq + base + slopes[field]! * this.lengths[field]![n]!));
+    };
+    // Term by term and field by field, in query order, as a full search adds them up.
+    for (const term of plans) {
+      for (const { field, posting, factor } of term.fields) {
+        if (posting.dense) {
+          const dense = posting.dense;
+          for (const n of members) if (n < dense.length && dense[n]! > 0) add(term, n, field, factor, dense[n]!);
+        } else {
+          const { docs, freqs } = posting;
+          for (let i = 0; i < docs.length; i++) if (among[docs[i]!] === 1) add(term, docs[i]!, field, factor, freqs[i]!);
+        }
+      }
+    }
+    for (const n of members) among[n] = 0;
+    const best = new BoundedHeap(limit);
+    for (const n of touched) {
+      const final = score[n]! * distinct[n]!;
+      if (best.wouldTake(final, n)) best.push({ n, hit: { id: this.ids[n]!, score: final, matchedTerms: distinct[n]! } });
+    }
+    this.scratch.end();
+    return best.drain();
+  }
+
   /** Scans the postings of `scanned`; adds `looked` to the records reached, by lookup. */
   private score(scanned: TermPlan[], looked: TermPlan[], limit: number, accept: (id: string) => boolean) {
     const { score, lastTerm, distinct, touched } = this.scratch.begin();
@@ -324,9 +376,12 @@ class Scratch {
   readonly lastTerm: Uint32Array;
   /** Distinct query terms that reached each record. */
   readonly distinct: Uint16Array;
+  /** 1 for the records a `searchAmong` is limited to, while it runs. */
+  readonly among: Uint8Array;
   readonly touched: number[] = [];
 
   constructor(readonly capacity: number) {
+    this.among = new Uint8Array(capacity);
     this.score = new Float64Array(capacity);
     this.lastTerm = new Uint32Array(capacity);
     this.distinct = new Uint16Array(capacity);

@@ -20,6 +20,8 @@ export const feedStream = (collection: SearchableCollection) => `@${collection}`
  */
 export const FEED_PENDING_MS = 30_000;
 const PAGE = 500;
+/** What query_raw_memories filters turns on by equality. */
+const TURN_KEY_FIELDS = ["agent", "session_id", "kind", "check_status"];
 
 interface Entry {
   index: LexicalIndex;
@@ -49,6 +51,11 @@ export class LexicalCatalog {
     const entry = await this.entry(workspace, collection);
     await this.sync(workspace, collection, entry);
     return entry.index;
+  }
+
+  /** The index as it stands, not caught up: for estimates that need not be exact. */
+  async standing(workspace: string, collection: SearchableCollection): Promise<LexicalIndex> {
+    return (await this.entry(workspace, collection)).index;
   }
 
   /**
@@ -99,7 +106,7 @@ export class LexicalCatalog {
     const position = await this.sequences.length(workspace, feedStream(collection));
     const index =
       collection === "turns"
-        ? new LexicalIndex(this.tuning.turnFields, this.tuning.bm25, this.tuning.neighbourShare)
+        ? new LexicalIndex(this.tuning.turnFields, this.tuning.bm25, this.tuning.neighbourShare, TURN_KEY_FIELDS)
         : new LexicalIndex(this.tuning.summaryFields, this.tuning.bm25);
     const records = await this.store.collection(workspace, collection);
     for await (const page of records.pages({ size: PAGE, withDocuments: true })) {

@@ -1,6 +1,9 @@
 import type { Metadata, StoredRecord } from "../store/chroma-store.js";
 import { Bm25Index, type Bm25Params } from "./bm25-index.js";
+import { matches, type Condition } from "./filters.js";
 import { terms } from "./text-analysis.js";
+
+const NONE: ReadonlySet<string> = new Set();
 
 const CONTEXT_POOL = 200;
 
@@ -33,10 +36,18 @@ export class LexicalIndex {
   /** Each record's place in its session's list, as of the list's last sort. */
   private readonly positions = new Map<string, number>();
 
+  /** Per value of each key field (`field\u0000value`), the records holding it. */
+  private readonly byKey = new Map<string, Set<string>>();
+
+  /**
+   * `keyFields`: metadata fields that queries filter on by equality (agent, session); the index keeps the
+   * records of each value, so such a filter costs what its records do, not a pass over every record.
+   */
   constructor(
     boosts: Record<string, number>,
     bm25: Bm25Params,
     private readonly neighbourShare = 0,
+    private readonly keyFields: readonly string[] = [],
   ) {
     this.bm25 = new Bm25Index(Object.keys(boosts), boosts, bm25);
   }
@@ -47,6 +58,9 @@ export class LexicalIndex {
 
   put(document: LexicalDocument): void {
     this.bm25.put(document.id, document.fields);
+    const previous = this.records.get(document.id);
+    if (previous) this.unkey(document.id, previous.metadata);
+    this.key(document.id, document.metadata);
     this.records.set(document.id, {
       id: document.id,
       metadata: document.metadata,
@@ -58,9 +72,56 @@ export class LexicalIndex {
   remove(id: string): void {
     this.bm25.remove(id);
     const metadata = this.records.get(id)?.metadata;
+    if (metadata) this.unkey(id, metadata);
     this.records.delete(id);
     this.positions.delete(id);
     if (metadata) this.touchSession(id, metadata);
+  }
+
+  private key(id: string, metadata: Metadata) {
+    for (const field of this.keyFields) {
+      const value = metadata[field];
+      if (value === undefined) continue;
+      const key = `${field}\u0000${String(value)}`;
+      const ids = this.byKey.get(key) ?? new Set<string>();
+      ids.add(id);
+      this.byKey.set(key, ids);
+    }
+  }
+
+  private unkey(id: string, metadata: Metadata) {
+    for (const field of this.keyFields) {
+      const key = `${field}\u0000${String(metadata[field])}`;
+      const ids = this.byKey.get(key);
+      ids?.delete(id);
+      if (ids?.size === 0) this.byKey.delete(key);
+    }
+  }
+
+  /**
+   * The records that meet every condition, when one of them is an equality on a key field (found from that
+   * field's records, the fewest); undefined when none is, and only a pass over every record could tell.
+   */
+  matching(conditions: readonly Condition[]): string[] | undefined {
+    let fewest: ReadonlySet<string> | undefined;
+    for (const c of conditions) {
+      if (c.op !== "eq" || !this.keyFields.includes(c.field)) continue;
+      const ids = this.byKey.get(`${c.field}\u0000${String(c.value)}`) ?? NONE;
+      if (!fewest || ids.size < fewest.size) fewest = ids;
+    }
+    if (!fewest) return undefined;
+    return [...fewest].filter((id) => {
+      const metadata = this.records.get(id)?.metadata;
+      return metadata !== undefined && matches(metadata, conditions);
+    });
+  }
+
+  /** The share of records whose metadata `accept` lets through (a scan of them all). */
+  share(accept: (metadata: Metadata) => boolean): number {
+    if (this.records.size === 0) return 0;
+    let passed = 0;
+    for (const { metadata } of this.records.values()) if (accept(metadata)) passed += 1;
+    return passed / this.records.size;
   }
 
   /** The record as of the last catch-up, when the index holds its document. */
@@ -98,18 +159,20 @@ export class LexicalIndex {
     return out;
   }
 
-  query(text: string, limit: number, accept: (metadata: Metadata) => boolean): LexicalHit[] {
+  /** The best `limit` records that `accept` lets through; `among`, when given, lists every such record. */
+  query(text: string, limit: number, accept: (metadata: Metadata) => boolean, among?: readonly string[]): LexicalHit[] {
     const asked = terms(text).length;
     if (asked === 0) return [];
     // Turn context can lift a record by at most `neighbourShare` of the best score, so records below the
     // first `CONTEXT_POOL` cannot reach the top `limit` through it in any realistic ranking.
     const pool = this.neighbourShare > 0 ? Math.max(limit, CONTEXT_POOL) : limit;
-    const hits = this.bm25
-      .search(text, pool, (id) => {
-        const metadata = this.records.get(id)?.metadata;
-        return metadata !== undefined && accept(metadata);
-      })
-      .map((h) => ({ id: h.id, score: h.score, coverage: Math.min(1, h.matchedTerms / asked) }));
+    const found = among
+      ? this.bm25.searchAmong(text, pool, among)
+      : this.bm25.search(text, pool, (id) => {
+          const metadata = this.records.get(id)?.metadata;
+          return metadata !== undefined && accept(metadata);
+        });
+    const hits = found.map((h) => ({ id: h.id, score: h.score, coverage: Math.min(1, h.matchedTerms / asked) }));
     if (this.neighbourShare > 0) return this.withContext(hits, limit, accept);
     return hits;
   }

@@ -37,6 +37,9 @@ const MIN_DEPTH = 40;
 const DENSE_DEPTH_PER_HIT = 2;
 const MIN_DENSE_DEPTH = 20;
 
+/** Conditions that at least this share of records pass are applied here to an unfiltered over-fetch. */
+const WIDE_SHARE = 0.25;
+
 /** Conditions that only corrected or future-dated records fail: validity at an instant. */
 const NEARLY_ALL_PASS = new Set(["valid_until", "valid_from"]);
 
@@ -70,7 +73,7 @@ export class HybridRetrieval {
     const lexicalPending = this.lexical.read(
       workspace,
       collection,
-      (index) => (request.mode === "semantic" ? [] : index.query(request.query, lexicalDepth, accept)),
+      (index) => (request.mode === "semantic" ? [] : index.query(request.query, lexicalDepth, accept, index.matching(request.conditions))),
       { notBefore: denseAsked.promise },
     );
     const indexReady = lexicalPending.then(({ index }) => index);
@@ -110,7 +113,10 @@ export class HybridRetrieval {
     });
   }
 
-  /** The `depth` nearest records that meet the request's conditions, with their documents. */
+  /**
+   * The `depth` nearest records that meet the request's conditions, with their documents. Calls `asked` once
+   * its Chroma query is under way, and always before it waits on the index (whose reading waits on `asked`).
+   */
   private async dense(
     workspace: string,
     collection: SearchableCollection,
@@ -143,13 +149,36 @@ export class HybridRetrieval {
       });
     };
     if (request.conditions.length === 0) return resolve(await query({ n: depth }));
-    if (request.conditions.every((c) => NEARLY_ALL_PASS.has(c.field))) {
-      // Chroma's filtered query scans the collection, and nearly every record is valid now: ask for a few more
-      // unfiltered and filter here (each extra neighbour costs Chroma little without its metadata), then for
-      // many more; exact whenever enough survive. Only when superseded records crowd the neighbourhood does
-      // Chroma filter.
-      for (const n of [depth + Math.max(2, Math.ceil(depth / 10)), depth * 4 + 10]) {
+    // Chroma's filtered query costs in proportion to the records each clause matches (at 100k records, about
+    // 450 ms for a clause nearly all match, such as validity, and 60–80 ms for one agent or session), while an
+    // unfiltered query costs a few ms. So ask Chroma for more, unfiltered, and filter here, whenever enough
+    // records pass; let it filter on the selective clauses only otherwise. Exact whenever enough survive;
+    // Chroma applies every condition itself only when they do not.
+    const overFetch = async (first: number) => {
+      for (const n of [first, first * 4 + 10]) {
         const nearest = await query({ n });
+        const kept = await resolve(nearest);
+        if (kept.length >= depth || nearest.length < n) return kept.slice(0, depth);
+      }
+      return undefined;
+    };
+    const margin = Math.max(2, Math.ceil(depth / 10));
+    const selective = request.conditions.filter((c) => !NEARLY_ALL_PASS.has(c.field));
+    if (selective.length === 0) {
+      const kept = await overFetch(depth + margin);
+      if (kept) return kept;
+    } else {
+      // The lexical index holds every record's metadata: it tells how many pass. As it stands is close enough
+      // for choosing how to ask, and does not wait for the lexical side's catch-up.
+      const standing = await this.lexical.standing(workspace, collection);
+      const passing = standing.matching(request.conditions);
+      const share = passing ? passing.length / Math.max(1, standing.size) : standing.share((metadata) => matches(metadata, request.conditions));
+      if (share >= WIDE_SHARE) {
+        const kept = await overFetch(Math.ceil((depth * 1.2) / share) + margin);
+        if (kept) return kept;
+      } else {
+        const n = depth + margin;
+        const nearest = await query({ n, where: toWhere(selective)! });
         const kept = await resolve(nearest);
         if (kept.length >= depth || nearest.length < n) return kept.slice(0, depth);
       }
