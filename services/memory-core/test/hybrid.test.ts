@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { startOpenAIStub, wordVector } from "../../../testing/openai-stub.js";
 import { feedStream } from "../src/domain/lexical-catalog.js";
+import { turnDocument } from "../src/domain/turn-record.js";
+import { createEmbedder } from "../src/embeddings/create.js";
+import { silentLogger } from "../src/logger.js";
 import { Sequences } from "../src/domain/sequences.js";
 import { http, makeToken, startCairn, uniqueWorkspace, useCairn } from "./support/harness.js";
 
@@ -128,6 +132,49 @@ describe("hybrid retrieval", () => {
       }
     } finally {
       await replica.close();
+    }
+  });
+
+  it("ranks by their vectors, exactly, the few records a filter lets through: one session of fifty", async () => {
+    // 1/50 of the records pass, so the dense side compares the query with their vectors itself instead of
+    // having Chroma filter. The stub's vectors are known here, so the expected order is computed independently.
+    const dimension = 64;
+    const stub = await startOpenAIStub({ dimension });
+    const embedder = await createEmbedder({ kind: "openai", baseUrl: stub.baseUrl, model: "stub-64", apiKey: undefined }, silentLogger);
+    const few = makeToken(uniqueWorkspace("few"), "dev");
+    const replica = await startCairn([few], { embedder });
+    try {
+      const words = ["cache", "lock", "retry", "index", "timeout", "queue", "schema", "token", "flag", "pool", "leak", "race"];
+      const bodies = Array.from({ length: 100 }, (_, i) => ({
+        session_id: `few-${i % 50}`,
+        prompt: `Work on ${words[i % 12]} and ${words[(i * 5) % 12]}.`,
+        thought: `Looked at the ${words[(i * 7) % 12]} first.`,
+        response: `Done with ${words[(i * 11) % 12]}.`,
+      }));
+      const ids = new Map<string, string>();
+      for (const body of bodies) {
+        const res = await http(replica.url, "POST", "/v1/memories", { token: few.token, body });
+        expect(res.status).toBe(201);
+        ids.set(res.body.id, turnDocument(body));
+      }
+      const query = "retry the lock on the cache";
+      const asked = wordVector(query, dimension);
+      const distance = (document: string) => 1 - wordVector(document, dimension).reduce((sum, v, i) => sum + v * asked[i]!, 0);
+      const inSession = bodies.map((body, i) => ({ body, id: [...ids.keys()][i]! })).filter(({ body }) => body.session_id === "few-7");
+      const expected = inSession.sort((a, b) => distance(turnDocument(a.body)) - distance(turnDocument(b.body))).map((r) => r.id);
+      expect(expected).toHaveLength(2);
+      const res = await http(replica.url, "POST", "/v1/memories/query", {
+        token: few.token,
+        body: { query, mode: "semantic", session_id: "few-7", limit: 5 },
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.hits.map((h: { memory: { id: string } }) => h.memory.id)).toEqual(expected);
+      // Without the filter, other sessions' records come first or among them: the filter did the narrowing.
+      const unfiltered = await http(replica.url, "POST", "/v1/memories/query", { token: few.token, body: { query, mode: "semantic", limit: 10 } });
+      expect(unfiltered.body.hits.some((h: { memory: { session_id: string } }) => h.memory.session_id !== "few-7")).toBe(true);
+    } finally {
+      await replica.close();
+      await stub.close();
     }
   });
 

@@ -40,6 +40,14 @@ const MIN_DENSE_DEPTH = 20;
 /** Conditions that at least this share of records pass are applied here to an unfiltered over-fetch. */
 const WIDE_SHARE = 0.25;
 
+/**
+ * When at most this many records (and this share of them) pass a filter, the dense side ranks them itself: at
+ * 100k records, fetching 220 vectors by id costs about 11 ms and 1000 about 40, where Chroma's filter on one
+ * session or agent costs 60–80 ms, growing with the collection.
+ */
+const EXACT_LIMIT = 1000;
+const EXACT_SHARE = 1 / 50;
+
 /** Conditions that only corrected or future-dated records fail: validity at an instant. */
 const NEARLY_ALL_PASS = new Set(["valid_until", "valid_from"]);
 
@@ -176,6 +184,17 @@ export class HybridRetrieval {
       if (share >= WIDE_SHARE) {
         const kept = await overFetch(Math.ceil((depth * 1.2) / share) + margin);
         if (kept) return kept;
+      } else if (passing && passing.length <= Math.min(EXACT_LIMIT, standing.size * EXACT_SHARE)) {
+        // So few pass that comparing the query with each of their vectors here (fetched by id) costs less than
+        // Chroma's filtering, and is exact. Which records pass is read-your-writes: from the caught-up index.
+        asked();
+        const caughtUp = (await indexReady()).matching(request.conditions) ?? [];
+        const vectors = await store.get({ ids: caughtUp, withEmbeddings: true });
+        const nearest = vectors
+          .flatMap((r) => (r.embedding ? [{ id: r.id, distance: cosineDistance(embedding, r.embedding) }] : []))
+          .sort((a, b) => a.distance - b.distance)
+          .slice(0, depth);
+        return (await resolve(nearest)).slice(0, depth);
       } else {
         const n = depth + margin;
         const nearest = await query({ n, where: toWhere(selective)! });
@@ -198,6 +217,19 @@ function deferred() {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
+}
+
+/** Cosine distance as Chroma reports it for a collection in cosine space: 1 − cos(a, b). */
+function cosineDistance(a: readonly number[], b: readonly number[]): number {
+  let dot = 0;
+  let aa = 0;
+  let bb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    aa += a[i]! * a[i]!;
+    bb += b[i]! * b[i]!;
+  }
+  return aa === 0 || bb === 0 ? 1 : 1 - dot / Math.sqrt(aa * bb);
 }
 
 const round = (n: number) => Math.round(n * 1e6) / 1e6;
