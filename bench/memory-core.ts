@@ -158,13 +158,17 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
       );
       chromaQuery.push(ms);
     }
-    // 5. Filtered by one session or one agent, against Chroma filtering on the same field (and nothing else).
-    const filtered = { session: [] as number[], agent: [] as number[], chromaSession: [] as number[], chromaAgent: [] as number[] };
+    // 5. Filtered by one session or one agent, against Chroma filtering on the same field (and nothing else);
+    // and get_session for the same sessions.
+    const filtered = { session: [] as number[], agent: [] as number[], chromaSession: [] as number[], chromaAgent: [] as number[], getSession: [] as number[] };
     for (const [i, query] of queries.slice(0, 50).entries()) {
       const token = tokens[i % tokens.length]!.token;
       const session_id = `session-${(i * 37) % Number(values.sessions)}`;
       const agent = `agent-${i % agentCount}`;
       filtered.session.push((await search(query, token, "hybrid", { session_id })).withoutEmbedding);
+      const listed = await timed(async () => (await get(`/v1/sessions/${session_id}`, token)).json() as Promise<{ turns: unknown[] }>);
+      if (listed.value.turns.length === 0) throw new Error("get_session returned no turns");
+      filtered.getSession.push(listed.ms);
       filtered.agent.push((await search(query, token, "hybrid", { agent })).withoutEmbedding);
       for (const [where, times] of [[{ session_id }, filtered.chromaSession], [{ agent }, filtered.chromaAgent]] as const) {
         const { ms } = await timed(() =>
@@ -206,6 +210,7 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
       chroma_query_where_session: summarize(filtered.chromaSession),
       query_raw_memories_one_agent_without_embedding: summarize(filtered.agent),
       chroma_query_where_agent: summarize(filtered.chromaAgent),
+      get_session: summarize(filtered.getSession),
       ratio_raw_memories_to_chroma_p95: round(summarize(hybrid.withoutEmbedding).p95 / summarize(chromaQuery).p95),
       ratio_semantic_to_chroma_p95: round(summarize(semantic.withoutEmbedding).p95 / summarize(chromaQuery).p95),
       ratio_semantic_to_chroma_p50: round(summarize(semantic.withoutEmbedding).p50 / summarize(chromaQuery).p50),

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { RecencyIndex } from "../src/domain/recency.js";
+import { feedStream, LexicalCatalog } from "../src/domain/lexical-catalog.js";
+import { DEFAULT_TUNING } from "../src/domain/retrieval-tuning.js";
 import { Sequences, slotId } from "../src/domain/sequences.js";
+import { SessionTurns } from "../src/domain/session-turns.js";
 import { RECENCY_VECTOR } from "../src/store/chroma-store.js";
 import { http, makeToken, startCairn, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
 
@@ -117,7 +120,12 @@ describe("query_recent_turns order and paging", () => {
 describe("the recency sequence over real Chroma", () => {
   it("finds its length from a cold start at any size", async () => {
     const ws = uniqueWorkspace("seqlen");
-    const warm = new RecencyIndex(cairn.runtime.store, new Sequences(cairn.runtime.store));
+    const recencyIndex = () => {
+      const store = cairn.runtime.store;
+      const sequences = new Sequences(store);
+      return new RecencyIndex(store, sequences, new SessionTurns(store, new LexicalCatalog(store, sequences, DEFAULT_TUNING)));
+    };
+    const warm = recencyIndex();
     for (const target of [0, 1, 2, 63, 64, 65, 200]) {
       const agent = `len-${target}`;
       for (let n = 0; n < target; n++) {
@@ -125,7 +133,7 @@ describe("the recency sequence over real Chroma", () => {
         expect(seq).toBe(n);
       }
       // A fresh index knows nothing of this agent: the next slot must still be `target`.
-      const cold = new RecencyIndex(cairn.runtime.store, new Sequences(cairn.runtime.store));
+      const cold = recencyIndex();
       expect((await cold.allocate(ws, agent, "next", `cold-${target}`)).seq).toBe(target);
     }
   });
@@ -154,6 +162,47 @@ describe("the recency sequence over real Chroma", () => {
       }
     } finally {
       await daves.close();
+    }
+  });
+});
+
+describe("session listings", () => {
+  it("get_session and query_recent_turns by session list every turn, also while a write in flight holds the lexical index back", async () => {
+    // Sessions are listed from the caught-up lexical index; a writer that took its change-feed slot and died
+    // holds every catch-up back for a while, and then Chroma must answer, or the later turns would be missing.
+    const stalled = makeToken(uniqueWorkspace("stalled-session"), "writer");
+    const replica = await startCairn([stalled]);
+    try {
+      const write = async (n: number) => {
+        const res = await http(replica.url, "POST", "/v1/memories", { token: stalled.token, body: turn("listed", n) });
+        expect(res.status).toBe(201);
+        return res.body.id as string;
+      };
+      const listed = async () => {
+        const session = await http(replica.url, "GET", "/v1/sessions/listed?limit=50", { token: stalled.token });
+        const recent = await http(replica.url, "GET", "/v1/memories/recent?session_id=listed&limit=50", { token: stalled.token });
+        expect(session.status).toBe(200);
+        expect(recent.status).toBe(200);
+        return { session: session.body.turns.map((t: { id: string }) => t.id), recent: recent.body.turns.map((t: { id: string }) => t.id) };
+      };
+      const before = [await write(1), await write(2)];
+      expect(await listed()).toEqual({ session: before, recent: [...before].reverse() });
+      await new Sequences(replica.runtime.store).append(
+        stalled.workspace,
+        feedStream("turns"),
+        { record_id: "t_never_written", op: "put", session_id: "listed" },
+        "w-dead",
+      );
+      const after = [await write(3), await write(4)];
+      const lexical = await http(replica.url, "POST", "/v1/memories/query", {
+        token: stalled.token,
+        body: { query: "Task 3 in listed", mode: "lexical", session_id: "listed" },
+      });
+      // The index is held back (the new turns are not found lexically) and the listings still have them.
+      expect(lexical.body.hits.map((h: { memory: { id: string } }) => h.memory.id)).not.toContain(after[0]);
+      expect(await listed()).toEqual({ session: [...before, ...after], recent: [...before, ...after].reverse() });
+    } finally {
+      await replica.close();
     }
   });
 });

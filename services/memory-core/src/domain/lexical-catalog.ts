@@ -29,6 +29,8 @@ interface Entry {
   position: number;
   /** Catch-ups of one index run one at a time. */
   syncing: Promise<void>;
+  /** False while a write in flight holds the last catch-up back (it waits up to FEED_PENDING_MS). */
+  complete: boolean;
 }
 
 /**
@@ -51,6 +53,16 @@ export class LexicalCatalog {
     const entry = await this.entry(workspace, collection);
     await this.sync(workspace, collection, entry);
     return entry.index;
+  }
+
+  /**
+   * The index holding every write acknowledged before the call, or undefined while a write in flight holds its
+   * catch-up back: then only Chroma has all of them.
+   */
+  async complete(workspace: string, collection: SearchableCollection): Promise<LexicalIndex | undefined> {
+    const entry = await this.entry(workspace, collection);
+    await this.sync(workspace, collection, entry);
+    return entry.complete ? entry.index : undefined;
   }
 
   /** The index as it stands, not caught up: for estimates that need not be exact. */
@@ -112,7 +124,7 @@ export class LexicalCatalog {
     for await (const page of records.pages({ size: PAGE, withDocuments: true })) {
       for (const record of page) index.put(toDocument(collection, record));
     }
-    return { index, position, syncing: Promise.resolve() };
+    return { index, position, syncing: Promise.resolve(), complete: false };
   }
 
   private async catchUp(workspace: string, collection: SearchableCollection, entry: Entry): Promise<void> {
@@ -140,11 +152,15 @@ export class LexicalCatalog {
           continue;
         }
         const inFlight = slot && !record && !forgotten.has(String(slot.record_id));
-        if (inFlight && this.now() - Number(slot.recorded_at) < FEED_PENDING_MS) return;
+        if (inFlight && this.now() - Number(slot.recorded_at) < FEED_PENDING_MS) {
+          entry.complete = false;
+          return;
+        }
         if (record) entry.index.put(toDocument(collection, record));
         entry.position = seq + 1;
       }
     }
+    entry.complete = true;
   }
 }
 

@@ -18,6 +18,7 @@ import { Reembedding } from "./reembedding.js";
 import { HybridRetrieval } from "./retrieval.js";
 import { DEFAULT_TUNING, type RetrievalTuning } from "./retrieval-tuning.js";
 import { Sequences } from "./sequences.js";
+import { SessionTurns } from "./session-turns.js";
 import { agentFlag, summaryDocument, summaryFromRecord, summaryMetadata } from "./summary-record.js";
 import { buildTurnRecord, memoryFromRecord, OPEN_VALIDITY, payloadHash, positionOf, turnDocument } from "./turn-record.js";
 import type {
@@ -67,6 +68,7 @@ export class MemoryService {
   private readonly recency: RecencyIndex;
   private readonly retrieval: HybridRetrieval;
   private readonly lexical: LexicalCatalog;
+  private readonly sessions: SessionTurns;
   private readonly corrections: Corrections;
   private readonly audit: AuditLog;
   private readonly exports: RecordExport;
@@ -86,8 +88,9 @@ export class MemoryService {
     this.now = now;
     const tuning = options.tuning ?? DEFAULT_TUNING;
     this.sequences = new Sequences(store, now);
-    this.recency = new RecencyIndex(store, this.sequences);
     this.lexical = new LexicalCatalog(store, this.sequences, tuning, now);
+    this.sessions = new SessionTurns(store, this.lexical);
+    this.recency = new RecencyIndex(store, this.sequences, this.sessions);
     this.corrections = new Corrections(store, this.sequences, now);
     this.audit = new AuditLog(this.sequences);
     this.retrieval = new HybridRetrieval(store, embedder, this.lexical, tuning);
@@ -221,8 +224,7 @@ export class MemoryService {
 
   async getSession(principal: Principal, input: GetSessionInput): Promise<SessionResult> {
     const after = input.after === undefined ? undefined : decodeCursor(input.after, "after");
-    const turns = await this.store.collection(principal.workspace, "turns");
-    const all = (await turns.get({ where: { session_id: input.session_id } })).sort((a, b) =>
+    const all = (await this.sessions.list(principal.workspace, input.session_id)).sort((a, b) =>
       oldestFirst(positionOf(a), positionOf(b)),
     );
     const rest = after ? all.filter((r) => oldestFirst(after, positionOf(r)) < 0) : all;
@@ -238,7 +240,7 @@ export class MemoryService {
     const last = page.at(-1);
     return {
       session_id: input.session_id,
-      turns: (await this.withDocuments(principal.workspace, page)).map((r) => memoryFromRecord(r, input.detail)),
+      turns: page.map((r) => memoryFromRecord(r, input.detail)),
       summary: summaryRecord ? summaryFromRecord(summaryRecord) : null,
       next_cursor: rest.length > page.length && last ? encodeCursor(positionOf(last)) : null,
     };
@@ -342,14 +344,6 @@ export class MemoryService {
     await summaries.delete([id]);
   }
 
-  /** Fetches the documents of records listed with metadata only, keeping their order. */
-  private async withDocuments(workspace: string, records: StoredRecord[]): Promise<StoredRecord[]> {
-    if (records.length === 0) return [];
-    const turns = await this.store.collection(workspace, "turns");
-    const full = await turns.get({ ids: records.map((r) => r.id), withDocuments: true });
-    const byId = new Map(full.map((r) => [r.id, r]));
-    return records.map((r) => byId.get(r.id) ?? r);
-  }
 }
 
 function replayOrConflict(stored: StoredRecord, hash: string, keyGiven: boolean): AddMemoryOutcome {

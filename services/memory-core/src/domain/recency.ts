@@ -1,5 +1,6 @@
-import type { ChromaStore, StoredRecord, Where } from "../store/chroma-store.js";
+import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import type { Appended, Sequences } from "./sequences.js";
+import type { SessionTurns } from "./session-turns.js";
 
 /**
  * Each agent's turns in the order they were recorded, at a cost that follows the page size, not the history.
@@ -19,6 +20,7 @@ export class RecencyIndex {
   constructor(
     private readonly store: ChromaStore,
     private readonly sequences: Sequences,
+    private readonly sessions: SessionTurns,
   ) {}
 
   /** Takes the next slot of the agent's sequence for a turn about to be stored. */
@@ -60,9 +62,7 @@ export class RecencyIndex {
     limit: number,
     before: number | undefined,
   ): Promise<{ entries: RecentEntry[]; more: boolean }> {
-    const turns = await this.store.collection(workspace, "turns");
-    const where: Where = { $and: [{ agent }, { session_id: sessionId }] };
-    const all = (await turns.get({ where, withDocuments: true }))
+    const all = (await this.sessions.list(workspace, sessionId, agent))
       .map((turn) => ({ seq: Number(turn.metadata.seq), turn }))
       .filter((e) => before === undefined || e.seq < before)
       .sort((a, b) => b.seq - a.seq);

@@ -1,0 +1,30 @@
+import type { ChromaStore, StoredRecord, Where } from "../store/chroma-store.js";
+import type { Condition } from "./filters.js";
+import type { LexicalCatalog } from "./lexical-catalog.js";
+
+/**
+ * A session's turns (of one agent, or all), with their documents, every one acknowledged before the call.
+ * The caught-up lexical index keeps turns by session: listing them costs a lookup, where Chroma 1.0.0's
+ * filtered `get` scans the collection (one session of 100k turns: about 250 ms). Only while a write in flight
+ * holds the index's catch-up back does Chroma answer.
+ */
+export class SessionTurns {
+  constructor(
+    private readonly store: ChromaStore,
+    private readonly lexical: LexicalCatalog,
+  ) {}
+
+  async list(workspace: string, sessionId: string, agent?: string): Promise<StoredRecord[]> {
+    const conditions: Condition[] = [{ field: "session_id", op: "eq", value: sessionId }];
+    if (agent !== undefined) conditions.push({ field: "agent", op: "eq", value: agent });
+    const index = await this.lexical.complete(workspace, "turns");
+    const ids = index?.matching(conditions);
+    if (index && ids) {
+      const records = ids.map((id) => index.record(id));
+      if (records.every((r) => r !== undefined)) return records;
+    }
+    const where: Where = agent === undefined ? { session_id: sessionId } : { $and: [{ agent }, { session_id: sessionId }] };
+    const turns = await this.store.collection(workspace, "turns");
+    return turns.get({ where, withDocuments: true });
+  }
+}
