@@ -152,10 +152,12 @@ describe("hybrid retrieval", () => {
         response: `Done with ${words[(i * 11) % 12]}.`,
       }));
       const ids = new Map<string, string>();
+      let last = { id: "", recorded_at: "" };
       for (const body of bodies) {
         const res = await http(replica.url, "POST", "/v1/memories", { token: few.token, body });
         expect(res.status).toBe(201);
         ids.set(res.body.id, turnDocument(body));
+        last = res.body;
       }
       const query = "retry the lock on the cache";
       const asked = wordVector(query, dimension);
@@ -172,6 +174,13 @@ describe("hybrid retrieval", () => {
       // Without the filter, other sessions' records come first or among them: the filter did the narrowing.
       const unfiltered = await http(replica.url, "POST", "/v1/memories/query", { token: few.token, body: { query, mode: "semantic", limit: 10 } });
       expect(unfiltered.body.hits.some((h: { memory: { session_id: string } }) => h.memory.session_id !== "few-7")).toBe(true);
+      // A time filter 1 in 100 pass, on no key field: too few for an over-fetch, so Chroma filters on it alone.
+      const latest = await http(replica.url, "POST", "/v1/memories/query", {
+        token: few.token,
+        body: { query, mode: "semantic", since: last.recorded_at, limit: 10 },
+      });
+      expect(latest.body.hits.map((h: { memory: { id: string } }) => h.memory.id)).toEqual([last.id]);
+      expect(unfiltered.body.hits.length).toBeGreaterThan(1);
     } finally {
       await replica.close();
       await stub.close();

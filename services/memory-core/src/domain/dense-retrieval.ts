@@ -6,8 +6,12 @@ import type { LexicalCatalog, SearchableCollection } from "./lexical-catalog.js"
 import type { LexicalIndex } from "./lexical-index.js";
 import type { SearchRequest } from "./retrieval.js";
 
-/** Conditions that at least this share of records pass are applied here to an unfiltered over-fetch. */
-const WIDE_SHARE = 0.25;
+/**
+ * A filter is applied here to an unfiltered over-fetch when enough records pass that this many neighbours
+ * should hold the page: bare neighbours are cheap (at 100k records, 500 cost Chroma about 5 ms and 2,000 about
+ * 13, against 60–80 ms for its filter on one agent).
+ */
+const OVER_FETCH_LIMIT = 1000;
 
 /**
  * When at most this many records (and this share of them) pass a filter, the dense side ranks them itself: at
@@ -76,8 +80,8 @@ export class DenseRetrieval {
     // Chroma's filtered query costs in proportion to the records each clause matches (at 100k records, about
     // 450 ms for a clause nearly all match, such as validity, and 60–80 ms for one agent or session), while an
     // unfiltered query costs a few ms. So ask Chroma for more, unfiltered, and filter here, whenever enough
-    // records pass; let it filter on the selective clauses only otherwise. Exact whenever enough survive;
-    // Chroma applies every condition itself only when they do not.
+    // records pass; rank a few records' vectors here; let Chroma filter on the selective clauses only
+    // otherwise. Exact whenever enough survive; Chroma applies every condition itself only when they do not.
     const overFetch = async (first: number) => {
       for (const n of [first, first * 4 + 10]) {
         const nearest = await query({ n });
@@ -97,10 +101,9 @@ export class DenseRetrieval {
       const standing = await this.lexical.standing(workspace, collection);
       const passing = standing.matching(request.conditions);
       const share = passing ? passing.length / Math.max(1, standing.size) : standing.share((metadata) => matches(metadata, request.conditions));
-      if (share >= WIDE_SHARE) {
-        const kept = await overFetch(Math.ceil((depth * 1.2) / share) + margin);
-        if (kept) return kept;
-      } else if (passing && passing.length <= Math.min(EXACT_LIMIT, standing.size * EXACT_SHARE)) {
+      // Enough neighbours that, at this share, they hold the page one and a half times over.
+      const first = share > 0 ? Math.ceil((depth * 1.5) / share) + margin : Number.POSITIVE_INFINITY;
+      if (passing && passing.length <= Math.min(EXACT_LIMIT, standing.size * EXACT_SHARE)) {
         // So few pass that comparing the query with each of their vectors here (fetched by id) costs less than
         // Chroma's filtering, and is exact. Which records pass is read-your-writes: from the caught-up index.
         asked();
@@ -111,6 +114,10 @@ export class DenseRetrieval {
           .sort((a, b) => a.distance - b.distance)
           .slice(0, depth);
         return (await resolve(nearest)).slice(0, depth);
+      }
+      if (first <= OVER_FETCH_LIMIT) {
+        const kept = await overFetch(first);
+        if (kept) return kept;
       } else {
         const n = depth + margin;
         const nearest = await query({ n, where: toWhere(selective)! });
