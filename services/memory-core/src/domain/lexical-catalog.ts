@@ -83,6 +83,7 @@ export class LexicalCatalog {
   ): Promise<{ index: LexicalIndex; value: T }> {
     const entry = await this.entry(workspace, collection);
     const length = this.sequences.length(workspace, feedStream(collection));
+    length.catch(() => undefined); // awaited below; should `read` throw first, its failure is not left unhandled
     // Reading takes the thread: it waits for `notBefore` (the caller's own requests under way), then lets the
     // requests made so far leave.
     await options.notBefore?.catch(() => undefined);
