@@ -101,8 +101,9 @@ export class Bm25Index {
     this.fields.forEach((field, f) => {
       const tokens = tokenize(fields[field] ?? "");
       const length = new Set(tokens).size;
-      if (n >= this.lengths[f]!.length) this.lengths[f] = grown(this.lengths[f]!, n);
-      this.lengths[f]![n] = length;
+      const lengths = grown(this.lengths[f]!, n, (size) => new Uint32Array(size));
+      lengths[n] = length;
+      this.lengths[f] = lengths;
       this.totalLength[f]! += length;
       const freqs = new Map<string, number>();
       for (const token of tokens) {
@@ -143,7 +144,6 @@ export class Bm25Index {
   search(text: string, limit: number, accept: (id: string) => boolean): Bm25Hit[] {
     const plans = this.plan(text);
     if (plans.length === 0 || limit <= 0) return [];
-    if (this.scratch.capacity < this.ids.length) this.scratch = new Scratch(Math.max(1024, this.ids.length * 2));
 
     // Terms with a lookup table need not be scanned: scan the others, or else the one with the fewest entries,
     // and look the rest up for the records reached.
@@ -168,8 +168,7 @@ export class Bm25Index {
   searchAmong(text: string, limit: number, ids: readonly string[]): Bm25Hit[] {
     const plans = this.plan(text);
     if (plans.length === 0 || limit <= 0 || ids.length === 0) return [];
-    if (this.scratch.capacity < this.ids.length) this.scratch = new Scratch(Math.max(1024, this.ids.length * 2));
-    const { score, lastTerm, distinct, touched, among } = this.scratch.begin();
+    const { score, lastTerm, distinct, touched, among } = this.scratchFor();
     const members: number[] = [];
     for (const id of ids) {
       const n = this.numbers.get(id);
@@ -178,10 +177,7 @@ export class Bm25Index {
         members.push(n);
       }
     }
-    const { k, b, d } = this.params;
-    const base = k * (1 - b);
-    const k1 = k + 1;
-    const slopes = this.totalLength.map((total) => (k * b) / (total / this.size || 1));
+    const { d, k1, base, slopes } = this.saturation();
     const add = (term: TermPlan, n: number, field: number, factor: number, freq: number) => {
       if (lastTerm[n] !== term.index) {
         if (lastTerm[n] === 0) touched.push(n);
@@ -203,26 +199,17 @@ export class Bm25Index {
       }
     }
     for (const n of members) among[n] = 0;
-    const best = new BoundedHeap(limit);
-    for (const n of touched) {
-      const final = score[n]! * distinct[n]!;
-      if (best.wouldTake(final, n)) best.push({ n, hit: { id: this.ids[n]!, score: final, matchedTerms: distinct[n]! } });
-    }
-    this.scratch.end();
-    return best.drain();
+    return this.best(limit, () => true).hits;
   }
 
   /** Scans the postings of `scanned`; adds `looked` to the records reached, by lookup. */
   private score(scanned: TermPlan[], looked: TermPlan[], limit: number, accept: (id: string) => boolean) {
-    const { score, lastTerm, distinct, touched } = this.scratch.begin();
-    // BM25+'s term-frequency part, d + tf·(k+1) / (tf + k·(1−b) + k·b·length/average), inlined in the loops
-    // below: it runs once per posting entry reached, the hottest code of a query.
-    const { k, b, d } = this.params;
+    const { score, lastTerm, distinct, touched } = this.scratchFor();
+    // BM25+'s term-frequency part, inlined in the loops below: it runs once per posting entry reached, the
+    // hottest code of a query.
+    const { d, k1, base, slopes } = this.saturation();
     const lengthsByField = this.lengths;
     const ids = this.ids;
-    const base = k * (1 - b);
-    const k1 = k + 1;
-    const slopes = this.totalLength.map((total) => (k * b) / (total / this.size || 1));
     for (const term of scanned) {
       const index = term.index;
       for (const { field, posting, factor } of term.fields) {
@@ -262,16 +249,37 @@ export class Bm25Index {
         }
       }
     }
+    return this.best(limit, accept);
+  }
+
+  /** The best `limit` records the current query reached that `accept` lets through; the accumulators are reset. */
+  private best(limit: number, accept: (id: string) => boolean): { hits: Bm25Hit[]; full: boolean } {
+    const { score, distinct, touched } = this.scratch;
     const best = new BoundedHeap(limit);
-    for (let j = 0; j < reached; j++) {
+    for (let j = 0; j < touched.length; j++) {
       const n = touched[j]!;
       const final = score[n]! * distinct[n]!;
       if (final < best.floor || !best.wouldTake(final, n)) continue;
-      const id = ids[n]!;
+      const id = this.ids[n]!;
       if (accept(id)) best.push({ n, hit: { id, score: final, matchedTerms: distinct[n]! } });
     }
     this.scratch.end();
     return { hits: best.drain(), full: best.full };
+  }
+
+  /** Accumulators for one query, as large as the index. */
+  private scratchFor(): Scratch {
+    if (this.scratch.capacity < this.ids.length) this.scratch = new Scratch(Math.max(1024, this.ids.length * 2));
+    return this.scratch.begin();
+  }
+
+  /**
+   * The constants of BM25+'s term-frequency part on the current length statistics:
+   * d + tf·k1 / (tf + base + slope[field]·length).
+   */
+  private saturation() {
+    const { k, b, d } = this.params;
+    return { d, k1: k + 1, base: k * (1 - b), slopes: this.totalLength.map((total) => (k * b) / (total / this.size || 1)) };
   }
 
   /** The query's distinct terms that the index holds, with their idf, bounds and lookup tables. */
@@ -349,19 +357,17 @@ function denseOf(posting: Posting): Uint16Array {
   return dense;
 }
 
-function grown(lengths: Uint32Array, n: number): Uint32Array {
-  const table = new Uint32Array(Math.max(n + 1, lengths.length * 2));
-  table.set(lengths);
-  return table;
+/** The table, or a copy at least twice as long, so that index `n` fits. */
+function grown<T extends Uint16Array | Uint32Array>(table: T, n: number, make: (length: number) => T): T {
+  if (n < table.length) return table;
+  const larger = make(Math.max(n + 1, table.length * 2));
+  larger.set(table);
+  return larger;
 }
 
 /** Term frequencies above 65535 saturate BM25 long before; they are stored as the largest that fits. */
 function setDense(dense: Uint16Array, n: number, freq: number): Uint16Array {
-  let table = dense;
-  if (n >= table.length) {
-    table = new Uint16Array(Math.max(n + 1, table.length * 2));
-    table.set(dense);
-  }
+  const table = grown(dense, n, (length) => new Uint16Array(length));
   table[n] = Math.min(freq, 0xffff);
   return table;
 }
