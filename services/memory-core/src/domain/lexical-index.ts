@@ -5,6 +5,8 @@ import { terms } from "./text-analysis.js";
 
 const NONE: ReadonlySet<string> = new Set();
 
+const keyOf = (field: string, value: unknown) => `${field}\u0000${String(value)}`;
+
 const CONTEXT_POOL = 200;
 
 export interface LexicalHit {
@@ -30,26 +32,30 @@ export class LexicalIndex {
   private readonly bm25: Bm25Index;
   /** What the index was last given of each record: its metadata, and its document when the catalog had it. */
   private readonly records = new Map<string, StoredRecord>();
-  /** Per session, its records in order (by `valid_from`, then id); rebuilt lazily after writes. */
-  private readonly sessions = new Map<string, string[]>();
-  private readonly staleSessions = new Set<string>();
-  /** Each record's place in its session's list, as of the list's last sort. */
-  private readonly positions = new Map<string, number>();
-
-  /** Per value of each key field (`field\u0000value`), the records holding it. */
+  /** Per value of each key field (`keyOf(field, value)`), the records holding it. */
   private readonly byKey = new Map<string, Set<string>>();
+  private readonly keyFields: readonly string[];
+  /**
+   * Per session, its records in order (by `valid_from`, then id), sorted from `byKey` when turn context first
+   * needs it and dropped when the session changes.
+   */
+  private readonly sortedSessions = new Map<string, string[]>();
+  /** Each record's place in its session's sorted list. */
+  private readonly positions = new Map<string, number>();
 
   /**
    * `keyFields`: metadata fields that queries filter on by equality (agent, session); the index keeps the
-   * records of each value, so such a filter costs what its records do, not a pass over every record.
+   * records of each value, so such a filter costs what its records do, not a pass over every record. Turn
+   * context (`neighbourShare` above 0) finds a record's session the same way, so `session_id` is one of them.
    */
   constructor(
     boosts: Record<string, number>,
     bm25: Bm25Params,
     private readonly neighbourShare = 0,
-    private readonly keyFields: readonly string[] = [],
+    keyFields: readonly string[] = [],
   ) {
     this.bm25 = new Bm25Index(Object.keys(boosts), boosts, bm25);
+    this.keyFields = neighbourShare > 0 && !keyFields.includes("session_id") ? [...keyFields, "session_id"] : keyFields;
   }
 
   get size(): number {
@@ -66,7 +72,7 @@ export class LexicalIndex {
       metadata: document.metadata,
       ...(document.document !== undefined ? { document: document.document } : {}),
     });
-    this.touchSession(document.id, document.metadata);
+    this.touchSession(document.metadata);
   }
 
   remove(id: string): void {
@@ -75,14 +81,14 @@ export class LexicalIndex {
     if (metadata) this.unkey(id, metadata);
     this.records.delete(id);
     this.positions.delete(id);
-    if (metadata) this.touchSession(id, metadata);
+    if (metadata) this.touchSession(metadata);
   }
 
   private key(id: string, metadata: Metadata) {
     for (const field of this.keyFields) {
       const value = metadata[field];
       if (value === undefined) continue;
-      const key = `${field}\u0000${String(value)}`;
+      const key = keyOf(field, value);
       const ids = this.byKey.get(key) ?? new Set<string>();
       ids.add(id);
       this.byKey.set(key, ids);
@@ -91,7 +97,7 @@ export class LexicalIndex {
 
   private unkey(id: string, metadata: Metadata) {
     for (const field of this.keyFields) {
-      const key = `${field}\u0000${String(metadata[field])}`;
+      const key = keyOf(field, metadata[field]);
       const ids = this.byKey.get(key);
       ids?.delete(id);
       if (ids?.size === 0) this.byKey.delete(key);
@@ -106,7 +112,7 @@ export class LexicalIndex {
     let fewest: ReadonlySet<string> | undefined;
     for (const c of conditions) {
       if (c.op !== "eq" || !this.keyFields.includes(c.field)) continue;
-      const ids = this.byKey.get(`${c.field}\u0000${String(c.value)}`) ?? NONE;
+      const ids = this.byKey.get(keyOf(c.field, c.value)) ?? NONE;
       if (!fewest || ids.size < fewest.size) fewest = ids;
     }
     if (!fewest) return undefined;
@@ -140,26 +146,20 @@ export class LexicalIndex {
     return record?.document !== undefined ? record : undefined;
   }
 
-  private touchSession(id: string, metadata: Metadata) {
-    if (this.neighbourShare === 0 || typeof metadata.session_id !== "string") return;
-    const session = metadata.session_id;
-    const ids = this.sessions.get(session) ?? [];
-    if (!ids.includes(id)) ids.push(id);
-    this.sessions.set(session, ids);
-    this.staleSessions.add(session);
+  private touchSession(metadata: Metadata) {
+    if (typeof metadata.session_id === "string") this.sortedSessions.delete(metadata.session_id);
   }
 
   /** The records just before and after `id` in its session. */
   private neighbours(id: string): string[] {
     const session = this.records.get(id)?.metadata.session_id;
     if (typeof session !== "string") return [];
-    let ids = this.sessions.get(session) ?? [];
-    if (this.staleSessions.has(session)) {
+    let ids = this.sortedSessions.get(session);
+    if (!ids) {
       const at = (x: string) => Number(this.records.get(x)?.metadata.valid_from ?? 0);
-      ids = ids.filter((x) => this.records.has(x)).sort((a, b) => at(a) - at(b) || (a < b ? -1 : 1));
+      ids = [...(this.byKey.get(keyOf("session_id", session)) ?? NONE)].sort((a, b) => at(a) - at(b) || (a < b ? -1 : 1));
       ids.forEach((x, i) => this.positions.set(x, i));
-      this.sessions.set(session, ids);
-      this.staleSessions.delete(session);
+      this.sortedSessions.set(session, ids);
     }
     const i = this.positions.get(id);
     if (i === undefined) return [];
