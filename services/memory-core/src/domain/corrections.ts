@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Principal } from "../auth/principal.js";
 import { CairnError, forbidden, notFound } from "../errors.js";
 import { RECENCY_VECTOR, type ChromaStore, type Metadata, type StoredRecord } from "../store/chroma-store.js";
-import { feedStream } from "./lexical-catalog.js";
+import { announcedRewrite, feedStream } from "./lexical-catalog.js";
 import type { Sequences } from "./sequences.js";
 import { tombstoneId } from "./tombstones.js";
 import { OPEN_VALIDITY, parseList } from "./turn-record.js";
@@ -94,20 +94,15 @@ export class Corrections {
     return this.rewriteMetadata(principal.workspace, record, withCorrection(record, correction));
   }
 
-  /**
-   * The record exists, so a catch-up that reads it between the feed entry and the update takes the old
-   * metadata for current and moves past the entry: a second entry after the update makes every index read it
-   * again. The first still tells indexes of an update whose writer dies before its second entry.
-   */
+  /** Rewrites the record's metadata in place, announced so that every lexical index reads it again. */
   private async rewriteMetadata(workspace: string, record: StoredRecord, metadata: Metadata): Promise<StoredRecord> {
-    const announce = () =>
-      this.sequences.append(workspace, feedStream("turns"), { record_id: record.id, op: "put", session_id: String(record.metadata.session_id) }, randomUUID());
-    await announce();
     const turns = await this.store.collection(workspace, "turns");
-    await turns.updateMetadata([{ id: record.id, metadata }]);
-    await announce();
+    await announcedRewrite(this.sequences, workspace, "turns", { record_id: record.id, session_id: String(record.metadata.session_id) }, () =>
+      turns.updateMetadata([{ id: record.id, metadata }]),
+    );
     return { ...record, metadata };
   }
+
 
   async forget(principal: Principal, memoryId: string, reason: string): Promise<{ tombstone: Tombstone; forgottenNow: boolean }> {
     const existing = await this.tombstone(principal.workspace, memoryId);

@@ -1,4 +1,5 @@
-import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
+import { randomUUID } from "node:crypto";
+import type { ChromaStore, Metadata, StoredRecord } from "../store/chroma-store.js";
 import { LexicalIndex, type LexicalDocument } from "./lexical-index.js";
 import type { RetrievalTuning } from "./retrieval-tuning.js";
 import type { Sequences } from "./sequences.js";
@@ -13,6 +14,25 @@ export type SearchableCollection = "turns" | "summaries";
  * entries of `@turns` also name the turn's `session_id` (the summarizer follows them to find changed sessions).
  */
 export const feedStream = (collection: SearchableCollection) => `@${collection}`;
+
+/**
+ * Writes a record that may already exist, announced on its collection's change feed before and after the write.
+ * A catch-up that reads the record between the first entry and the write takes the old version for current
+ * and moves past that entry: the second makes every index read it again. The first still tells indexes of a
+ * write whose writer dies before its second entry.
+ */
+export async function announcedRewrite(
+  sequences: Sequences,
+  workspace: string,
+  collection: SearchableCollection,
+  entry: Metadata & { record_id: string },
+  write: () => Promise<void>,
+): Promise<void> {
+  const announce = () => sequences.append(workspace, feedStream(collection), { ...entry, op: "put" }, randomUUID());
+  await announce();
+  await write();
+  await announce();
+}
 
 /**
  * A feed entry whose record is not there yet is a write in flight: catch-up waits for it this long, then
@@ -48,11 +68,9 @@ export class LexicalCatalog {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The index, once it holds every write acknowledged before the call. */
+  /** The index, once it holds every write acknowledged before the call (but one in flight holding it back). */
   async current(workspace: string, collection: SearchableCollection): Promise<LexicalIndex> {
-    const entry = await this.entry(workspace, collection);
-    await this.sync(workspace, collection, entry);
-    return entry.index;
+    return (await this.caughtUp(workspace, collection)).index;
   }
 
   /**
@@ -60,9 +78,14 @@ export class LexicalCatalog {
    * catch-up back: then only Chroma has all of them.
    */
   async complete(workspace: string, collection: SearchableCollection): Promise<LexicalIndex | undefined> {
+    const entry = await this.caughtUp(workspace, collection);
+    return entry.complete ? entry.index : undefined;
+  }
+
+  private async caughtUp(workspace: string, collection: SearchableCollection): Promise<Entry> {
     const entry = await this.entry(workspace, collection);
     await this.sync(workspace, collection, entry);
-    return entry.complete ? entry.index : undefined;
+    return entry;
   }
 
   /** The index as it stands, not caught up: for estimates that need not be exact. */
@@ -90,9 +113,11 @@ export class LexicalCatalog {
     await new Promise((resolve) => setImmediate(resolve));
     const position = entry.position;
     const value = read(entry.index);
-    // Every write acknowledged before this call has its feed entry below `length`: at or past it, nothing is missing.
-    if ((await length) <= position) return { index: entry.index, value };
-    await this.sync(workspace, collection, entry);
+    // Every write acknowledged before this call has its feed entry below `length`: at or past it, nothing is
+    // missing; short of it, catching up to it is enough, so the catch-up need not ask for the length again.
+    const known = await length;
+    if (known <= position) return { index: entry.index, value };
+    await this.sync(workspace, collection, entry, known);
     return { index: entry.index, value: read(entry.index) };
   }
 
@@ -107,9 +132,12 @@ export class LexicalCatalog {
     return pending;
   }
 
-  /** Catches the index up with the feed; catch-ups of one index run one at a time. */
-  private async sync(workspace: string, collection: SearchableCollection, entry: Entry): Promise<void> {
-    const run = entry.syncing.catch(() => undefined).then(() => this.catchUp(workspace, collection, entry));
+  /**
+   * Catches the index up with the feed (to `length` when the caller has just read it); catch-ups of one index
+   * run one at a time.
+   */
+  private async sync(workspace: string, collection: SearchableCollection, entry: Entry, length?: number): Promise<void> {
+    const run = entry.syncing.catch(() => undefined).then(() => this.catchUp(workspace, collection, entry, length));
     entry.syncing = run;
     await run;
   }
@@ -128,9 +156,9 @@ export class LexicalCatalog {
     return { index, position, syncing: Promise.resolve(), complete: false };
   }
 
-  private async catchUp(workspace: string, collection: SearchableCollection, entry: Entry): Promise<void> {
+  private async catchUp(workspace: string, collection: SearchableCollection, entry: Entry, knownLength?: number): Promise<void> {
     const stream = feedStream(collection);
-    const length = await this.sequences.length(workspace, stream);
+    const length = knownLength ?? (await this.sequences.length(workspace, stream));
     const records = await this.store.collection(workspace, collection);
     while (entry.position < length) {
       const seqs = Array.from({ length: Math.min(PAGE, length - entry.position) }, (_, i) => entry.position + i);

@@ -9,7 +9,7 @@ import { decodeCursor, encodeCursor, oldestFirst } from "./cursor.js";
 import { contentKey, summaryId, turnId } from "./ids.js";
 import { AuditLog, type AuditEntry } from "./audit.js";
 import { Corrections, gone, type Tombstone } from "./corrections.js";
-import { feedStream, LexicalCatalog } from "./lexical-catalog.js";
+import { announcedRewrite, feedStream, LexicalCatalog } from "./lexical-catalog.js";
 import { RecencyIndex } from "./recency.js";
 import { IntegrityCheck } from "./integrity.js";
 import { RecordExport, type ExportInput } from "./record-export.js";
@@ -327,12 +327,10 @@ export class MemoryService {
     const [embedding] = await this.embedder.embed([document]);
     if (!embedding) throw internal();
     const summaries = await this.store.collection(workspace, "summaries");
-    // Announced before and after, as a rewrite of a turn's metadata is (Corrections.rewriteMetadata): a
-    // summary replaced in place would otherwise stay stale in an index that read it between the two.
-    const announce = () => this.sequences.append(workspace, feedStream("summaries"), { record_id: full.id, op: "put" }, randomUUID());
-    await announce();
-    await summaries.upsert([{ id: full.id, embedding, document, metadata: summaryMetadata(full) }]);
-    await announce();
+    // A summary may be replaced in place.
+    await announcedRewrite(this.sequences, workspace, "summaries", { record_id: full.id }, () =>
+      summaries.upsert([{ id: full.id, embedding, document, metadata: summaryMetadata(full) }]),
+    );
     return full;
   }
 
