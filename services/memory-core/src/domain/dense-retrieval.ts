@@ -77,19 +77,18 @@ export class DenseRetrieval {
       });
     };
     if (request.conditions.length === 0) return resolve(await query({ n: depth }));
+    // The page, when `n` neighbours (filtered by `where`) leave enough once filtered here, or hold them all.
+    const attempt = async (n: number, where?: Where) => {
+      const nearest = await query({ n, ...(where ? { where } : {}) });
+      const kept = await resolve(nearest);
+      return kept.length >= depth || nearest.length < n ? kept.slice(0, depth) : undefined;
+    };
+    const overFetch = async (first: number) => (await attempt(first)) ?? (await attempt(first * 4 + 10));
     // Chroma's filtered query costs in proportion to the records each clause matches (at 100k records, about
     // 450 ms for a clause nearly all match, such as validity, and 60–80 ms for one agent or session), while an
     // unfiltered query costs a few ms. So ask Chroma for more, unfiltered, and filter here, whenever enough
     // records pass; rank a few records' vectors here; let Chroma filter on the selective clauses only
     // otherwise. Exact whenever enough survive; Chroma applies every condition itself only when they do not.
-    const overFetch = async (first: number) => {
-      for (const n of [first, first * 4 + 10]) {
-        const nearest = await query({ n });
-        const kept = await resolve(nearest);
-        if (kept.length >= depth || nearest.length < n) return kept.slice(0, depth);
-      }
-      return undefined;
-    };
     const margin = Math.max(2, Math.ceil(depth / 10));
     const selective = request.conditions.filter((c) => !NEARLY_ALL_PASS.has(c.field));
     if (selective.length === 0) {
@@ -119,10 +118,8 @@ export class DenseRetrieval {
         const kept = await overFetch(first);
         if (kept) return kept;
       } else {
-        const n = depth + margin;
-        const nearest = await query({ n, where: toWhere(selective)! });
-        const kept = await resolve(nearest);
-        if (kept.length >= depth || nearest.length < n) return kept.slice(0, depth);
+        const kept = await attempt(depth + margin, toWhere(selective));
+        if (kept) return kept;
       }
     }
     const where = toWhere(request.conditions);

@@ -62,11 +62,11 @@ export class HybridRetrieval {
     // starts once the dense side has its Chroma query under way, and overlaps it.
     const accept = (metadata: Metadata) => matches(metadata, request.conditions);
     const denseAsked = deferred();
-    const densePending =
+    const densePending = (
       request.mode === "lexical"
         ? Promise.resolve([])
-        : this.denseSide.nearest(workspace, collection, request, denseDepth, () => indexReady, denseAsked.resolve).finally(denseAsked.resolve);
-    if (request.mode === "lexical") denseAsked.resolve();
+        : this.denseSide.nearest(workspace, collection, request, denseDepth, () => indexReady, denseAsked.resolve)
+    ).finally(denseAsked.resolve);
     const lexicalPending = this.lexical.read(
       workspace,
       collection,
