@@ -33,9 +33,9 @@ export async function benchLexical(argv: string[]): Promise<void> {
     const turns = corpus(size, { agents: 20, sessions: 500 });
     const documents = turns.map((t, i) => ({ id: `t${i}`, agent: t.agent, prompt: t.prompt, thought: t.thought, response: t.response, labels: "" }));
 
-    const ours = new Bm25Index(Object.keys(boosts), boosts, DEFAULT_TUNING.bm25);
+    const ours = new Bm25Index<string>(Object.keys(boosts), boosts, DEFAULT_TUNING.bm25);
     let start = performance.now();
-    for (const { id, ...fields } of documents) ours.put(id, fields);
+    for (const { id, ...fields } of documents) ours.put(id, fields, id);
     const oursBuildMs = performance.now() - start;
 
     const mini = new MiniSearch({

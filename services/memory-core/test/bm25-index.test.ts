@@ -4,7 +4,7 @@ import { tokenize, toTerm } from "../src/domain/text-analysis.js";
 
 const boosts = { title: 2, body: 1 };
 const params = { k: 1.2, b: 0.7, d: 0.5 };
-const fresh = () => new Bm25Index(Object.keys(boosts), boosts, params);
+const fresh = () => new Bm25Index<string>(Object.keys(boosts), boosts, params);
 const all = () => true;
 
 const corpus: Array<[string, { title: string; body: string }]> = [
@@ -17,7 +17,7 @@ const corpus: Array<[string, { title: string; body: string }]> = [
 
 function indexOf(records: typeof corpus) {
   const index = fresh();
-  for (const [id, fields] of records) index.put(id, fields);
+  for (const [id, fields] of records) index.put(id, fields, id);
   return index;
 }
 
@@ -35,8 +35,8 @@ describe("Bm25Index", () => {
   it("scores after removals and replacements exactly as an index built from the records that remain", () => {
     const churned = indexOf(corpus);
     churned.remove("b");
-    churned.put("c", { title: "orders budget", body: "orders table budget" });
-    churned.put("z", { title: "temporary", body: "orders orders orders" });
+    churned.put("c", { title: "orders budget", body: "orders table budget" }, "c");
+    churned.put("z", { title: "temporary", body: "orders orders orders" }, "z");
     churned.remove("z");
     const rebuilt = indexOf([...corpus.filter(([id]) => id !== "b" && id !== "c"), ["c", { title: "orders budget", body: "orders table budget" }]]);
 

@@ -10,8 +10,10 @@ export interface Bm25Params {
   d: number;
 }
 
-export interface Bm25Hit {
+export interface Bm25Hit<T> {
   id: string;
+  /** What the record was put with. */
+  item: T;
   score: number;
   /** Distinct query terms the record holds. */
   matchedTerms: number;
@@ -62,12 +64,14 @@ const DENSE_SHARE = 1 / 16;
  *   only, and a bound proves that no record holding only common terms could have made the list — when the
  *   bound cannot prove it, the query is scored in full instead. Either way the result is exact.
  */
-export class Bm25Index {
+export class Bm25Index<T> {
   private readonly fieldCount: number;
   private readonly boosts: number[];
   private readonly postings = new Map<string, Array<Posting | undefined>>();
   /** By document number; undefined once removed. */
   private readonly ids: Array<string | undefined> = [];
+  /** What each record was put with, by document number: filters judge it without a lookup by id. */
+  private readonly items: Array<T | undefined> = [];
   private readonly numbers = new Map<string, number>();
   /** Per field, distinct raw tokens by document number (a field's pass reads its own array in order). */
   private lengths: Uint32Array[];
@@ -91,11 +95,12 @@ export class Bm25Index {
     return this.numbers.size;
   }
 
-  /** Adds a record, or replaces the one with its id. */
-  put(id: string, fields: Record<string, string>): void {
+  /** Adds a record, or replaces the one with its id; `item` comes back with its hits and is what filters judge. */
+  put(id: string, fields: Record<string, string>, item: T): void {
     this.remove(id);
     const n = this.ids.length;
     this.ids.push(id);
+    this.items.push(item);
     this.numbers.set(id, n);
     const memberships: Posting[] = [];
     this.fields.forEach((field, f) => {
@@ -129,6 +134,7 @@ export class Bm25Index {
     if (n === undefined) return;
     this.numbers.delete(id);
     this.ids[n] = undefined;
+    this.items[n] = undefined;
     for (const posting of this.memberships[n] ?? []) {
       posting.live -= 1;
       if (posting.dense && n < posting.dense.length) posting.dense[n] = 0;
@@ -138,10 +144,10 @@ export class Bm25Index {
   }
 
   /**
-   * The best `limit` records among those `accept` lets through, best first. `accept` is asked only of records
-   * that would enter the current best `limit`, so a selective filter stays cheap.
+   * The best `limit` records among those `accept` lets through, best first. `accept` judges a record's item,
+   * and is asked only of records that would enter the current best `limit`, so a selective filter stays cheap.
    */
-  search(text: string, limit: number, accept: (id: string) => boolean): Bm25Hit[] {
+  search(text: string, limit: number, accept: (item: T) => boolean): Array<Bm25Hit<T>> {
     const plans = this.plan(text);
     if (plans.length === 0 || limit <= 0) return [];
 
@@ -165,7 +171,7 @@ export class Bm25Index {
    * first, with the same scores: each record is looked up in the terms with a lookup table, and the other
    * terms' postings are scanned for it. Its cost follows the records given, not the records that hold a term.
    */
-  searchAmong(text: string, limit: number, ids: readonly string[]): Bm25Hit[] {
+  searchAmong(text: string, limit: number, ids: readonly string[]): Array<Bm25Hit<T>> {
     const plans = this.plan(text);
     if (plans.length === 0 || limit <= 0 || ids.length === 0) return [];
     const { score, lastTerm, distinct, touched, among } = this.scratchFor();
@@ -199,13 +205,13 @@ export class Bm25Index {
       }
     }
     for (const n of members) among[n] = 0;
-    return this.best(limit, () => true).hits;
+    return this.rank(limit, () => true, [], { d, k1, base });
   }
 
-  /** Scans the postings of `scanned`; adds `looked` to the records reached, by lookup. */
-  private score(scanned: TermPlan[], looked: TermPlan[], limit: number, accept: (id: string) => boolean) {
+  /** Scans the postings of `scanned`, then ranks the records reached, adding `looked` to each by lookup. */
+  private score(scanned: TermPlan[], looked: TermPlan[], limit: number, accept: (item: T) => boolean) {
     const { score, lastTerm, distinct, touched } = this.scratchFor();
-    // BM25+'s term-frequency part, inlined in the loops below: it runs once per posting entry reached, the
+    // BM25+'s term-frequency part, inlined in the loop below: it runs once per posting entry reached, the
     // hottest code of a query.
     const { d, k1, base, slopes } = this.saturation();
     const lengthsByField = this.lengths;
@@ -229,42 +235,62 @@ export class Bm25Index {
         }
       }
     }
-    const reached = touched.length;
-    for (const term of looked) {
-      const index = term.index;
-      for (const { field, posting, factor } of term.fields) {
-        const dense = posting.dense!;
-        const size = dense.length;
-        const slope = slopes[field]!;
-        const lengths = lengthsByField[field]!;
-        for (let j = 0; j < reached; j++) {
-          const n = touched[j]!;
-          const freq = n < size ? dense[n]! : 0;
-          if (freq === 0) continue;
-          if (lastTerm[n] !== index) {
-            lastTerm[n] = index;
-            distinct[n]! += 1;
-          }
-          score[n]! += factor * (d + (freq * k1) / (freq + base + slope * lengths[n]!));
-        }
-      }
-    }
-    return this.best(limit, accept);
+    const lookups = looked.flatMap((term) =>
+      term.fields.map(({ field, posting, factor }, i) => ({
+        table: posting.dense!,
+        lengths: lengthsByField[field]!,
+        slope: slopes[field]!,
+        factor,
+        firstOfTerm: i === 0,
+      })),
+    );
+    const hits = this.rank(limit, accept, lookups, { d, k1, base });
+    return { hits, full: hits.length >= limit };
   }
 
-  /** The best `limit` records the current query reached that `accept` lets through; the accumulators are reset. */
-  private best(limit: number, accept: (id: string) => boolean): { hits: Bm25Hit[]; full: boolean } {
+  /**
+   * The best `limit` records the current query reached that `accept` lets through, each completed with the
+   * `lookups` (terms not scanned, looked up by document number) in the order a full scan adds them, so that
+   * scores are identical; the accumulators are reset. One pass over the records reached: each record's sums
+   * are read once and its final score is known before the next record is looked at.
+   */
+  private rank(
+    limit: number,
+    accept: (item: T) => boolean,
+    lookups: Lookup[],
+    { d, k1, base }: { d: number; k1: number; base: number },
+  ): Array<Bm25Hit<T>> {
     const { score, distinct, touched } = this.scratch;
-    const best = new BoundedHeap(limit);
-    for (let j = 0; j < touched.length; j++) {
+    const best = new BoundedHeap<T>(limit);
+    let floor = best.floor;
+    const reached = touched.length;
+    const count = lookups.length;
+    for (let j = 0; j < reached; j++) {
       const n = touched[j]!;
-      const final = score[n]! * distinct[n]!;
-      if (final < best.floor || !best.wouldTake(final, n)) continue;
-      const id = this.ids[n]!;
-      if (accept(id)) best.push({ n, hit: { id, score: final, matchedTerms: distinct[n]! } });
+      let sum = score[n]!;
+      let terms = distinct[n]!;
+      let termReached = false;
+      for (let l = 0; l < count; l++) {
+        const lookup = lookups[l]!;
+        if (lookup.firstOfTerm) termReached = false;
+        const table = lookup.table;
+        const freq = n < table.length ? table[n]! : 0;
+        if (freq === 0) continue;
+        sum += lookup.factor * (d + (freq * k1) / (freq + base + lookup.slope * lookup.lengths[n]!));
+        if (!termReached) {
+          termReached = true;
+          terms += 1;
+        }
+      }
+      const final = sum * terms;
+      if (final < floor || !best.wouldTake(final, n)) continue;
+      const item = this.items[n] as T;
+      if (!accept(item)) continue;
+      best.push({ n, hit: { id: this.ids[n]!, item, score: final, matchedTerms: terms } });
+      floor = best.floor;
     }
     this.scratch.end();
-    return { hits: best.drain(), full: best.full };
+    return best.drain();
   }
 
   /** Accumulators for one query, as large as the index. */
@@ -346,6 +372,17 @@ export class Bm25Index {
     posting.docs.length = kept;
     posting.freqs.length = kept;
   }
+}
+
+/** A term's field not scanned but looked up for each record reached: its table and constants. */
+interface Lookup {
+  table: Uint16Array;
+  lengths: Uint32Array;
+  slope: number;
+  /** weight × boost × idf */
+  factor: number;
+  /** The first of its term's fields: a record reached here or in the term's next fields counts the term once. */
+  firstOfTerm: boolean;
 }
 
 /** Posting entries a scan of the term would read. */

@@ -1,23 +1,19 @@
 import type { Bm25Hit } from "./bm25-index.js";
 
-export interface Ranked {
+export interface Ranked<T> {
   /** Document number: among equal scores the older record ranks first. */
   n: number;
-  hit: Bm25Hit;
+  hit: Bm25Hit<T>;
 }
 
 /** Whether `a` ranks below `b`. */
-const below = (a: Ranked, b: Ranked) => a.hit.score < b.hit.score || (a.hit.score === b.hit.score && a.n > b.n);
+const below = <T>(a: Ranked<T>, b: Ranked<T>) => a.hit.score < b.hit.score || (a.hit.score === b.hit.score && a.n > b.n);
 
 /** The best `capacity` hits seen so far: a min-heap on rank, so the weakest is the one to evict. */
-export class BoundedHeap {
-  private readonly items: Ranked[] = [];
+export class BoundedHeap<T> {
+  private readonly items: Array<Ranked<T>> = [];
 
   constructor(private readonly capacity: number) {}
-
-  get full(): boolean {
-    return this.items.length >= this.capacity;
-  }
 
   /** Scores below this cannot enter (−∞ until the heap is full). */
   get floor(): number {
@@ -30,7 +26,7 @@ export class BoundedHeap {
     return score > weakest.hit.score || (score === weakest.hit.score && n < weakest.n);
   }
 
-  push(item: Ranked): void {
+  push(item: Ranked<T>): void {
     if (this.items.length < this.capacity) {
       this.items.push(item);
       this.siftUp(this.items.length - 1);
@@ -40,8 +36,9 @@ export class BoundedHeap {
     }
   }
 
-  drain(): Bm25Hit[] {
-    return this.items.sort((a, b) => (below(a, b) ? 1 : below(b, a) ? -1 : 0)).map((r) => r.hit);
+  drain(): Array<Bm25Hit<T>> {
+    // Best first: higher score, then the lower document number (the same order as `below`, reversed).
+    return this.items.sort((a, b) => b.hit.score - a.hit.score || a.n - b.n).map((r) => r.hit);
   }
 
   private siftUp(i: number): void {

@@ -18,19 +18,22 @@ export function toWhere(conditions: readonly Condition[]): Where | undefined {
 }
 
 export function matches(metadata: Metadata, conditions: readonly Condition[]): boolean {
-  return conditions.every((c) => {
-    const value = metadata[c.field];
-    if (c.op === "eq") return value === c.value;
-    if (typeof value !== "number") return false;
-    switch (c.op) {
-      case "gte":
-        return value >= c.value;
-      case "gt":
-        return value > c.value;
-      case "lt":
-        return value < c.value;
-      case "lte":
-        return value <= c.value;
-    }
-  });
+  // A plain loop: lexical ranking asks this of every contender for a page.
+  for (const c of conditions) if (!holds(metadata[c.field], c)) return false;
+  return true;
+}
+
+function holds(value: Metadata[string] | undefined, c: Condition): boolean {
+  if (c.op === "eq") return value === c.value;
+  if (typeof value !== "number") return false;
+  switch (c.op) {
+    case "gte":
+      return value >= c.value;
+    case "gt":
+      return value > c.value;
+    case "lt":
+      return value < c.value;
+    case "lte":
+      return value <= c.value;
+  }
 }

@@ -16,6 +16,13 @@ export interface LexicalHit {
   coverage: number;
 }
 
+/** A hit while the index ranks it. */
+interface HeldHit {
+  held: Held;
+  score: number;
+  coverage: number;
+}
+
 export interface LexicalDocument {
   id: string;
   fields: Record<string, string>;
@@ -24,24 +31,29 @@ export interface LexicalDocument {
   document?: string;
 }
 
+/** A record as the index holds it; its BM25 hits carry it, so filters and turn context need no lookup by id. */
+interface Held {
+  record: StoredRecord;
+  /** Its place in its session's sorted list, while that list is kept (see `sortedSessions`). */
+  position: number;
+}
+
 /**
  * BM25+ (bm25-index.ts) over one collection of one workspace. It holds nothing that Chroma does not:
  * it is built from Chroma and kept current from the workspace's change feed (see lexical-catalog.ts).
  */
 export class LexicalIndex {
-  private readonly bm25: Bm25Index;
+  private readonly bm25: Bm25Index<Held>;
   /** What the index was last given of each record: its metadata, and its document when the catalog had it. */
-  private readonly records = new Map<string, StoredRecord>();
+  private readonly records = new Map<string, Held>();
   /** Per value of each key field (`keyOf(field, value)`), the records holding it. */
   private readonly byKey = new Map<string, Set<string>>();
   private readonly keyFields: readonly string[];
   /**
    * Per session, its records in order (by `valid_from`, then id), sorted from `byKey` when turn context first
-   * needs it and dropped when the session changes.
+   * needs it and dropped when the session changes; each record keeps its place in the list.
    */
-  private readonly sortedSessions = new Map<string, string[]>();
-  /** Each record's place in its session's sorted list. */
-  private readonly positions = new Map<string, number>();
+  private readonly sortedSessions = new Map<string, Held[]>();
 
   /**
    * `keyFields`: metadata fields that queries filter on by equality (agent, session); the index keeps the
@@ -63,24 +75,30 @@ export class LexicalIndex {
   }
 
   put(document: LexicalDocument): void {
-    this.bm25.put(document.id, document.fields);
+    const held: Held = {
+      record: {
+        id: document.id,
+        metadata: document.metadata,
+        ...(document.document !== undefined ? { document: document.document } : {}),
+      },
+      position: -1,
+    };
+    this.bm25.put(document.id, document.fields, held);
     const previous = this.records.get(document.id);
-    if (previous) this.unkey(document.id, previous.metadata);
+    if (previous) {
+      this.unkey(document.id, previous.record.metadata);
+      this.touchSession(previous.record.metadata);
+    }
     this.key(document.id, document.metadata);
-    this.records.set(document.id, {
-      id: document.id,
-      metadata: document.metadata,
-      ...(document.document !== undefined ? { document: document.document } : {}),
-    });
+    this.records.set(document.id, held);
     this.touchSession(document.metadata);
   }
 
   remove(id: string): void {
     this.bm25.remove(id);
-    const metadata = this.records.get(id)?.metadata;
+    const metadata = this.records.get(id)?.record.metadata;
     if (metadata) this.unkey(id, metadata);
     this.records.delete(id);
-    this.positions.delete(id);
     if (metadata) this.touchSession(metadata);
   }
 
@@ -117,7 +135,7 @@ export class LexicalIndex {
     }
     if (!fewest) return undefined;
     return [...fewest].filter((id) => {
-      const metadata = this.records.get(id)?.metadata;
+      const metadata = this.records.get(id)?.record.metadata;
       return metadata !== undefined && matches(metadata, conditions);
     });
   }
@@ -132,17 +150,17 @@ export class LexicalIndex {
     let judged = 0;
     let passed = 0;
     let i = 0;
-    for (const { metadata } of this.records.values()) {
+    for (const { record } of this.records.values()) {
       if (i++ % stride !== 0) continue;
       judged += 1;
-      if (accept(metadata)) passed += 1;
+      if (accept(record.metadata)) passed += 1;
     }
     return passed / judged;
   }
 
   /** The record as of the last catch-up, when the index holds its document. */
   record(id: string): StoredRecord | undefined {
-    const record = this.records.get(id);
+    const record = this.records.get(id)?.record;
     return record?.document !== undefined ? record : undefined;
   }
 
@@ -150,22 +168,22 @@ export class LexicalIndex {
     if (typeof metadata.session_id === "string") this.sortedSessions.delete(metadata.session_id);
   }
 
-  /** The records just before and after `id` in its session. */
-  private neighbours(id: string): string[] {
-    const session = this.records.get(id)?.metadata.session_id;
+  /** The records just before and after this one in its session. */
+  private neighbours(held: Held): Held[] {
+    const session = held.record.metadata.session_id;
     if (typeof session !== "string") return [];
-    let ids = this.sortedSessions.get(session);
-    if (!ids) {
-      const at = (x: string) => Number(this.records.get(x)?.metadata.valid_from ?? 0);
-      ids = [...(this.byKey.get(keyOf("session_id", session)) ?? NONE)].sort((a, b) => at(a) - at(b) || (a < b ? -1 : 1));
-      ids.forEach((x, i) => this.positions.set(x, i));
-      this.sortedSessions.set(session, ids);
+    let list = this.sortedSessions.get(session);
+    if (!list) {
+      list = [...(this.byKey.get(keyOf("session_id", session)) ?? NONE)].map((id) => this.records.get(id)!);
+      const at = (h: Held) => Number(h.record.metadata.valid_from ?? 0);
+      list.sort((a, b) => at(a) - at(b) || (a.record.id < b.record.id ? -1 : 1));
+      list.forEach((h, i) => (h.position = i));
+      this.sortedSessions.set(session, list);
     }
-    const i = this.positions.get(id);
-    if (i === undefined) return [];
-    const out: string[] = [];
-    if (i > 0) out.push(ids[i - 1]!);
-    if (i + 1 < ids.length) out.push(ids[i + 1]!);
+    const i = held.position;
+    const out: Held[] = [];
+    if (i > 0) out.push(list[i - 1]!);
+    if (i + 1 < list.length) out.push(list[i + 1]!);
     return out;
   }
 
@@ -178,13 +196,10 @@ export class LexicalIndex {
     const pool = this.neighbourShare > 0 ? Math.max(limit, CONTEXT_POOL) : limit;
     const found = among
       ? this.bm25.searchAmong(text, pool, among)
-      : this.bm25.search(text, pool, (id) => {
-          const metadata = this.records.get(id)?.metadata;
-          return metadata !== undefined && accept(metadata);
-        });
-    const hits = found.map((h) => ({ id: h.id, score: h.score, coverage: Math.min(1, h.matchedTerms / asked) }));
-    if (this.neighbourShare > 0) return this.withContext(hits, limit, accept);
-    return hits;
+      : this.bm25.search(text, pool, (held) => accept(held.record.metadata));
+    const hits = found.map((h) => ({ held: h.item, score: h.score, coverage: Math.min(1, h.matchedTerms / asked) }));
+    const ranked = this.neighbourShare > 0 ? this.withContext(hits, limit, accept) : hits;
+    return ranked.map((h) => ({ id: h.held.record.id, score: h.score, coverage: h.coverage }));
   }
 
   /**
@@ -192,30 +207,29 @@ export class LexicalIndex {
    * The hits passed `accept` already. At least `limit` hits score their own score or more, so a candidate that
    * cannot rise above the `limit`-th own score even with the best hit beside it is dropped unexamined.
    */
-  private withContext(hits: LexicalHit[], limit: number, accept: (metadata: Metadata) => boolean): LexicalHit[] {
+  private withContext(hits: HeldHit[], limit: number, accept: (metadata: Metadata) => boolean): HeldHit[] {
     if (hits.length === 0) return hits;
     const share = this.neighbourShare;
-    const own = new Map(hits.map((h) => [h.id, h]));
+    const own = new Map(hits.map((h) => [h.held, h.score]));
     const lift = share * hits[0]!.score;
     const floor = hits.length >= limit ? hits[limit - 1]!.score : 0;
-    const bestNeighbour = (id: string) => {
+    const bestNeighbour = (held: Held) => {
       let best = 0;
-      for (const n of this.neighbours(id)) best = Math.max(best, own.get(n)?.score ?? 0);
+      for (const n of this.neighbours(held)) best = Math.max(best, own.get(n) ?? 0);
       return best;
     };
-    const out: LexicalHit[] = [];
+    const out: HeldHit[] = [];
     for (const hit of hits) {
       if (hit.score + lift < floor) break; // hits come best first
-      out.push({ id: hit.id, score: hit.score + share * bestNeighbour(hit.id), coverage: hit.coverage });
+      out.push({ held: hit.held, score: hit.score + share * bestNeighbour(hit.held), coverage: hit.coverage });
     }
     if (lift >= floor) {
-      const seen = new Set<string>();
+      const seen = new Set<Held>();
       for (const hit of hits) {
-        for (const id of this.neighbours(hit.id)) {
-          if (own.has(id) || seen.has(id)) continue;
-          seen.add(id);
-          const metadata = this.records.get(id)?.metadata;
-          if (metadata && accept(metadata)) out.push({ id, score: share * bestNeighbour(id), coverage: 0 });
+        for (const held of this.neighbours(hit.held)) {
+          if (own.has(held) || seen.has(held)) continue;
+          seen.add(held);
+          if (accept(held.record.metadata)) out.push({ held, score: share * bestNeighbour(held), coverage: 0 });
         }
       }
     }
