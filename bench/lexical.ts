@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import MiniSearch from "minisearch";
 import { Bm25Index } from "../services/memory-core/src/domain/bm25-index.js";
-import { LexicalIndex } from "../services/memory-core/src/domain/lexical-index.js";
+import { LexicalRanking } from "../services/memory-core/src/domain/lexical-ranking.js";
 import { DEFAULT_TUNING } from "../services/memory-core/src/domain/retrieval-tuning.js";
 import { tokenize, toTerm } from "../services/memory-core/src/domain/text-analysis.js";
 import { corpus } from "./corpus.js";
@@ -49,10 +49,10 @@ export async function benchLexical(argv: string[]): Promise<void> {
     mini.addAll(documents);
     const miniBuildMs = performance.now() - start;
 
-    // What a query costs through memory-core's LexicalIndex (BM25, filter, turn context) at the default tuning.
-    const lexical = new LexicalIndex(boosts, DEFAULT_TUNING.bm25, DEFAULT_TUNING.neighbourShare);
+    // What a query costs memory-core's ranking thread (BM25, filter, turn context) at the default tuning.
+    const lexical = new LexicalRanking({ boosts, bm25: DEFAULT_TUNING.bm25, neighbourShare: DEFAULT_TUNING.neighbourShare });
     for (const [i, { id, ...fields }] of documents.entries()) {
-      lexical.put({ id, fields, metadata: { session_id: turns[i]!.session_id, valid_from: i } });
+      lexical.put({ id, fields, facts: { session_id: turns[i]!.session_id, valid_from: i } });
     }
 
     const oursMs: number[] = [];
@@ -67,7 +67,7 @@ export async function benchLexical(argv: string[]): Promise<void> {
       const b = mini.search(query).slice(0, limit);
       miniMs.push(performance.now() - t);
       t = performance.now();
-      lexical.query(query, 40, () => true);
+      lexical.query({ text: query, limit: 40, conditions: [] });
       lexicalMs.push(performance.now() - t);
       if (a.map((h) => h.id).join() === b.map((h) => String(h.id)).join()) agree += 1;
     }
@@ -83,7 +83,7 @@ export async function benchLexical(argv: string[]): Promise<void> {
     console.log(
       `${size} records: BM25 top-${limit} p50/p95 ${report.query_ms.ours.p50}/${report.query_ms.ours.p95} ms ` +
         `(MiniSearch ${report.query_ms.minisearch.p50}/${report.query_ms.minisearch.p95} ms, ${report.minisearch_to_ours_p95}x at p95); ` +
-        `LexicalIndex.query (turn context) ${report.query_ms.lexical_index_default.p50}/${report.query_ms.lexical_index_default.p95} ms; ` +
+        `LexicalRanking.query (turn context) ${report.query_ms.lexical_index_default.p50}/${report.query_ms.lexical_index_default.p95} ms; ` +
         `same top-${limit}: ${report.same_top_k}; build ${report.build_ms.ours} ms (MiniSearch ${report.build_ms.minisearch} ms)`,
     );
   }

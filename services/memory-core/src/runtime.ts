@@ -41,6 +41,8 @@ export interface Runtime {
   /** Present when a summarizer factory was given. */
   summarizer: RunningSummarizer | undefined;
   readiness(): Promise<Readiness>;
+  /** Stops what the runtime runs on its own (the lexical ranking thread); the summarizer is stopped by its owner. */
+  close(): Promise<void>;
 }
 
 export interface RuntimeOptions {
@@ -78,10 +80,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     }
   }
   const metrics = new Metrics({ processMetrics: options.processMetrics ?? true });
-  const memories = new MemoryService(store, embedder, options.tuning ? { tuning: options.tuning } : {});
+  const memories = new MemoryService(store, embedder, { log: options.log, ...(options.tuning ? { tuning: options.tuning } : {}) });
   // The lexical indexes are derived from Chroma: rebuilt at every start, before the first request.
-  for (const workspace of options.tokens.workspaces()) {
-    if (!awaitingReembed.has(workspace)) await memories.warmUp(workspace);
+  try {
+    for (const workspace of options.tokens.workspaces()) {
+      if (!awaitingReembed.has(workspace)) await memories.warmUp(workspace);
+    }
+  } catch (error) {
+    await memories.close();
+    throw error;
   }
   /** Workspaces still stamped by another model; re-checked until `cairn reembed` has moved them over. */
   const stampsOk = async () => {
@@ -117,5 +124,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       const checks = { chroma, embedder: "ok" as const, stamps };
       return { ready: chroma === "ok" && stamps === "ok", checks };
     },
+    close: () => memories.close(),
   };
 }

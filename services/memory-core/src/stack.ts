@@ -64,6 +64,7 @@ export async function startStack({ config, log, embedder, summarizer }: StackOpt
       ...(embedder ? { embedder } : {}),
       ...(summarizer ? { summarizer } : {}),
     });
+    cleanups.push(() => runtime.close());
     if (runtime.summarizer) {
       const running = runtime.summarizer;
       cleanups.push(() => running.stop());

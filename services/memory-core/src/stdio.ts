@@ -35,6 +35,7 @@ async function main(): Promise<void> {
       log,
       processMetrics: false,
     });
+    cleanups.push(() => runtime.close());
     const server = buildServer(runtime.executor, principal, "mcp-stdio", log);
     const transport = new StdioServerTransport();
     const shutdown = async () => {

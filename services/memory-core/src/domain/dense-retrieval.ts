@@ -41,26 +41,18 @@ export class DenseRetrieval {
     private readonly lexical: LexicalCatalog,
   ) {}
 
-  /**
-   * The `depth` nearest records that meet the request's conditions, with their documents. Calls `asked` once
-   * its Chroma query is under way, and always before it waits on the index (whose reading waits on `asked`).
-   */
+  /** The `depth` nearest records that meet the request's conditions, with their documents. */
   async nearest(
     workspace: string,
     collection: SearchableCollection,
     request: Pick<SearchRequest, "query" | "conditions">,
     depth: number,
     indexReady: () => Promise<LexicalIndex>,
-    asked: () => void,
   ): Promise<DenseHit[]> {
     const [embedding] = await this.embedder.embed([request.query]);
     if (!embedding) throw internal();
     const store = await this.store.collection(workspace, collection);
-    const query = (options: { n: number; where?: Where }) => {
-      const pending = store.query({ embedding, ...options });
-      asked();
-      return pending;
-    };
+    const query = (options: { n: number; where?: Where }) => store.query({ embedding, ...options });
     const resolve = async (neighbours: Neighbour[]): Promise<DenseHit[]> => {
       const index = await indexReady();
       const known = new Map<string, StoredRecord>();
@@ -105,7 +97,6 @@ export class DenseRetrieval {
       if (passing && passing.length <= Math.min(EXACT_LIMIT, standing.size * EXACT_SHARE)) {
         // So few pass that comparing the query with each of their vectors here (fetched by id) costs less than
         // Chroma's filtering, and is exact. Which records pass is read-your-writes: from the caught-up index.
-        asked();
         const caughtUp = (await indexReady()).matching(request.conditions) ?? [];
         const vectors = await store.get({ ids: caughtUp, withEmbeddings: true });
         const nearest = vectors

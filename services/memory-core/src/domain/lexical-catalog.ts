@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
+import type { Logger } from "../logger.js";
 import type { ChromaStore, Metadata, StoredRecord } from "../store/chroma-store.js";
 import { LexicalIndex, type LexicalDocument } from "./lexical-index.js";
+import { LexicalRankers } from "./lexical-rankers.js";
 import type { RetrievalTuning } from "./retrieval-tuning.js";
 import type { Sequences } from "./sequences.js";
 import { summaryFromRecord } from "./summary-record.js";
@@ -61,12 +63,28 @@ interface Entry {
 export class LexicalCatalog {
   private readonly entries = new Map<string, Promise<Entry>>();
 
+  private readonly rankers: LexicalRankers;
+  private readonly now: () => number;
+
   constructor(
     private readonly store: ChromaStore,
     private readonly sequences: Sequences,
     private readonly tuning: RetrievalTuning,
-    private readonly now: () => number = Date.now,
-  ) {}
+    options: { now?: () => number; log?: Logger } = {},
+  ) {
+    this.now = options.now ?? Date.now;
+    this.rankers = new LexicalRankers((error) =>
+      options.log?.error("lexical ranking thread stopped; indexes are rebuilt from Chroma on next use", {
+        error: error instanceof Error ? error.message : String(error),
+      }),
+    );
+  }
+
+  /** Stops the ranking thread; the catalog is not used after. */
+  async close(): Promise<void> {
+    this.entries.clear();
+    await this.rankers.close();
+  }
 
   /** The index, once it holds every write acknowledged before the call (but one in flight holding it back). */
   async current(workspace: string, collection: SearchableCollection): Promise<LexicalIndex> {
@@ -101,28 +119,30 @@ export class LexicalCatalog {
   async read<T>(
     workspace: string,
     collection: SearchableCollection,
-    read: (index: LexicalIndex) => T,
-    options: { notBefore?: Promise<unknown> } = {},
+    read: (index: LexicalIndex) => T | Promise<T>,
   ): Promise<{ index: LexicalIndex; value: T }> {
     const entry = await this.entry(workspace, collection);
     const length = this.sequences.length(workspace, feedStream(collection));
-    length.catch(() => undefined); // awaited below; should `read` throw first, its failure is not left unhandled
-    // Reading takes the thread: it waits for `notBefore` (the caller's own requests under way), then lets the
-    // requests made so far leave.
-    await options.notBefore?.catch(() => undefined);
-    await new Promise((resolve) => setImmediate(resolve));
+    length.catch(() => undefined); // awaited below; should `read` fail first, its failure is not left unhandled
     const position = entry.position;
-    const value = read(entry.index);
+    const value = await read(entry.index);
     // Every write acknowledged before this call has its feed entry below `length`: at or past it, nothing is
     // missing; short of it, catching up to it is enough, so the catch-up need not ask for the length again.
     const known = await length;
     if (known <= position) return { index: entry.index, value };
     await this.sync(workspace, collection, entry, known);
-    return { index: entry.index, value: read(entry.index) };
+    return { index: entry.index, value: await read(entry.index) };
   }
 
-  private entry(workspace: string, collection: SearchableCollection): Promise<Entry> {
+  /** The index, built on first use, and built again when the ranking thread has lost it. */
+  private async entry(workspace: string, collection: SearchableCollection): Promise<Entry> {
     const key = `${workspace}/${collection}`;
+    const existing = this.entries.get(key);
+    if (existing) {
+      const entry = await existing.catch(() => undefined);
+      if (entry?.index.alive) return entry;
+      if (this.entries.get(key) === existing) this.entries.delete(key);
+    }
     let pending = this.entries.get(key);
     if (!pending) {
       pending = this.build(workspace, collection);
@@ -147,11 +167,19 @@ export class LexicalCatalog {
     const position = await this.sequences.length(workspace, feedStream(collection));
     const index =
       collection === "turns"
-        ? new LexicalIndex(this.tuning.turnFields, this.tuning.bm25, this.tuning.neighbourShare, TURN_KEY_FIELDS)
-        : new LexicalIndex(this.tuning.summaryFields, this.tuning.bm25);
-    const records = await this.store.collection(workspace, collection);
-    for await (const page of records.pages({ size: PAGE, withDocuments: true })) {
-      for (const record of page) index.put(toDocument(collection, record));
+        ? new LexicalIndex(
+            this.rankers.create({ boosts: this.tuning.turnFields, bm25: this.tuning.bm25, neighbourShare: this.tuning.neighbourShare }),
+            TURN_KEY_FIELDS,
+          )
+        : new LexicalIndex(this.rankers.create({ boosts: this.tuning.summaryFields, bm25: this.tuning.bm25, neighbourShare: 0 }));
+    try {
+      const records = await this.store.collection(workspace, collection);
+      for await (const page of records.pages({ size: PAGE, withDocuments: true })) {
+        for (const record of page) index.put(toDocument(collection, record));
+      }
+    } catch (error) {
+      index.drop();
+      throw error;
     }
     return { index, position, syncing: Promise.resolve(), complete: false };
   }

@@ -1,27 +1,19 @@
 import type { Metadata, StoredRecord } from "../store/chroma-store.js";
-import { Bm25Index, type Bm25Params } from "./bm25-index.js";
 import { matches, type Condition } from "./filters.js";
-import { terms } from "./text-analysis.js";
+import type { LexicalRanker } from "./lexical-rankers.js";
+import type { LexicalHit } from "./lexical-ranking.js";
+
+export type { LexicalHit } from "./lexical-ranking.js";
 
 const NONE: ReadonlySet<string> = new Set();
 
 const keyOf = (field: string, value: unknown) => `${field}\u0000${String(value)}`;
 
-const CONTEXT_POOL = 200;
-
-export interface LexicalHit {
-  id: string;
-  score: number;
-  /** Share of the query's distinct terms that the record holds. */
-  coverage: number;
-}
-
-/** A hit while the index ranks it. */
-interface HeldHit {
-  held: Held;
-  score: number;
-  coverage: number;
-}
+/**
+ * Metadata no query filters on, left out of what the ranking thread is sent of each record: it never needs
+ * them, and a copy of each record's ids and hashes would double their memory.
+ */
+const UNFILTERED = new Set(["schema", "seq", "tags", "refs", "checks", "supersedes", "payload_sha256", "idempotency_key", "write_id", "prompt_chars", "thought_chars", "source", "trusted", "model", "title", "summary", "agents", "decisions", "open_questions", "next_steps", "method"]);
 
 export interface LexicalDocument {
   id: string;
@@ -31,43 +23,29 @@ export interface LexicalDocument {
   document?: string;
 }
 
-/** A record as the index holds it; its BM25 hits carry it, so filters and turn context need no lookup by id. */
-interface Held {
-  record: StoredRecord;
-  /** Its place in its session's sorted list, while that list is kept (see `sortedSessions`). */
-  position: number;
-}
-
 /**
- * BM25+ (bm25-index.ts) over one collection of one workspace. It holds nothing that Chroma does not:
- * it is built from Chroma and kept current from the workspace's change feed (see lexical-catalog.ts).
+ * One collection of one workspace, searchable by words: each record's metadata and document here, its BM25
+ * ranking on the ranking thread (lexical-rankers.ts). It holds nothing that Chroma does not: it is built from
+ * Chroma and kept current from the workspace's change feed (see lexical-catalog.ts).
  */
 export class LexicalIndex {
-  private readonly bm25: Bm25Index<Held>;
   /** What the index was last given of each record: its metadata, and its document when the catalog had it. */
-  private readonly records = new Map<string, Held>();
+  private readonly records = new Map<string, StoredRecord>();
   /** Per value of each key field (`keyOf(field, value)`), the records holding it. */
   private readonly byKey = new Map<string, Set<string>>();
-  private readonly keyFields: readonly string[];
-  /**
-   * Per session, its records in order (by `valid_from`, then id), sorted from `byKey` when turn context first
-   * needs it and dropped when the session changes; each record keeps its place in the list.
-   */
-  private readonly sortedSessions = new Map<string, Held[]>();
 
   /**
    * `keyFields`: metadata fields that queries filter on by equality (agent, session); the index keeps the
-   * records of each value, so such a filter costs what its records do, not a pass over every record. Turn
-   * context (`neighbourShare` above 0) finds a record's session the same way, so `session_id` is one of them.
+   * records of each value, so such a filter costs what its records do, not a pass over every record.
    */
   constructor(
-    boosts: Record<string, number>,
-    bm25: Bm25Params,
-    private readonly neighbourShare = 0,
-    keyFields: readonly string[] = [],
-  ) {
-    this.bm25 = new Bm25Index(Object.keys(boosts), boosts, bm25);
-    this.keyFields = neighbourShare > 0 && !keyFields.includes("session_id") ? [...keyFields, "session_id"] : keyFields;
+    private readonly ranker: LexicalRanker,
+    private readonly keyFields: readonly string[] = [],
+  ) {}
+
+  /** False once the ranking thread has lost this index's ranking: the catalog builds the index again. */
+  get alive(): boolean {
+    return this.ranker.alive;
   }
 
   get size(): number {
@@ -75,31 +53,29 @@ export class LexicalIndex {
   }
 
   put(document: LexicalDocument): void {
-    const held: Held = {
-      record: {
-        id: document.id,
-        metadata: document.metadata,
-        ...(document.document !== undefined ? { document: document.document } : {}),
-      },
-      position: -1,
-    };
-    this.bm25.put(document.id, document.fields, held);
+    const facts: Metadata = {};
+    for (const [field, value] of Object.entries(document.metadata)) if (!UNFILTERED.has(field)) facts[field] = value;
+    this.ranker.put({ id: document.id, fields: document.fields, facts });
     const previous = this.records.get(document.id);
-    if (previous) {
-      this.unkey(document.id, previous.record.metadata);
-      this.touchSession(previous.record.metadata);
-    }
+    if (previous) this.unkey(document.id, previous.metadata);
     this.key(document.id, document.metadata);
-    this.records.set(document.id, held);
-    this.touchSession(document.metadata);
+    this.records.set(document.id, {
+      id: document.id,
+      metadata: document.metadata,
+      ...(document.document !== undefined ? { document: document.document } : {}),
+    });
   }
 
   remove(id: string): void {
-    this.bm25.remove(id);
-    const metadata = this.records.get(id)?.record.metadata;
+    this.ranker.remove(id);
+    const metadata = this.records.get(id)?.metadata;
     if (metadata) this.unkey(id, metadata);
     this.records.delete(id);
-    if (metadata) this.touchSession(metadata);
+  }
+
+  /** Gives the ranking thread's memory back; the index is not used after. */
+  drop(): void {
+    this.ranker.drop();
   }
 
   private key(id: string, metadata: Metadata) {
@@ -135,7 +111,7 @@ export class LexicalIndex {
     }
     if (!fewest) return undefined;
     return [...fewest].filter((id) => {
-      const metadata = this.records.get(id)?.record.metadata;
+      const metadata = this.records.get(id)?.metadata;
       return metadata !== undefined && matches(metadata, conditions);
     });
   }
@@ -150,89 +126,26 @@ export class LexicalIndex {
     let judged = 0;
     let passed = 0;
     let i = 0;
-    for (const { record } of this.records.values()) {
+    for (const { metadata } of this.records.values()) {
       if (i++ % stride !== 0) continue;
       judged += 1;
-      if (accept(record.metadata)) passed += 1;
+      if (accept(metadata)) passed += 1;
     }
     return passed / judged;
   }
 
   /** The record as of the last catch-up, when the index holds its document. */
   record(id: string): StoredRecord | undefined {
-    const record = this.records.get(id)?.record;
+    const record = this.records.get(id);
     return record?.document !== undefined ? record : undefined;
   }
 
-  private touchSession(metadata: Metadata) {
-    if (typeof metadata.session_id === "string") this.sortedSessions.delete(metadata.session_id);
-  }
-
-  /** The records just before and after this one in its session. */
-  private neighbours(held: Held): Held[] {
-    const session = held.record.metadata.session_id;
-    if (typeof session !== "string") return [];
-    let list = this.sortedSessions.get(session);
-    if (!list) {
-      list = [...(this.byKey.get(keyOf("session_id", session)) ?? NONE)].map((id) => this.records.get(id)!);
-      const at = (h: Held) => Number(h.record.metadata.valid_from ?? 0);
-      list.sort((a, b) => at(a) - at(b) || (a.record.id < b.record.id ? -1 : 1));
-      list.forEach((h, i) => (h.position = i));
-      this.sortedSessions.set(session, list);
-    }
-    const i = held.position;
-    const out: Held[] = [];
-    if (i > 0) out.push(list[i - 1]!);
-    if (i + 1 < list.length) out.push(list[i + 1]!);
-    return out;
-  }
-
-  /** The best `limit` records that `accept` lets through; `among`, when given, lists every such record. */
-  query(text: string, limit: number, accept: (metadata: Metadata) => boolean, among?: readonly string[]): LexicalHit[] {
-    const asked = terms(text).length;
-    if (asked === 0) return [];
-    // Turn context can lift a record by at most `neighbourShare` of the best score, so records below the
-    // first `CONTEXT_POOL` cannot reach the top `limit` through it in any realistic ranking.
-    const pool = this.neighbourShare > 0 ? Math.max(limit, CONTEXT_POOL) : limit;
-    const found = among
-      ? this.bm25.searchAmong(text, pool, among)
-      : this.bm25.search(text, pool, (held) => accept(held.record.metadata));
-    const hits = found.map((h) => ({ held: h.item, score: h.score, coverage: Math.min(1, h.matchedTerms / asked) }));
-    const ranked = this.neighbourShare > 0 ? this.withContext(hits, limit, accept) : hits;
-    return ranked.map((h) => ({ id: h.held.record.id, score: h.score, coverage: h.coverage }));
-  }
-
   /**
-   * Each hit, and each neighbour of a hit, scored with a share of its best neighbour's score; the best `limit`.
-   * The hits passed `accept` already. At least `limit` hits score their own score or more, so a candidate that
-   * cannot rise above the `limit`-th own score even with the best hit beside it is dropped unexamined.
+   * The best `limit` records that meet the conditions, ranked on the ranking thread; scored among the filter's
+   * records only when a key field tells which they are.
    */
-  private withContext(hits: HeldHit[], limit: number, accept: (metadata: Metadata) => boolean): HeldHit[] {
-    if (hits.length === 0) return hits;
-    const share = this.neighbourShare;
-    const own = new Map(hits.map((h) => [h.held, h.score]));
-    const lift = share * hits[0]!.score;
-    const floor = hits.length >= limit ? hits[limit - 1]!.score : 0;
-    const bestNeighbour = (held: Held) => {
-      let best = 0;
-      for (const n of this.neighbours(held)) best = Math.max(best, own.get(n) ?? 0);
-      return best;
-    };
-    const out: HeldHit[] = [];
-    for (const hit of hits) {
-      if (hit.score + lift < floor) break; // hits come best first
-      out.push({ held: hit.held, score: hit.score + share * bestNeighbour(hit.held), coverage: hit.coverage });
-    }
-    if (lift >= floor) {
-      const seen = new Set<Held>();
-      for (const hit of hits) {
-        for (const held of this.neighbours(hit.held)) {
-          if (own.has(held) || seen.has(held)) continue;
-          seen.add(held);
-          if (accept(held.record.metadata)) out.push({ held, score: share * bestNeighbour(held), coverage: 0 });
-        }
-      }
-    }
-    return out.sort((a, b) => b.score - a.score).slice(0, limit);
+  query(text: string, limit: number, conditions: Condition[]): Promise<LexicalHit[]> {
+    const among = this.matching(conditions);
+    return this.ranker.query({ text, limit, conditions, ...(among ? { among } : {}) });
   }
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
+import type { Logger } from "../logger.js";
 import { CairnError, forbidden, internal, notFound, validationFailed } from "../errors.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { bestOf } from "./confidence.js";
@@ -82,13 +83,13 @@ export class MemoryService {
   constructor(
     private readonly store: ChromaStore,
     private readonly embedder: Embedder,
-    options: { now?: () => number; tuning?: RetrievalTuning } = {},
+    options: { now?: () => number; tuning?: RetrievalTuning; log?: Logger } = {},
   ) {
     const now = options.now ?? Date.now;
     this.now = now;
     const tuning = options.tuning ?? DEFAULT_TUNING;
     this.sequences = new Sequences(store, now);
-    this.lexical = new LexicalCatalog(store, this.sequences, tuning, now);
+    this.lexical = new LexicalCatalog(store, this.sequences, tuning, { now, ...(options.log ? { log: options.log } : {}) });
     this.sessions = new SessionTurns(store, this.lexical);
     this.recency = new RecencyIndex(store, this.sequences, this.sessions);
     this.corrections = new Corrections(store, this.sequences, now);
@@ -310,6 +311,11 @@ export class MemoryService {
   /** One batch of re-embedding with this server's model. */
   reembed(principal: Principal, limit: number): Promise<ReembedProgress> {
     return this.reembedding.step(principal.workspace, limit);
+  }
+
+  /** Stops the lexical ranking thread; the service is not used after. */
+  async close(): Promise<void> {
+    await this.lexical.close();
   }
 
   /** Builds the workspace's lexical indexes now rather than at its first query. */

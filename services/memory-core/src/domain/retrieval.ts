@@ -1,8 +1,8 @@
 import type { Embedder } from "../embeddings/embedder.js";
-import type { ChromaStore, Metadata, StoredRecord } from "../store/chroma-store.js";
+import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { atLeast, hitConfidence, semanticFloor } from "./confidence.js";
 import { DenseRetrieval } from "./dense-retrieval.js";
-import { matches, type Condition } from "./filters.js";
+import type { Condition } from "./filters.js";
 import { reciprocalRankFusion, type Retriever } from "./fusion.js";
 import type { LexicalCatalog, SearchableCollection } from "./lexical-catalog.js";
 import type { RetrievalTuning } from "./retrieval-tuning.js";
@@ -58,23 +58,15 @@ export class HybridRetrieval {
     const lexicalDepth = hybrid ? Math.max(MIN_DEPTH, request.limit * DEPTH_PER_HIT) : request.limit;
     const denseDepth = hybrid ? Math.max(MIN_DENSE_DEPTH, request.limit * DENSE_DEPTH_PER_HIT) : request.limit;
     // Caught up with every write acknowledged before this query, the lexical index is also where the dense
-    // side's records come from: Chroma sends only ids and distances. Lexical scoring holds the thread, so it
-    // starts once the dense side has its Chroma query under way, and overlaps it.
-    const accept = (metadata: Metadata) => matches(metadata, request.conditions);
-    const denseAsked = deferred();
-    const densePending = (
-      request.mode === "lexical"
-        ? Promise.resolve([])
-        : this.denseSide.nearest(workspace, collection, request, denseDepth, () => indexReady, denseAsked.resolve)
-    ).finally(denseAsked.resolve);
-    const lexicalPending = this.lexical.read(
-      workspace,
-      collection,
-      (index) => (request.mode === "semantic" ? [] : index.query(request.query, lexicalDepth, accept, index.matching(request.conditions))),
-      { notBefore: denseAsked.promise },
+    // side's records come from: Chroma sends only ids and distances. Lexical scoring runs on the ranking thread
+    // while the dense side waits for Chroma.
+    const lexicalPending = this.lexical.read(workspace, collection, (index) =>
+      request.mode === "semantic" ? [] : index.query(request.query, lexicalDepth, request.conditions),
     );
     const indexReady = lexicalPending.then(({ index }) => index);
     indexReady.catch(() => undefined); // its failure is lexicalPending's, reported below
+    const densePending =
+      request.mode === "lexical" ? Promise.resolve([]) : this.denseSide.nearest(workspace, collection, request, denseDepth, () => indexReady);
     const [dense, { value: lexical }] = await Promise.all([densePending, lexicalPending]);
     const floor = semanticFloor(this.embedder.model, this.tuning.semanticGate);
     const denseRanked = request.mode === "semantic" ? dense : dense.filter((d) => 1 - d.distance >= floor);
@@ -109,13 +101,6 @@ export class HybridRetrieval {
       return record ? [{ record, score: round(fused.score), confidence, matched_by: [...fused.matchedBy].sort() }] : [];
     });
   }
-}
-
-/** A promise and the function that settles it. */
-function deferred() {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
 }
 
 const round = (n: number) => Math.round(n * 1e6) / 1e6;

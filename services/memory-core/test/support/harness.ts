@@ -80,6 +80,7 @@ export async function startCairn(
         server.closeAllConnections();
       });
       await runtime.summarizer?.stop();
+      await runtime.close();
     },
   };
 }

@@ -1,0 +1,146 @@
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
+import type { LexicalHit, LexicalQuery, RankedDocument, RankingOptions } from "./lexical-ranking.js";
+
+export type RankingRequest =
+  | { type: "create"; ranking: number; options: RankingOptions }
+  | { type: "drop"; ranking: number }
+  | { type: "put"; ranking: number; documents: RankedDocument[] }
+  | { type: "remove"; ranking: number; id: string }
+  | { type: "query"; ranking: number; call: number; query: LexicalQuery };
+
+export type RankingReply = { call: number; hits: LexicalHit[] } | { call: number; failure: string };
+
+/** One collection's lexical ranking, held by the ranking thread; changes apply in the order they are made. */
+export interface LexicalRanker {
+  /** False once the thread holding the ranking has stopped: its owner builds it again. */
+  readonly alive: boolean;
+  put(document: RankedDocument): void;
+  remove(id: string): void;
+  /** Answered after every change made before the call. */
+  query(query: LexicalQuery): Promise<LexicalHit[]>;
+  drop(): void;
+}
+
+/** The ranking thread stopped: the query is answered again once its index is rebuilt. */
+export class RankingThreadStopped extends Error {
+  constructor() {
+    super("the lexical ranking thread stopped");
+  }
+}
+
+/**
+ * Where this process's lexical rankings run: one worker thread for all of them. BM25 scoring holds a thread
+ * for a millisecond or more at 100k records; on a thread of its own it overlaps the dense side's Chroma query
+ * instead of delaying it and every other request. The thread starts with the first ranking, never keeps the
+ * process alive while idle, and is started again by the next ranking created after it stops.
+ */
+export class LexicalRankers {
+  private thread: RankingThread | undefined;
+  private nextRanking = 1;
+
+  constructor(private readonly onStopped: (error: unknown) => void = () => undefined) {}
+
+  create(options: RankingOptions): LexicalRanker {
+    if (!this.thread?.running) this.thread = new RankingThread(this.onStopped);
+    const thread = this.thread;
+    const ranking = this.nextRanking++;
+    thread.send({ type: "create", ranking, options });
+    return {
+      get alive() {
+        return thread.running;
+      },
+      put: (document) => thread.put(ranking, document),
+      remove: (id) => thread.send({ type: "remove", ranking, id }),
+      query: (query) => thread.query(ranking, query),
+      drop: () => thread.send({ type: "drop", ranking }),
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.thread?.stop();
+    this.thread = undefined;
+  }
+}
+
+class RankingThread {
+  private readonly worker: Worker;
+  private readonly calls = new Map<number, { resolve: (hits: LexicalHit[]) => void; reject: (error: Error) => void }>();
+  private queue: RankingRequest[] = [];
+  private nextCall = 1;
+  running = true;
+
+  constructor(onStopped: (error: unknown) => void) {
+    this.worker = spawnWorker();
+    this.worker.unref();
+    this.worker.on("message", (reply: RankingReply) => this.settle(reply));
+    this.worker.on("error", (error) => {
+      this.running = false;
+      onStopped(error);
+    });
+    this.worker.on("exit", () => {
+      this.running = false;
+      for (const { reject } of this.calls.values()) reject(new RankingThreadStopped());
+      this.calls.clear();
+    });
+  }
+
+  /** Queued; requests made in one turn of the event loop go over in one message. */
+  send(request: RankingRequest): void {
+    if (!this.running) return;
+    this.queue.push(request);
+    if (this.queue.length === 1) queueMicrotask(() => this.flush());
+  }
+
+  put(ranking: number, document: RankedDocument): void {
+    const last = this.queue.at(-1);
+    if (last?.type === "put" && last.ranking === ranking) last.documents.push(document);
+    else this.send({ type: "put", ranking, documents: [document] });
+  }
+
+  query(ranking: number, query: LexicalQuery): Promise<LexicalHit[]> {
+    if (!this.running) return Promise.reject(new RankingThreadStopped());
+    const call = this.nextCall++;
+    const answer = new Promise<LexicalHit[]>((resolve, reject) => this.calls.set(call, { resolve, reject }));
+    // Only an awaited answer keeps the process alive.
+    if (this.calls.size === 1) this.worker.ref();
+    this.send({ type: "query", ranking, call, query });
+    this.flush(); // at once: the thread starts scoring while this one goes on with the dense side
+    return answer;
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.worker.terminate();
+  }
+
+  private flush(): void {
+    if (this.queue.length === 0 || !this.running) return;
+    this.worker.postMessage(this.queue);
+    this.queue = [];
+  }
+
+  private settle(reply: RankingReply): void {
+    const call = this.calls.get(reply.call);
+    if (!call) return;
+    this.calls.delete(reply.call);
+    if (this.calls.size === 0) this.worker.unref();
+    if ("hits" in reply) call.resolve(reply.hits);
+    else call.reject(new Error(`lexical ranking failed: ${reply.failure}`));
+  }
+}
+
+/**
+ * The worker runs the module beside this one. Run from TypeScript sources (tsx, vitest), the thread registers
+ * tsx's loader itself before importing it: a worker does not inherit the loader of the thread that starts it.
+ */
+function spawnWorker(): Worker {
+  const fromSource = import.meta.url.endsWith(".ts");
+  const entry = new URL(`./lexical-ranking-worker.${fromSource ? "ts" : "js"}`, import.meta.url);
+  if (!fromSource) return new Worker(entry);
+  const tsxApi = pathToFileURL(join(dirname(createRequire(import.meta.url).resolve("tsx/package.json")), "dist/esm/api/index.mjs"));
+  const boot = `const { register } = await import(${JSON.stringify(tsxApi.href)}); register(); await import(${JSON.stringify(entry.href)});`;
+  return new Worker(new URL(`data:text/javascript,${encodeURIComponent(boot)}`));
+}

@@ -1,0 +1,45 @@
+import { parentPort } from "node:worker_threads";
+import { LexicalRanking } from "./lexical-ranking.js";
+import type { RankingReply, RankingRequest } from "./lexical-rankers.js";
+
+/**
+ * The lexical rankings of one memory-core process, on a thread of their own (see lexical-rankers.ts): requests
+ * come in batches, in the order they were made, and each query is answered before the next request is read.
+ */
+const rankings = new Map<number, LexicalRanking>();
+
+function handle(request: RankingRequest): RankingReply | undefined {
+  switch (request.type) {
+    case "create":
+      rankings.set(request.ranking, new LexicalRanking(request.options));
+      return undefined;
+    case "drop":
+      rankings.delete(request.ranking);
+      return undefined;
+    case "put":
+      for (const document of request.documents) rankings.get(request.ranking)?.put(document);
+      return undefined;
+    case "remove":
+      rankings.get(request.ranking)?.remove(request.id);
+      return undefined;
+    case "query": {
+      const ranking = rankings.get(request.ranking);
+      if (!ranking) return { call: request.call, failure: "no such ranking" };
+      return { call: request.call, hits: ranking.query(request.query) };
+    }
+  }
+}
+
+parentPort!.on("message", (batch: RankingRequest[]) => {
+  for (const request of batch) {
+    let reply: RankingReply | undefined;
+    try {
+      reply = handle(request);
+    } catch (error) {
+      // Answered to the query that failed; a failed put or remove breaks every later answer, so it ends the thread.
+      if (request.type !== "query") throw error;
+      reply = { call: request.call, failure: error instanceof Error ? error.message : String(error) };
+    }
+    if (reply) parentPort!.postMessage(reply);
+  }
+});

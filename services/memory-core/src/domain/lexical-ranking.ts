@@ -1,0 +1,166 @@
+import type { Metadata } from "../store/chroma-store.js";
+import { Bm25Index, type Bm25Params } from "./bm25-index.js";
+import { matches, type Condition } from "./filters.js";
+import { terms } from "./text-analysis.js";
+
+const CONTEXT_POOL = 200;
+
+export interface LexicalHit {
+  id: string;
+  score: number;
+  /** Share of the query's distinct terms that the record holds. */
+  coverage: number;
+}
+
+/** What the ranking is given of a record: its searchable fields and the metadata that queries filter on. */
+export interface RankedDocument {
+  id: string;
+  fields: Record<string, string>;
+  facts: Metadata;
+}
+
+export interface LexicalQuery {
+  text: string;
+  limit: number;
+  conditions: Condition[];
+  /** When known, every record that meets the conditions (a filter on agent or session): scored among them only. */
+  among?: string[];
+}
+
+export interface RankingOptions {
+  boosts: Record<string, number>;
+  bm25: Bm25Params;
+  /** Turn context: 0 for none (see RetrievalTuning.neighbourShare). */
+  neighbourShare: number;
+}
+
+/** A record as the ranking holds it; its BM25 hits carry it, so filters and turn context need no lookup by id. */
+interface Held {
+  id: string;
+  facts: Metadata;
+  /** Its place in its session's sorted list, while that list is kept (see `sortedSessions`). */
+  position: number;
+}
+
+/** A hit while it is ranked. */
+interface HeldHit {
+  held: Held;
+  score: number;
+  coverage: number;
+}
+
+/**
+ * Lexical ranking of one collection: BM25+ (bm25-index.ts), the query's filter, and turn context. It runs
+ * wherever its owner puts it (lexical-rankers.ts runs it on a worker thread); it holds nothing but what it is
+ * given, in the order given.
+ */
+export class LexicalRanking {
+  private readonly bm25: Bm25Index<Held>;
+  private readonly held = new Map<string, Held>();
+  private readonly sessions = new Map<string, Set<Held>>();
+  /**
+   * Per session, its records in order (by `valid_from`, then id), sorted when turn context first needs it and
+   * dropped when the session changes; each record keeps its place in the list.
+   */
+  private readonly sortedSessions = new Map<string, Held[]>();
+  private readonly neighbourShare: number;
+
+  constructor(options: RankingOptions) {
+    this.bm25 = new Bm25Index(Object.keys(options.boosts), options.boosts, options.bm25);
+    this.neighbourShare = options.neighbourShare;
+  }
+
+  put(document: RankedDocument): void {
+    this.remove(document.id);
+    const held: Held = { id: document.id, facts: document.facts, position: -1 };
+    this.bm25.put(document.id, document.fields, held);
+    this.held.set(document.id, held);
+    const session = sessionOf(held);
+    if (session === undefined || this.neighbourShare === 0) return;
+    const members = this.sessions.get(session) ?? new Set<Held>();
+    members.add(held);
+    this.sessions.set(session, members);
+    this.sortedSessions.delete(session);
+  }
+
+  remove(id: string): void {
+    const held = this.held.get(id);
+    if (!held) return;
+    this.bm25.remove(id);
+    this.held.delete(id);
+    const session = sessionOf(held);
+    if (session === undefined) return;
+    const members = this.sessions.get(session);
+    members?.delete(held);
+    if (members?.size === 0) this.sessions.delete(session);
+    this.sortedSessions.delete(session);
+  }
+
+  /** The best `limit` records that meet the conditions. */
+  query({ text, limit, conditions, among }: LexicalQuery): LexicalHit[] {
+    const asked = terms(text).length;
+    if (asked === 0) return [];
+    const accept = (facts: Metadata) => matches(facts, conditions);
+    // Turn context can lift a record by at most `neighbourShare` of the best score, so records below the
+    // first `CONTEXT_POOL` cannot reach the top `limit` through it in any realistic ranking.
+    const pool = this.neighbourShare > 0 ? Math.max(limit, CONTEXT_POOL) : limit;
+    const found = among ? this.bm25.searchAmong(text, pool, among) : this.bm25.search(text, pool, (held) => accept(held.facts));
+    const hits = found.map((h) => ({ held: h.item, score: h.score, coverage: Math.min(1, h.matchedTerms / asked) }));
+    const ranked = this.neighbourShare > 0 ? this.withContext(hits, limit, accept) : hits;
+    return ranked.map((h) => ({ id: h.held.id, score: h.score, coverage: h.coverage }));
+  }
+
+  /** The records just before and after this one in its session. */
+  private neighbours(held: Held): Held[] {
+    const session = sessionOf(held);
+    if (session === undefined) return [];
+    let list = this.sortedSessions.get(session);
+    if (!list) {
+      const at = (h: Held) => Number(h.facts.valid_from ?? 0);
+      list = [...(this.sessions.get(session) ?? [])].sort((a, b) => at(a) - at(b) || (a.id < b.id ? -1 : 1));
+      list.forEach((h, i) => (h.position = i));
+      this.sortedSessions.set(session, list);
+    }
+    const i = held.position;
+    const out: Held[] = [];
+    if (i > 0) out.push(list[i - 1]!);
+    if (i + 1 < list.length) out.push(list[i + 1]!);
+    return out;
+  }
+
+  /**
+   * Each hit, and each neighbour of a hit, scored with a share of its best neighbour's score; the best `limit`.
+   * The hits passed `accept` already. At least `limit` hits score their own score or more, so a candidate that
+   * cannot rise above the `limit`-th own score even with the best hit beside it is dropped unexamined.
+   */
+  private withContext(hits: HeldHit[], limit: number, accept: (facts: Metadata) => boolean): HeldHit[] {
+    if (hits.length === 0) return hits;
+    const share = this.neighbourShare;
+    const own = new Map(hits.map((h) => [h.held, h.score]));
+    const lift = share * hits[0]!.score;
+    const floor = hits.length >= limit ? hits[limit - 1]!.score : 0;
+    const bestNeighbour = (held: Held) => {
+      let best = 0;
+      for (const n of this.neighbours(held)) best = Math.max(best, own.get(n) ?? 0);
+      return best;
+    };
+    const out: HeldHit[] = [];
+    for (const hit of hits) {
+      if (hit.score + lift < floor) break; // hits come best first
+      out.push({ held: hit.held, score: hit.score + share * bestNeighbour(hit.held), coverage: hit.coverage });
+    }
+    if (lift >= floor) {
+      const seen = new Set<Held>();
+      for (const hit of hits) {
+        for (const held of this.neighbours(hit.held)) {
+          if (own.has(held) || seen.has(held)) continue;
+          seen.add(held);
+          if (accept(held.facts)) out.push({ held, score: share * bestNeighbour(held), coverage: 0 });
+        }
+      }
+    }
+    return out.sort((a, b) => b.score - a.score).slice(0, limit);
+  }
+}
+
+const sessionOf = (held: Held) => (typeof held.facts.session_id === "string" ? held.facts.session_id : undefined);
