@@ -251,8 +251,7 @@ export class Bm25Index<T> {
   /**
    * The best `limit` records the current query reached that `accept` lets through, each completed with the
    * `lookups` (terms not scanned, looked up by document number) in the order a full scan adds them, so that
-   * scores are identical; the accumulators are reset. One pass over the records reached: each record's sums
-   * are read once and its final score is known before the next record is looked at.
+   * scores are identical; the accumulators are reset.
    */
   private rank(
     limit: number,
@@ -260,9 +259,7 @@ export class Bm25Index<T> {
     lookups: Lookup[],
     { d, k1, base }: { d: number; k1: number; base: number },
   ): Array<Bm25Hit<T>> {
-    const { score, distinct, touched } = this.scratch;
-    const best = new BoundedHeap<T>(limit);
-    let floor = best.floor;
+    const { score, distinct, touched, finals, matched } = this.scratch;
     const reached = touched.length;
     const count = lookups.length;
     for (let j = 0; j < reached; j++) {
@@ -282,15 +279,30 @@ export class Bm25Index<T> {
           terms += 1;
         }
       }
-      const final = sum * terms;
-      if (final < floor || !best.wouldTake(final, n)) continue;
-      const item = this.items[n] as T;
-      if (!accept(item)) continue;
-      best.push({ n, hit: { id: this.ids[n]!, item, score: final, matchedTerms: terms } });
-      floor = best.floor;
+      finals[j] = sum * terms;
+      matched[j] = terms;
     }
+    // Nearly every record passes the usual filter (validity), so rank by score alone first and judge only the
+    // page; rank again with the filter only when it turns one of them down.
+    const items = this.items;
+    const passes = (j: number) => accept(items[touched[j]!] as T);
+    let page = this.best(limit, reached);
+    if (!page.every(passes)) page = this.best(limit, reached, passes);
+    const hits = page.map((j) => {
+      const n = touched[j]!;
+      return { id: this.ids[n]!, item: items[n] as T, score: finals[j]!, matchedTerms: matched[j]! };
+    });
     this.scratch.end();
-    return best.drain();
+    return hits;
+  }
+
+  /** Positions in `touched` of the best `limit` final scores (among those `passes` lets through), best first. */
+  private best(limit: number, reached: number, passes?: (j: number) => boolean): number[] {
+    const heap = new BoundedHeap(limit, this.scratch.finals, this.scratch.touched);
+    for (let j = 0; j < reached; j++) {
+      if (heap.wouldTake(j) && (!passes || passes(j))) heap.push(j);
+    }
+    return heap.drain();
   }
 
   /** Accumulators for one query, as large as the index. */
@@ -421,10 +433,16 @@ class Scratch {
   readonly distinct: Uint16Array;
   /** 1 for the records a `searchAmong` is limited to, while it runs. */
   readonly among: Uint8Array;
+  /** Document numbers of the records the query reached, in the order reached. */
   readonly touched: number[] = [];
+  /** By position in `touched`: the record's final score, and the distinct query terms it holds. */
+  readonly finals: Float64Array;
+  readonly matched: Uint16Array;
 
   constructor(readonly capacity: number) {
     this.among = new Uint8Array(capacity);
+    this.finals = new Float64Array(capacity);
+    this.matched = new Uint16Array(capacity);
     this.score = new Float64Array(capacity);
     this.lastTerm = new Uint32Array(capacity);
     this.distinct = new Uint16Array(capacity);

@@ -1,70 +1,75 @@
-import type { Bm25Hit } from "./bm25-index.js";
+/**
+ * The best `capacity` entries offered so far, kept as positions into the caller's arrays: higher score first,
+ * and among equal scores the lower document number (the older record). A min-heap on that order, so the
+ * weakest is the one to evict; typed arrays, so offering an entry allocates nothing.
+ */
+export class BoundedHeap {
+  private readonly heap: Int32Array;
+  private size = 0;
 
-export interface Ranked<T> {
-  /** Document number: among equal scores the older record ranks first. */
-  n: number;
-  hit: Bm25Hit<T>;
-}
-
-/** Whether `a` ranks below `b`. */
-const below = <T>(a: Ranked<T>, b: Ranked<T>) => a.hit.score < b.hit.score || (a.hit.score === b.hit.score && a.n > b.n);
-
-/** The best `capacity` hits seen so far: a min-heap on rank, so the weakest is the one to evict. */
-export class BoundedHeap<T> {
-  private readonly items: Array<Ranked<T>> = [];
-
-  constructor(private readonly capacity: number) {}
-
-  /** Scores below this cannot enter (−∞ until the heap is full). */
-  get floor(): number {
-    return this.items.length < this.capacity ? Number.NEGATIVE_INFINITY : this.items[0]!.hit.score;
+  constructor(
+    private readonly capacity: number,
+    private readonly scores: Float64Array,
+    private readonly numbers: ArrayLike<number>,
+  ) {
+    this.heap = new Int32Array(Math.max(0, capacity));
   }
 
-  wouldTake(score: number, n: number): boolean {
-    if (this.items.length < this.capacity) return true;
-    const weakest = this.items[0]!;
-    return score > weakest.hit.score || (score === weakest.hit.score && n < weakest.n);
+  /** Whether the entry at `position` would enter. */
+  wouldTake(position: number): boolean {
+    if (this.size < this.capacity) return true;
+    return this.capacity > 0 && this.below(this.heap[0]!, position);
   }
 
-  push(item: Ranked<T>): void {
-    if (this.items.length < this.capacity) {
-      this.items.push(item);
-      this.siftUp(this.items.length - 1);
+  /** Adds the entry at `position`, evicting the weakest when full; call only when `wouldTake` said yes. */
+  push(position: number): void {
+    if (this.size < this.capacity) {
+      this.heap[this.size] = position;
+      this.siftUp(this.size++);
     } else {
-      this.items[0] = item;
+      this.heap[0] = position;
       this.siftDown(0);
     }
   }
 
-  drain(): Array<Bm25Hit<T>> {
-    // Best first: higher score, then the lower document number (the same order as `below`, reversed).
-    return this.items.sort((a, b) => b.hit.score - a.hit.score || a.n - b.n).map((r) => r.hit);
+  /** The positions held, best first. */
+  drain(): number[] {
+    const held = Array.from(this.heap.subarray(0, this.size));
+    const { scores, numbers } = this;
+    return held.sort((a, b) => scores[b]! - scores[a]! || numbers[a]! - numbers[b]!);
+  }
+
+  /** Whether the entry at `a` ranks below the one at `b`. */
+  private below(a: number, b: number): boolean {
+    const sa = this.scores[a]!;
+    const sb = this.scores[b]!;
+    return sa < sb || (sa === sb && this.numbers[a]! > this.numbers[b]!);
   }
 
   private siftUp(i: number): void {
-    const items = this.items;
+    const heap = this.heap;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!below(items[i]!, items[parent]!)) return;
-      const item = items[i]!;
-      items[i] = items[parent]!;
-      items[parent] = item;
+      if (!this.below(heap[i]!, heap[parent]!)) return;
+      const item = heap[i]!;
+      heap[i] = heap[parent]!;
+      heap[parent] = item;
       i = parent;
     }
   }
 
   private siftDown(i: number): void {
-    const items = this.items;
+    const heap = this.heap;
     for (;;) {
       const left = 2 * i + 1;
       const right = left + 1;
       let weakest = i;
-      if (left < items.length && below(items[left]!, items[weakest]!)) weakest = left;
-      if (right < items.length && below(items[right]!, items[weakest]!)) weakest = right;
+      if (left < this.size && this.below(heap[left]!, heap[weakest]!)) weakest = left;
+      if (right < this.size && this.below(heap[right]!, heap[weakest]!)) weakest = right;
       if (weakest === i) return;
-      const item = items[i]!;
-      items[i] = items[weakest]!;
-      items[weakest] = item;
+      const item = heap[i]!;
+      heap[i] = heap[weakest]!;
+      heap[weakest] = item;
       i = weakest;
     }
   }

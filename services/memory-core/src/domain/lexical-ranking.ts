@@ -38,8 +38,19 @@ export interface RankingOptions {
 interface Held {
   id: string;
   facts: Metadata;
-  /** Its place in its session's sorted list, while that list is kept (see `sortedSessions`). */
+  /** Its session, for turn context. */
+  session: Session | undefined;
+  /** Its place in its session's sorted list, while that list is kept. */
   position: number;
+  /** The last query that ranked it on its own, and its score there: turn context reads its neighbours' scores. */
+  rankedBy: number;
+  ownScore: number;
+}
+
+/** A session's records; in order (by `valid_from`, then id) once turn context needs it, until the session changes. */
+interface Session {
+  members: Set<Held>;
+  sorted: Held[] | undefined;
 }
 
 /** A hit while it is ranked. */
@@ -57,13 +68,9 @@ interface HeldHit {
 export class LexicalRanking {
   private readonly bm25: Bm25Index<Held>;
   private readonly held = new Map<string, Held>();
-  private readonly sessions = new Map<string, Set<Held>>();
-  /**
-   * Per session, its records in order (by `valid_from`, then id), sorted when turn context first needs it and
-   * dropped when the session changes; each record keeps its place in the list.
-   */
-  private readonly sortedSessions = new Map<string, Held[]>();
+  private readonly sessions = new Map<string, Session>();
   private readonly neighbourShare: number;
+  private queries = 0;
 
   constructor(options: RankingOptions) {
     this.bm25 = new Bm25Index(Object.keys(options.boosts), options.boosts, options.bm25);
@@ -72,15 +79,18 @@ export class LexicalRanking {
 
   put(document: RankedDocument): void {
     this.remove(document.id);
-    const held: Held = { id: document.id, facts: document.facts, position: -1 };
+    const name = document.facts.session_id;
+    let session: Session | undefined;
+    if (typeof name === "string" && this.neighbourShare > 0) {
+      session = this.sessions.get(name) ?? { members: new Set(), sorted: undefined };
+      this.sessions.set(name, session);
+    }
+    const held: Held = { id: document.id, facts: document.facts, session, position: -1, rankedBy: 0, ownScore: 0 };
     this.bm25.put(document.id, document.fields, held);
     this.held.set(document.id, held);
-    const session = sessionOf(held);
-    if (session === undefined || this.neighbourShare === 0) return;
-    const members = this.sessions.get(session) ?? new Set<Held>();
-    members.add(held);
-    this.sessions.set(session, members);
-    this.sortedSessions.delete(session);
+    if (!session) return;
+    session.members.add(held);
+    session.sorted = undefined;
   }
 
   remove(id: string): void {
@@ -88,12 +98,11 @@ export class LexicalRanking {
     if (!held) return;
     this.bm25.remove(id);
     this.held.delete(id);
-    const session = sessionOf(held);
-    if (session === undefined) return;
-    const members = this.sessions.get(session);
-    members?.delete(held);
-    if (members?.size === 0) this.sessions.delete(session);
-    this.sortedSessions.delete(session);
+    const session = held.session;
+    if (!session) return;
+    session.members.delete(held);
+    session.sorted = undefined;
+    if (session.members.size === 0) this.sessions.delete(String(held.facts.session_id));
   }
 
   /** The best `limit` records that meet the conditions. */
@@ -112,14 +121,14 @@ export class LexicalRanking {
 
   /** The records just before and after this one in its session. */
   private neighbours(held: Held): Held[] {
-    const session = sessionOf(held);
-    if (session === undefined) return [];
-    let list = this.sortedSessions.get(session);
+    const session = held.session;
+    if (!session) return [];
+    let list = session.sorted;
     if (!list) {
       const at = (h: Held) => Number(h.facts.valid_from ?? 0);
-      list = [...(this.sessions.get(session) ?? [])].sort((a, b) => at(a) - at(b) || (a.id < b.id ? -1 : 1));
+      list = [...session.members].sort((a, b) => at(a) - at(b) || (a.id < b.id ? -1 : 1));
       list.forEach((h, i) => (h.position = i));
-      this.sortedSessions.set(session, list);
+      session.sorted = list;
     }
     const i = held.position;
     const out: Held[] = [];
@@ -136,12 +145,17 @@ export class LexicalRanking {
   private withContext(hits: HeldHit[], limit: number, accept: (facts: Metadata) => boolean): HeldHit[] {
     if (hits.length === 0) return hits;
     const share = this.neighbourShare;
-    const own = new Map(hits.map((h) => [h.held, h.score]));
+    const query = ++this.queries;
+    for (const hit of hits) {
+      hit.held.rankedBy = query;
+      hit.held.ownScore = hit.score;
+    }
+    const isHit = (held: Held) => held.rankedBy === query;
     const lift = share * hits[0]!.score;
     const floor = hits.length >= limit ? hits[limit - 1]!.score : 0;
     const bestNeighbour = (held: Held) => {
       let best = 0;
-      for (const n of this.neighbours(held)) best = Math.max(best, own.get(n) ?? 0);
+      for (const n of this.neighbours(held)) if (isHit(n)) best = Math.max(best, n.ownScore);
       return best;
     };
     const out: HeldHit[] = [];
@@ -153,7 +167,7 @@ export class LexicalRanking {
       const seen = new Set<Held>();
       for (const hit of hits) {
         for (const held of this.neighbours(hit.held)) {
-          if (own.has(held) || seen.has(held)) continue;
+          if (isHit(held) || seen.has(held)) continue;
           seen.add(held);
           if (accept(held.facts)) out.push({ held, score: share * bestNeighbour(held), coverage: 0 });
         }
@@ -162,5 +176,3 @@ export class LexicalRanking {
     return out.sort((a, b) => b.score - a.score).slice(0, limit);
   }
 }
-
-const sessionOf = (held: Held) => (typeof held.facts.session_id === "string" ? held.facts.session_id : undefined);
