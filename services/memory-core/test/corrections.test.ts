@@ -159,6 +159,7 @@ describe("a correction racing another replica's catch-up", () => {
     const index = await replica.current(racing.workspace, "turns");
     expect(Number(index.record(corrected.id)?.metadata.valid_until)).toBeLessThan(OPEN_VALIDITY);
     expect(Number(index.record(sibling.id)?.metadata.valid_until)).toBe(OPEN_VALIDITY);
+    await replica.close();
   });
 });
 

@@ -70,10 +70,12 @@ export class LexicalCatalog {
     private readonly store: ChromaStore,
     private readonly sequences: Sequences,
     private readonly tuning: RetrievalTuning,
-    options: { now?: () => number; log?: Logger } = {},
+    options: { now?: () => number; log?: Logger; rankers?: LexicalRankers } = {},
   ) {
     this.now = options.now ?? Date.now;
-    this.rankers = new LexicalRankers((error) =>
+    this.rankers =
+      options.rankers ??
+      new LexicalRankers((error) =>
       options.log?.error("lexical ranking thread stopped; indexes are rebuilt from Chroma on next use", {
         error: error instanceof Error ? error.message : String(error),
       }),
