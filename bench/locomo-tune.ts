@@ -44,6 +44,7 @@ export async function tuneLocomo(argv: string[]): Promise<void> {
       const all = mean([...byCategory.values()].flat());
       const cats = [...byCategory].sort(([a], [b]) => a - b).map(([cat, s]) => `${CATEGORIES[cat]} ${mean(s).recall_at_10.toFixed(3)}`);
       console.log(`${name.padEnd(40)} R@5 ${all.recall_at_5.toFixed(3)}  R@10 ${all.recall_at_10.toFixed(3)}  MRR ${all.mrr.toFixed(3)}  | ${cats.join(", ")}`);
+      await runtime.close();
     }
   } finally {
     await chroma.stop();

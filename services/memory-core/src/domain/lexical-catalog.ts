@@ -73,13 +73,12 @@ export class LexicalCatalog {
     options: { now?: () => number; log?: Logger; rankers?: LexicalRankers } = {},
   ) {
     this.now = options.now ?? Date.now;
-    this.rankers =
-      options.rankers ??
-      new LexicalRankers((error) =>
-      options.log?.error("lexical ranking thread stopped; indexes are rebuilt from Chroma on next use", {
+    const log = options.log;
+    const stopped = (error: unknown) =>
+      log?.error("lexical ranking thread stopped; indexes are rebuilt from Chroma on next use", {
         error: error instanceof Error ? error.message : String(error),
-      }),
-    );
+      });
+    this.rankers = options.rankers ?? new LexicalRankers(stopped);
   }
 
   /** Stops the ranking thread; the catalog is not used after. */
