@@ -148,14 +148,16 @@ export class Sequences {
     let low = this.lengthHints.get(`${workspace}|${stream}`) ?? 0; // slots below `low` exist
     let high = Number.MAX_SAFE_INTEGER; // slot `high` does not
     const probe = async (points: number[]) => {
-      const present = await slots.get({ ids: points.map((n) => slotId(stream, n)) });
-      const existing = new Set(present.map((s) => Number(s.metadata.seq)));
+      const present = await slots.present(points.map((n) => slotId(stream, n)));
       for (const p of points) {
-        if (existing.has(p)) low = Math.max(low, p + 1);
+        if (present.has(slotId(stream, p))) low = Math.max(low, p + 1);
         else high = Math.min(high, p);
       }
     };
-    await probe(Array.from({ length: 48 }, (_, k) => low + 2 ** k - 1));
+    // Probed before every query: the hint is usually exact or a few slots behind, and a few ids cost Chroma
+    // less than many. Past them, the bound is found exponentially.
+    await probe(Array.from({ length: 8 }, (_, k) => low + 2 ** k - 1));
+    if (high === Number.MAX_SAFE_INTEGER) await probe(Array.from({ length: 48 }, (_, k) => low + 2 ** k - 1));
     while (high > low) {
       const span = high - low;
       await probe(

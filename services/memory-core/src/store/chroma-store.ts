@@ -284,6 +284,18 @@ export class RecordCollection {
     });
   }
 
+  /**
+   * Which of these ids are stored. Ids alone cost Chroma about half the CPU of the same get with metadata
+   * (1.1 against 2.2 ms for 48 ids at 100k records): the change feed's length is probed this way on every query.
+   */
+  async present(ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const result = await this.guard("get", () =>
+      this.collection.get({ ids: [...ids], include: [] } as unknown as Parameters<Collection["get"]>[0]),
+    );
+    return new Set(result.ids);
+  }
+
   /** Replaces the metadata of existing records (their documents and vectors stay). */
   async updateMetadata(records: ReadonlyArray<{ id: string; metadata: Metadata }>): Promise<void> {
     if (records.length === 0) return;
