@@ -10,10 +10,25 @@ const NONE: ReadonlySet<string> = new Set();
 const keyOf = (field: string, value: unknown) => `${field}\u0000${String(value)}`;
 
 /**
- * Metadata no query filters on, left out of what the ranking thread is sent of each record: it never needs
- * them, and a copy of each record's ids and hashes would double their memory.
+ * Bulky metadata (hashes, keys, JSON lists, a summary's text) that no query filters on: left out of what the
+ * ranking thread is sent of each record, where a copy would cost more than the rest of its metadata together.
+ * Scalars stay, so a filter added later on any of them works on both retrievers.
  */
-const UNFILTERED = new Set(["schema", "seq", "tags", "refs", "checks", "supersedes", "payload_sha256", "idempotency_key", "write_id", "prompt_chars", "thought_chars", "source", "trusted", "model", "title", "summary", "agents", "decisions", "open_questions", "next_steps", "method"]);
+const UNFILTERED = new Set([
+  "payload_sha256",
+  "idempotency_key",
+  "write_id",
+  "tags",
+  "refs",
+  "checks",
+  "supersedes",
+  "title",
+  "summary",
+  "agents",
+  "decisions",
+  "open_questions",
+  "next_steps",
+]);
 
 export interface LexicalDocument {
   id: string;
