@@ -103,7 +103,6 @@ export class Corrections {
     return { ...record, metadata };
   }
 
-
   async forget(principal: Principal, memoryId: string, reason: string): Promise<{ tombstone: Tombstone; forgottenNow: boolean }> {
     const existing = await this.tombstone(principal.workspace, memoryId);
     if (existing) return { tombstone: existing, forgottenNow: false };

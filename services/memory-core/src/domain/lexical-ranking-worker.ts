@@ -16,9 +16,11 @@ function handle(request: RankingRequest): RankingReply | undefined {
     case "drop":
       rankings.delete(request.ranking);
       return undefined;
-    case "put":
-      for (const document of request.documents) rankings.get(request.ranking)?.put(document);
+    case "put": {
+      const ranking = rankings.get(request.ranking);
+      for (const document of request.documents) ranking?.put(document);
       return undefined;
+    }
     case "remove":
       rankings.get(request.ranking)?.remove(request.id);
       return undefined;

@@ -347,7 +347,6 @@ export class MemoryService {
     await this.sequences.append(workspace, feedStream("summaries"), { record_id: id, op: "remove" }, randomUUID());
     await summaries.delete([id]);
   }
-
 }
 
 function replayOrConflict(stored: StoredRecord, hash: string, keyGiven: boolean): AddMemoryOutcome {

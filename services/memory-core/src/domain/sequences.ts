@@ -148,11 +148,12 @@ export class Sequences {
     let low = this.lengthHints.get(`${workspace}|${stream}`) ?? 0; // slots below `low` exist
     let high = Number.MAX_SAFE_INTEGER; // slot `high` does not
     const probe = async (points: number[]) => {
-      const present = await slots.present(points.map((n) => slotId(stream, n)));
-      for (const p of points) {
-        if (present.has(slotId(stream, p))) low = Math.max(low, p + 1);
+      const ids = points.map((n) => slotId(stream, n));
+      const present = await slots.present(ids);
+      points.forEach((p, i) => {
+        if (present.has(ids[i]!)) low = Math.max(low, p + 1);
         else high = Math.min(high, p);
-      }
+      });
     };
     // Probed before every query: the hint is usually exact or a few slots behind, and a few ids cost Chroma
     // less than many. Past them, the bound is found exponentially.
