@@ -88,6 +88,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     }
   } catch (error) {
     await memories.close();
+    store.close();
     throw error;
   }
   /** Workspaces still stamped by another model; re-checked until `cairn reembed` has moved them over. */
@@ -124,6 +125,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       const checks = { chroma, embedder: "ok" as const, stamps };
       return { ready: chroma === "ok" && stamps === "ok", checks };
     },
-    close: () => memories.close(),
+    async close() {
+      await memories.close();
+      store.close();
+    },
   };
 }

@@ -135,6 +135,9 @@ describe("when Chroma goes away", () => {
       expect(before.status).toBe(201);
       const ready = await http(cairn.url, "GET", "/readyz");
       expect(ready.status).toBe(200);
+      const found = await http(cairn.url, "POST", "/v1/memories/query", { token: token.token, body: { query: turn("down", 1).prompt } });
+      expect(found.status).toBe(200);
+      expect(found.body.hits.map((h: { memory: { id: string } }) => h.memory.id)).toContain(before.body.id);
       await chroma.stop();
       const write = await http(cairn.url, "POST", "/v1/memories", { token: token.token, body: turn("down", 2) });
       expect(write.status).toBe(503);
@@ -143,6 +146,10 @@ describe("when Chroma goes away", () => {
       const read = await http(cairn.url, "GET", "/v1/memories/recent", { token: token.token });
       expect(read.status).toBe(503);
       expectNoLeak(read.text, [token.token, chroma.url.port]);
+      // Queries read Chroma over a connection pool of their own (store/chroma-wire.ts): the same answer.
+      const search = await http(cairn.url, "POST", "/v1/memories/query", { token: token.token, body: { query: turn("down", 1).prompt } });
+      expect([search.status, search.body.code]).toEqual([503, "unavailable"]);
+      expectNoLeak(search.text, [token.token, chroma.url.port]);
       const notReady = await http(cairn.url, "GET", "/readyz");
       expect(notReady.status).toBe(503);
       expect(notReady.body.checks.chroma).toBe("failing");

@@ -6,10 +6,10 @@ import {
   ChromaUniqueError,
   type Collection,
   type Metadata as ChromaMetadata,
-  type Where as ChromaWhere,
 } from "chromadb";
 import { CairnError, internal, unavailable } from "../errors.js";
 import type { Logger } from "../logger.js";
+import { ChromaUnreachable, ChromaWire } from "./chroma-wire.js";
 
 /**
  * The one module that talks to Chroma. Everything above it sees plain records and Cairn errors: Chroma's
@@ -96,6 +96,7 @@ export class ChromaStore {
   private readonly collections = new Map<string, Promise<RecordCollection>>();
   private readonly admin: AdminClient;
   private readonly connection: { host: string; port: number; ssl: boolean };
+  private readonly wire: ChromaWire;
 
   constructor(
     url: URL,
@@ -105,6 +106,12 @@ export class ChromaStore {
     const ssl = url.protocol === "https:";
     this.connection = { host: url.hostname, port: url.port ? Number(url.port) : ssl ? 443 : 80, ssl };
     this.admin = new AdminClient(this.connection);
+    this.wire = new ChromaWire(this.connection);
+  }
+
+  /** Closes pooled connections; the store is not used after. */
+  close(): void {
+    this.wire.close();
   }
 
   async heartbeat(): Promise<void> {
@@ -203,7 +210,12 @@ export class ChromaStore {
   }
 
   private wrap(collection: Collection, name: string): RecordCollection {
-    return new RecordCollection(collection, (what, fn) => this.guard(`${name}.${what}`, fn));
+    const path = `/api/v2/tenants/${encodeURIComponent(collection.tenant)}/databases/${encodeURIComponent(collection.database)}/collections/${encodeURIComponent(collection.id)}`;
+    const reads: CollectionReads = {
+      get: (body) => this.wire.post(`${path}/get`, body),
+      query: (body) => this.wire.post(`${path}/query`, body),
+    };
+    return new RecordCollection(collection, reads, (what, fn) => this.guard(`${name}.${what}`, fn));
   }
 
   private async guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
@@ -211,7 +223,7 @@ export class ChromaStore {
       return await fn();
     } catch (error) {
       if (error instanceof CairnError) throw error;
-      if (error instanceof ChromaConnectionError) {
+      if (error instanceof ChromaConnectionError || error instanceof ChromaUnreachable) {
         this.log.warn("chroma unreachable", { operation: what });
         throw unavailable("The memory store cannot be reached right now.");
       }
@@ -223,9 +235,28 @@ export class ChromaStore {
 
 type Guard = <T>(what: string, fn: () => Promise<T>) => Promise<T>;
 
+/** Chroma's answers to a get and a query, as its REST API sends them. */
+interface GetReply {
+  ids: string[];
+  documents?: Array<string | null> | null;
+  embeddings?: number[][] | null;
+  metadatas?: Array<ChromaMetadata | null> | null;
+}
+interface QueryReply {
+  ids: string[][];
+  distances?: Array<Array<number | null>> | null;
+}
+
+/** The reads of one collection, sent over ChromaWire rather than chromadb's client (see chroma-wire.ts). */
+interface CollectionReads {
+  get(body: Record<string, unknown>): Promise<GetReply>;
+  query(body: Record<string, unknown>): Promise<QueryReply>;
+}
+
 export class RecordCollection {
   constructor(
     private readonly collection: Collection,
+    private readonly reads: CollectionReads,
     private readonly guard: Guard,
   ) {}
 
@@ -261,9 +292,9 @@ export class RecordCollection {
   }): Promise<StoredRecord[]> {
     if (options.ids && options.ids.length === 0) return [];
     const result = await this.guard("get", () =>
-      this.collection.get({
+      this.reads.get({
         ...(options.ids ? { ids: options.ids } : {}),
-        ...(options.where ? { where: options.where as ChromaWhere } : {}),
+        ...(options.where ? { where: options.where } : {}),
         ...(options.limit !== undefined ? { limit: options.limit } : {}),
         ...(options.offset !== undefined ? { offset: options.offset } : {}),
         include: [
@@ -271,15 +302,15 @@ export class RecordCollection {
           ...(options.withDocuments ? ["documents"] : []),
           ...(options.withEmbeddings ? ["embeddings"] : []),
         ],
-      } as Parameters<Collection["get"]>[0]),
+      }),
     );
     return result.ids.map((id, i) => {
-      const embedding = options.withEmbeddings ? result.embeddings[i] : undefined;
+      const embedding = options.withEmbeddings ? result.embeddings?.[i] : undefined;
       return {
         id,
-        metadata: cleanMetadata(result.metadatas[i]),
-        ...(options.withDocuments ? { document: result.documents[i] ?? "" } : {}),
-        ...(embedding && embedding.length > 0 ? { embedding: Array.from(embedding) } : {}),
+        metadata: cleanMetadata(result.metadatas?.[i]),
+        ...(options.withDocuments ? { document: result.documents?.[i] ?? "" } : {}),
+        ...(embedding && embedding.length > 0 ? { embedding } : {}),
       };
     });
   }
@@ -290,9 +321,7 @@ export class RecordCollection {
    */
   async present(ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const result = await this.guard("get", () =>
-      this.collection.get({ ids: [...ids], include: [] } as unknown as Parameters<Collection["get"]>[0]),
-    );
+    const result = await this.guard("get", () => this.reads.get({ ids: [...ids], include: [] }));
     return new Set(result.ids);
   }
 
@@ -317,15 +346,15 @@ export class RecordCollection {
    */
   async query(options: { embedding: number[]; n: number; where?: Where }): Promise<Neighbour[]> {
     const result = await this.guard("query", () =>
-      this.collection.query({
-        queryEmbeddings: [options.embedding],
-        nResults: options.n,
-        ...(options.where ? { where: options.where as ChromaWhere } : {}),
+      this.reads.query({
+        query_embeddings: [options.embedding],
+        n_results: options.n,
+        ...(options.where ? { where: options.where } : {}),
         include: ["distances"],
-      } as Parameters<Collection["query"]>[0]),
+      }),
     );
     const ids = result.ids[0] ?? [];
-    return ids.map((id, i) => ({ id, distance: result.distances[0]?.[i] ?? 2 }));
+    return ids.map((id, i) => ({ id, distance: result.distances?.[0]?.[i] ?? 2 }));
   }
 
   async count(): Promise<number> {
