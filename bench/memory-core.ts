@@ -5,7 +5,7 @@ import { parseArgs } from "node:util";
 import { ChromaClient } from "chromadb";
 import yaml from "js-yaml";
 import { newToken } from "../services/memory-core/src/auth/tokens.js";
-import { ChromaWire } from "../services/memory-core/src/store/chroma-wire.js";
+import { JsonClient } from "../services/memory-core/src/net/json-client.js";
 import { startBenchServer } from "./bench-server.js";
 import { corpus } from "./corpus.js";
 import { startHashStub } from "./timed-embedder.js";
@@ -149,7 +149,7 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
     const chromaQuery: number[] = [];
     // The same query sent to Chroma's REST API over node:http, as memory-core sends its own since session 5:
     // chromadb's client costs ~1 ms of CPU more per call on Node 20, which the baseline above includes.
-    const wire = new ChromaWire({ host: stack.chromaUrl.hostname, port: Number(stack.chromaUrl.port), ssl: false });
+    const bareChroma = new JsonClient(new URL(stack.chromaUrl.origin));
     const queryPath = `/api/v2/tenants/${collection.tenant}/databases/${collection.database}/collections/${collection.id}/query`;
     const chromaQueryHttp: number[] = [];
     for (const [i, query] of queries.entries()) {
@@ -164,11 +164,11 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
       );
       chromaQuery.push(ms);
       const bare = await timed(() =>
-        wire.post(queryPath, { query_embeddings: [vectors[i]!], n_results: 10, include: ["documents", "metadatas", "distances"] }),
+        bareChroma.post(queryPath, { query_embeddings: [vectors[i]!], n_results: 10, include: ["documents", "metadatas", "distances"] }),
       );
       chromaQueryHttp.push(bare.ms);
     }
-    wire.close();
+    bareChroma.close();
     // 5. Filtered by one session or one agent, against Chroma filtering on the same field (and nothing else);
     // and get_session for the same sessions.
     const filtered = { session: [] as number[], agent: [] as number[], chromaSession: [] as number[], chromaAgent: [] as number[], getSession: [] as number[] };

@@ -13,6 +13,8 @@ export interface OpenAIStub {
   requests: Array<{ path: string; body: any }>;
   /** `/v1/chat/completions`, scripted by the test. */
   chat: ChatScript;
+  /** `/v1/embeddings` answers well unless told to fail its next calls, one failure each. */
+  embeddings: { failNext(...failures: EmbeddingFailure[]): void };
   close(): Promise<void>;
 }
 
@@ -35,6 +37,9 @@ export type ChatBehaviour =
   | { kind: "no-json-schema" }
   | { kind: "context-limit"; maxChars: number };
 
+/** `busy`: 503 with an error body; `down`: the connection dropped unanswered; `short`: one vector fewer than asked. */
+export type EmbeddingFailure = "busy" | "down" | "short";
+
 export interface ChatScript {
   /** Every call from now on behaves like this. */
   set(behaviour: ChatBehaviour): void;
@@ -50,6 +55,7 @@ export async function startOpenAIStub(options: { dimension: number }): Promise<O
   let standing: ChatBehaviour = { kind: "structured" };
   const queued: ChatBehaviour[] = [];
   const chatBodies: any[] = [];
+  const embeddingFailures: EmbeddingFailure[] = [];
   const chat: ChatScript = {
     set: (behaviour) => {
       standing = behaviour;
@@ -74,7 +80,14 @@ export async function startOpenAIStub(options: { dimension: number }): Promise<O
       }
       if (req.method === "POST" && req.url === "/v1/embeddings") {
         const inputs: string[] = Array.isArray(body.input) ? body.input : [body.input];
+        const failure = embeddingFailures.shift();
+        if (failure === "down") return void req.socket.destroy();
         res.setHeader("content-type", "application/json");
+        if (failure === "busy") {
+          res.statusCode = 503;
+          return void res.end(JSON.stringify({ error: { message: "model is loading", type: "server_error" } }));
+        }
+        if (failure === "short") inputs.pop();
         res.end(
           JSON.stringify({
             object: "list",
@@ -95,6 +108,7 @@ export async function startOpenAIStub(options: { dimension: number }): Promise<O
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
     chat,
+    embeddings: { failNext: (...failures) => void embeddingFailures.push(...failures) },
     close: () =>
       new Promise((resolve) => {
         server.close(() => resolve());

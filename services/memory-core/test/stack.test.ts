@@ -146,7 +146,7 @@ describe("when Chroma goes away", () => {
       const read = await http(cairn.url, "GET", "/v1/memories/recent", { token: token.token });
       expect(read.status).toBe(503);
       expectNoLeak(read.text, [token.token, chroma.url.port]);
-      // Queries read Chroma over a connection pool of their own (store/chroma-wire.ts): the same answer.
+      // Queries read Chroma over a connection pool of their own (net/json-client.ts): the same answer.
       const search = await http(cairn.url, "POST", "/v1/memories/query", { token: token.token, body: { query: turn("down", 1).prompt } });
       expect([search.status, search.body.code]).toEqual([503, "unavailable"]);
       expectNoLeak(search.text, [token.token, chroma.url.port]);

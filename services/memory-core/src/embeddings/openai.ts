@@ -1,29 +1,45 @@
-import OpenAI from "openai";
+import { setTimeout as sleep } from "node:timers/promises";
 import { unavailable } from "../errors.js";
 import type { Logger } from "../logger.js";
+import { JsonClient, Rejected, Unreachable } from "../net/json-client.js";
 import type { Embedder } from "./embedder.js";
 
 const MAX_INPUTS_PER_REQUEST = 128;
+const TIMEOUT_MS = 30_000;
+/** Tries after the first, on a refused connection, a timeout, or a status that says to come back later. */
+const RETRIES = 2;
+const FIRST_BACKOFF_MS = 500;
 
-/** Any OpenAI-compatible `/v1/embeddings` (Ollama, llama.cpp, vLLM, TEI, OpenAI). */
+interface EmbeddingsReply {
+  data?: Array<{ index?: number; embedding?: unknown }>;
+}
+
+/**
+ * Any OpenAI-compatible `/v1/embeddings` (Ollama, llama.cpp, vLLM, TEI, OpenAI). Called over a JsonClient rather
+ * than the openai package: every query embeds its text, and the package's fetch cost about 1 ms of CPU more per
+ * call (`docs/benchmarks.md`, session 5). Retries and the timeout are the package's defaults.
+ */
 export async function createOpenAIEmbedder(
   options: { baseUrl: string; model: string; apiKey: string | undefined },
   log: Logger,
 ): Promise<Embedder> {
-  const client = new OpenAI({
-    baseURL: options.baseUrl,
-    // Local servers take any key; the SDK insists on one.
-    apiKey: options.apiKey ?? "not-needed",
-    timeout: 30_000,
-    maxRetries: 2,
+  const client = new JsonClient(new URL(options.baseUrl), {
+    timeoutMs: TIMEOUT_MS,
+    ...(options.apiKey ? { headers: { authorization: `Bearer ${options.apiKey}` } } : {}),
   });
   const embedBatch = async (texts: string[]): Promise<number[][]> => {
-    try {
-      const response = await client.embeddings.create({ model: options.model, input: texts, encoding_format: "float" });
-      return [...response.data].sort((a, b) => a.index - b.index).map((d) => d.embedding);
-    } catch (error) {
-      log.warn("embedding request failed", { error: (error as Error).name });
-      throw unavailable("The embedding model cannot be reached right now.");
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const reply = await client.post<EmbeddingsReply>("/embeddings", { model: options.model, input: texts, encoding_format: "float" });
+        return vectorsOf(reply, texts.length);
+      } catch (error) {
+        if (attempt < RETRIES && worthRetrying(error)) {
+          await sleep(FIRST_BACKOFF_MS * 2 ** attempt * (0.75 + Math.random() / 2));
+          continue;
+        }
+        log.warn("embedding request failed", { error: error instanceof Error ? error.message : String(error) });
+        throw unavailable("The embedding model cannot be reached right now.");
+      }
     }
   };
   const probe = await embedBatch(["dimension probe"]);
@@ -40,4 +56,25 @@ export async function createOpenAIEmbedder(
       return out;
     },
   };
+}
+
+const worthRetrying = (error: unknown) =>
+  error instanceof Unreachable || (error instanceof Rejected && (error.status === 408 || error.status === 409 || error.status === 429 || error.status >= 500));
+
+/** The vectors in input order; a reply of another shape is the server's failure. */
+function vectorsOf(reply: EmbeddingsReply, expected: number): number[][] {
+  const data = Array.isArray(reply.data) ? reply.data : [];
+  const vectors: number[][] = [];
+  for (const [position, item] of data.entries()) {
+    const index = typeof item.index === "number" ? item.index : position;
+    if (!Array.isArray(item.embedding) || !item.embedding.every((x) => typeof x === "number")) break;
+    vectors[index] = item.embedding as number[];
+  }
+  // Counted index by index: a reply that skips one leaves a hole that array methods would pass over.
+  let usable = 0;
+  for (let i = 0; i < expected; i++) if (vectors[i] !== undefined) usable += 1;
+  if (usable !== expected || vectors.length !== expected) {
+    throw new Error(`the embeddings server answered ${usable} usable vectors for ${expected} inputs`);
+  }
+  return vectors;
 }

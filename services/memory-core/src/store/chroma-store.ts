@@ -9,7 +9,7 @@ import {
 } from "chromadb";
 import { CairnError, internal, unavailable } from "../errors.js";
 import type { Logger } from "../logger.js";
-import { ChromaUnreachable, ChromaWire } from "./chroma-wire.js";
+import { JsonClient, Unreachable } from "../net/json-client.js";
 
 /**
  * The one module that talks to Chroma. Everything above it sees plain records and Cairn errors: Chroma's
@@ -96,7 +96,8 @@ export class ChromaStore {
   private readonly collections = new Map<string, Promise<RecordCollection>>();
   private readonly admin: AdminClient;
   private readonly connection: { host: string; port: number; ssl: boolean };
-  private readonly wire: ChromaWire;
+  /** Reads go over this rather than chromadb's client: see net/json-client.ts. */
+  private readonly reads: JsonClient;
 
   constructor(
     url: URL,
@@ -106,12 +107,12 @@ export class ChromaStore {
     const ssl = url.protocol === "https:";
     this.connection = { host: url.hostname, port: url.port ? Number(url.port) : ssl ? 443 : 80, ssl };
     this.admin = new AdminClient(this.connection);
-    this.wire = new ChromaWire(this.connection);
+    this.reads = new JsonClient(new URL(url.origin));
   }
 
   /** Closes pooled connections; the store is not used after. */
   close(): void {
-    this.wire.close();
+    this.reads.close();
   }
 
   async heartbeat(): Promise<void> {
@@ -212,8 +213,8 @@ export class ChromaStore {
   private wrap(collection: Collection, name: string): RecordCollection {
     const path = `/api/v2/tenants/${encodeURIComponent(collection.tenant)}/databases/${encodeURIComponent(collection.database)}/collections/${encodeURIComponent(collection.id)}`;
     const reads: CollectionReads = {
-      get: (body) => this.wire.post(`${path}/get`, body),
-      query: (body) => this.wire.post(`${path}/query`, body),
+      get: (body) => this.reads.post(`${path}/get`, body),
+      query: (body) => this.reads.post(`${path}/query`, body),
     };
     return new RecordCollection(collection, reads, (what, fn) => this.guard(`${name}.${what}`, fn));
   }
@@ -223,7 +224,7 @@ export class ChromaStore {
       return await fn();
     } catch (error) {
       if (error instanceof CairnError) throw error;
-      if (error instanceof ChromaConnectionError || error instanceof ChromaUnreachable) {
+      if (error instanceof ChromaConnectionError || error instanceof Unreachable) {
         this.log.warn("chroma unreachable", { operation: what });
         throw unavailable("The memory store cannot be reached right now.");
       }
@@ -247,7 +248,7 @@ interface QueryReply {
   distances?: Array<Array<number | null>> | null;
 }
 
-/** The reads of one collection, sent over ChromaWire rather than chromadb's client (see chroma-wire.ts). */
+/** The reads of one collection, sent over a JsonClient rather than chromadb's client. */
 interface CollectionReads {
   get(body: Record<string, unknown>): Promise<GetReply>;
   query(body: Record<string, unknown>): Promise<QueryReply>;
