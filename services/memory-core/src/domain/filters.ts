@@ -23,7 +23,7 @@ export function matches(metadata: Metadata, conditions: readonly Condition[]): b
   return true;
 }
 
-function holds(value: Metadata[string] | undefined, c: Condition): boolean {
+export function holds(value: Metadata[string] | undefined, c: Condition): boolean {
   if (c.op === "eq") return value === c.value;
   if (typeof value !== "number") return false;
   switch (c.op) {

@@ -1,6 +1,6 @@
 import type { Metadata } from "../store/chroma-store.js";
 import { Bm25Index, type Bm25Params } from "./bm25-index.js";
-import { matches, type Condition } from "./filters.js";
+import { holds, type Condition } from "./filters.js";
 import { terms } from "./text-analysis.js";
 
 const CONTEXT_POOL = 200;
@@ -38,6 +38,12 @@ export interface RankingOptions {
 interface Held {
   id: string;
   facts: Metadata;
+  /**
+   * Its validity window, also in `facts`: nearly every query filters on it, and reading it here costs a
+   * fraction of a lookup by name in `facts`, whose objects differ in shape (Chroma sends keys in any order).
+   */
+  validFrom: Metadata[string] | undefined;
+  validUntil: Metadata[string] | undefined;
   /** Its session, for turn context. */
   session: Session | undefined;
   /** Its place in its session's sorted list, while that list is kept. */
@@ -85,7 +91,16 @@ export class LexicalRanking {
       session = this.sessions.get(name) ?? { members: new Set(), sorted: undefined };
       this.sessions.set(name, session);
     }
-    const held: Held = { id: document.id, facts: document.facts, session, position: -1, rankedBy: 0, ownScore: 0 };
+    const held: Held = {
+      id: document.id,
+      facts: document.facts,
+      validFrom: document.facts.valid_from,
+      validUntil: document.facts.valid_until,
+      session,
+      position: -1,
+      rankedBy: 0,
+      ownScore: 0,
+    };
     this.bm25.put(document.id, document.fields, held);
     this.held.set(document.id, held);
     if (!session) return;
@@ -109,11 +124,15 @@ export class LexicalRanking {
   query({ text, limit, conditions, among }: LexicalQuery): LexicalHit[] {
     const asked = terms(text).length;
     if (asked === 0) return [];
-    const accept = (facts: Metadata) => matches(facts, conditions);
+    // `matches` (filters.ts) over a held record.
+    const accept = (held: Held) => {
+      for (const c of conditions) if (!holds(valueOf(held, c.field), c)) return false;
+      return true;
+    };
     // Turn context can lift a record by at most `neighbourShare` of the best score, so records below the
     // first `CONTEXT_POOL` cannot reach the top `limit` through it in any realistic ranking.
     const pool = this.neighbourShare > 0 ? Math.max(limit, CONTEXT_POOL) : limit;
-    const found = among ? this.bm25.searchAmong(text, pool, among) : this.bm25.search(text, pool, (held) => accept(held.facts));
+    const found = among ? this.bm25.searchAmong(text, pool, among) : this.bm25.search(text, pool, accept);
     const hits = found.map((h) => ({ held: h.item, score: h.score, coverage: Math.min(1, h.matchedTerms / asked) }));
     const ranked = this.neighbourShare > 0 ? this.withContext(hits, limit, accept) : hits;
     return ranked.map((h) => ({ id: h.held.id, score: h.score, coverage: h.coverage }));
@@ -142,7 +161,7 @@ export class LexicalRanking {
    * The hits passed `accept` already. At least `limit` hits score their own score or more, so a candidate that
    * cannot rise above the `limit`-th own score even with the best hit beside it is dropped unexamined.
    */
-  private withContext(hits: HeldHit[], limit: number, accept: (facts: Metadata) => boolean): HeldHit[] {
+  private withContext(hits: HeldHit[], limit: number, accept: (held: Held) => boolean): HeldHit[] {
     if (hits.length === 0) return hits;
     const share = this.neighbourShare;
     const query = ++this.queries;
@@ -169,10 +188,13 @@ export class LexicalRanking {
         for (const held of this.neighbours(hit.held)) {
           if (isHit(held) || seen.has(held)) continue;
           seen.add(held);
-          if (accept(held.facts)) out.push({ held, score: share * bestNeighbour(held), coverage: 0 });
+          if (accept(held)) out.push({ held, score: share * bestNeighbour(held), coverage: 0 });
         }
       }
     }
     return out.sort((a, b) => b.score - a.score).slice(0, limit);
   }
 }
+
+const valueOf = (held: Held, field: string) =>
+  field === "valid_until" ? held.validUntil : field === "valid_from" ? held.validFrom : held.facts[field];
