@@ -68,7 +68,8 @@ export class JsonClient {
       const request = this.request(
         {
           protocol: this.base.protocol,
-          hostname: this.base.hostname,
+          // URL keeps an IPv6 literal's brackets, which node:http would look up as a name.
+          hostname: this.base.hostname.replace(/^\[(.*)\]$/, "$1"),
           port: this.base.port || undefined,
           path: `${this.prefix}${path}`,
           method: "POST",
