@@ -149,7 +149,7 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
     const chromaQuery: number[] = [];
     // The same query sent to Chroma's REST API over node:http, as memory-core sends its own since session 5:
     // chromadb's client costs ~1 ms of CPU more per call on Node 20, which the baseline above includes.
-    const bareChroma = new JsonClient(new URL(stack.chromaUrl.origin));
+    const bareChroma = new JsonClient(new URL(stack.chromaUrl.origin), { timeoutMs: 60_000 });
     const queryPath = `/api/v2/tenants/${collection.tenant}/databases/${collection.database}/collections/${collection.id}/query`;
     const chromaQueryHttp: number[] = [];
     for (const [i, query] of queries.entries()) {

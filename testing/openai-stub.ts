@@ -37,8 +37,11 @@ export type ChatBehaviour =
   | { kind: "no-json-schema" }
   | { kind: "context-limit"; maxChars: number };
 
-/** `busy`: 503 with an error body; `down`: the connection dropped unanswered; `short`: one vector fewer than asked. */
-export type EmbeddingFailure = "busy" | "down" | "short";
+/**
+ * `busy`: 503 with an error body; `down`: the connection dropped unanswered; `short`: one vector fewer than
+ * asked; `reordered`: every vector, listed last input first (as the API allows: each carries its `index`).
+ */
+export type EmbeddingFailure = "busy" | "down" | "short" | "reordered";
 
 export interface ChatScript {
   /** Every call from now on behaves like this. */
@@ -88,11 +91,13 @@ export async function startOpenAIStub(options: { dimension: number }): Promise<O
           return void res.end(JSON.stringify({ error: { message: "model is loading", type: "server_error" } }));
         }
         if (failure === "short") inputs.pop();
+        const data = inputs.map((text, index) => ({ object: "embedding", index, embedding: wordVector(text, options.dimension) }));
+        if (failure === "reordered") data.reverse();
         res.end(
           JSON.stringify({
             object: "list",
             model: body.model,
-            data: inputs.map((text, index) => ({ object: "embedding", index, embedding: wordVector(text, options.dimension) })),
+            data,
             usage: { prompt_tokens: 0, total_tokens: 0 },
           }),
         );

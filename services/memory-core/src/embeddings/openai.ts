@@ -9,6 +9,11 @@ const TIMEOUT_MS = 30_000;
 /** Tries after the first, on a refused connection, a timeout, or a status that says to come back later. */
 const RETRIES = 2;
 const FIRST_BACKOFF_MS = 500;
+/**
+ * A server's `Retry-After` is honoured up to this long (the openai package waits up to 60 s): a query waits
+ * for its embedding, and an agent is better served by a 503 it can act on than by a minute of silence.
+ */
+const MAX_RETRY_AFTER_MS = 10_000;
 
 interface EmbeddingsReply {
   data?: Array<{ index?: number; embedding?: unknown }>;
@@ -17,7 +22,8 @@ interface EmbeddingsReply {
 /**
  * Any OpenAI-compatible `/v1/embeddings` (Ollama, llama.cpp, vLLM, TEI, OpenAI). Called over a JsonClient rather
  * than the openai package: every query embeds its text, and the package's fetch cost about 1 ms of CPU more per
- * call (`docs/benchmarks.md`, session 5). Retries and the timeout are the package's defaults.
+ * call (`docs/benchmarks.md`, session 5). The timeout and the retries are the package's defaults, except that a
+ * server's `Retry-After` is honoured only up to MAX_RETRY_AFTER_MS.
  */
 export async function createOpenAIEmbedder(
   options: { baseUrl: string; model: string; apiKey: string | undefined },
@@ -34,10 +40,13 @@ export async function createOpenAIEmbedder(
         return vectorsOf(reply, texts.length);
       } catch (error) {
         if (attempt < RETRIES && worthRetrying(error)) {
-          await sleep(FIRST_BACKOFF_MS * 2 ** attempt * (0.75 + Math.random() / 2));
+          const backoff = FIRST_BACKOFF_MS * 2 ** attempt * (0.75 + Math.random() / 2);
+          const asked = error instanceof Rejected && error.retryAfterMs !== undefined ? Math.min(error.retryAfterMs, MAX_RETRY_AFTER_MS) : 0;
+          await sleep(Math.max(backoff, asked));
           continue;
         }
-        log.warn("embedding request failed", { error: error instanceof Error ? error.message : String(error) });
+        // The status and the kind of failure only: a server's reply may echo the text it was asked to embed.
+        log.warn("embedding request failed", { error: error instanceof Error ? error.name : "unknown", ...(error instanceof Rejected ? { status: error.status } : {}) });
         throw unavailable("The embedding model cannot be reached right now.");
       }
     }

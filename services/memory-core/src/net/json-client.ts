@@ -1,35 +1,41 @@
 import http from "node:http";
 import https from "node:https";
 
-/** The server could not be reached, or did not answer in time. */
+/** No answer came: the server could not be reached, the connection failed, or the deadline passed. */
 export class Unreachable extends Error {
   override name = "Unreachable";
 }
 
-/** The server answered with an error status. Its text may name the server's internals: log it, never show it. */
+/**
+ * The server answered with an error status. `detail` is the start of its reply, which may name the server's
+ * internals or echo the request: never shown to clients, and logged only by callers whose requests carry no
+ * memory text.
+ */
 export class Rejected extends Error {
   override name = "Rejected";
   constructor(
     readonly status: number,
-    detail: string,
+    readonly detail: string,
+    /** The server's `retry-after-ms` or `retry-after`, when it sent one. */
+    readonly retryAfterMs: number | undefined,
   ) {
-    super(`answered ${status}: ${detail.slice(0, 300)}`);
+    super(`answered ${status}`);
   }
 }
 
 export interface JsonClientOptions {
   /** Sent with every request (an API key, for one). */
   headers?: Record<string, string>;
-  /** A request without a complete answer by then fails as Unreachable; none when unset. */
-  timeoutMs?: number;
+  /** A request not fully answered by then fails as Unreachable. */
+  timeoutMs: number;
 }
-
-const UNREACHABLE = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EPIPE", "ETIMEDOUT"]);
 
 /**
  * JSON POSTs over a keep-alive connection pool, for the calls every query makes: Chroma's reads and the
  * OpenAI-compatible embeddings. On Node 20, fetch (and the chromadb and openai clients built on it) costs
  * this process about 1 ms of CPU more per call than node:http (`docs/benchmarks.md`, session 5).
+ *
+ * A request may reach the server twice (see `post`): only idempotent calls go through here.
  */
 export class JsonClient {
   private readonly agent: http.Agent;
@@ -38,7 +44,7 @@ export class JsonClient {
 
   constructor(
     private readonly base: URL,
-    private readonly options: JsonClientOptions = {},
+    private readonly options: JsonClientOptions,
   ) {
     const secure = base.protocol === "https:";
     this.agent = secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
@@ -52,7 +58,8 @@ export class JsonClient {
     try {
       return await this.send<T>(path, payload);
     } catch (error) {
-      // A pooled connection that the server closed while idle fails on reuse, before the server read anything.
+      // A pooled connection that the server closed while idle fails on reuse. The same reset can also mean
+      // the server read the request and then failed, so the request may be handled twice: fine for reads.
       if (error instanceof ReusedSocketReset) return this.send<T>(path, payload);
       throw error;
     }
@@ -79,28 +86,33 @@ export class JsonClient {
         (response) => {
           const chunks: Buffer[] = [];
           response.on("data", (chunk: Buffer) => chunks.push(chunk));
-          response.on("error", (error) => reject(new Unreachable(error.message)));
+          response.on("error", (error) => settle(new Unreachable(error.message)));
           response.on("end", () => {
             const text = Buffer.concat(chunks).toString("utf8");
             const status = response.statusCode ?? 0;
-            if (status < 200 || status >= 300) return reject(new Rejected(status, text));
+            if (status < 200 || status >= 300) return settle(new Rejected(status, text.slice(0, 300), retryAfterMs(response.headers)));
             try {
-              resolve(JSON.parse(text) as T);
+              settle(undefined, JSON.parse(text) as T);
             } catch {
-              reject(new Rejected(status, "a reply that is not JSON"));
+              settle(new Rejected(status, "a reply that is not JSON", undefined));
             }
           });
         },
       );
-      if (this.options.timeoutMs !== undefined) {
-        const limit = this.options.timeoutMs;
-        request.setTimeout(limit, () => request.destroy(new Unreachable(`no answer within ${limit} ms`)));
-      }
+      // A deadline for the whole exchange: a server that trickles its answer is as stuck as a silent one.
+      const limit = this.options.timeoutMs;
+      const deadline = setTimeout(() => request.destroy(new Unreachable(`no complete answer within ${limit} ms`)), limit);
+      const settle = (error: Error | undefined, value?: T) => {
+        clearTimeout(deadline);
+        if (error) reject(error);
+        else resolve(value as T);
+      };
       request.on("error", (error: NodeJS.ErrnoException) => {
-        if (error instanceof Unreachable) reject(error);
-        else if (request.reusedSocket && error.code === "ECONNRESET") reject(new ReusedSocketReset());
-        else if (error.code && UNREACHABLE.has(error.code)) reject(new Unreachable(error.code));
-        else reject(error);
+        if (error instanceof Unreachable) settle(error);
+        else if (request.reusedSocket && error.code === "ECONNRESET") settle(new ReusedSocketReset());
+        // No answer came, whatever the cause (refused, reset, TLS, a malformed reply): as the fetch-based
+        // clients did, that is the server being unreachable, not a fault of this process.
+        else settle(new Unreachable(error.code ?? error.message));
       });
       request.end(payload);
     });
@@ -108,3 +120,12 @@ export class JsonClient {
 }
 
 class ReusedSocketReset extends Unreachable {}
+
+function retryAfterMs(headers: http.IncomingHttpHeaders): number | undefined {
+  const ms = Number(headers["retry-after-ms"]);
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const seconds = Number(headers["retry-after"]);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(String(headers["retry-after"] ?? ""));
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}

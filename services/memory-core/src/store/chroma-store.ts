@@ -9,7 +9,7 @@ import {
 } from "chromadb";
 import { CairnError, internal, unavailable } from "../errors.js";
 import type { Logger } from "../logger.js";
-import { JsonClient, Unreachable } from "../net/json-client.js";
+import { JsonClient, Rejected, Unreachable } from "../net/json-client.js";
 
 /**
  * The one module that talks to Chroma. Everything above it sees plain records and Cairn errors: Chroma's
@@ -78,6 +78,13 @@ export const RECENCY_VECTOR: number[] = [1];
 
 const TENANT = "default_tenant";
 
+/**
+ * A read of Chroma not answered by then answers 503 rather than holding the request open. Node's fetch, which
+ * the chromadb client used, waited up to 300 s for headers; the slowest read here (a filtered query over 100k
+ * records) takes under a second.
+ */
+const READ_TIMEOUT_MS = 60_000;
+
 /** The collection was embedded with another model than the one this server uses. */
 export class StampMismatchError extends CairnError {
   override name = "StampMismatchError";
@@ -107,7 +114,7 @@ export class ChromaStore {
     const ssl = url.protocol === "https:";
     this.connection = { host: url.hostname, port: url.port ? Number(url.port) : ssl ? 443 : 80, ssl };
     this.admin = new AdminClient(this.connection);
-    this.reads = new JsonClient(new URL(url.origin));
+    this.reads = new JsonClient(new URL(url.origin), { timeoutMs: READ_TIMEOUT_MS });
   }
 
   /** Closes pooled connections; the store is not used after. */
@@ -228,7 +235,9 @@ export class ChromaStore {
         this.log.warn("chroma unreachable", { operation: what });
         throw unavailable("The memory store cannot be reached right now.");
       }
-      this.log.error("chroma request failed", { operation: what, error: String((error as Error)?.message ?? error) });
+      // Chroma's own words, for the operator: its errors are about requests (filters, ids), not memory text.
+      const detail = error instanceof Rejected ? `${error.message}: ${error.detail}` : String((error as Error)?.message ?? error);
+      this.log.error("chroma request failed", { operation: what, error: detail });
       throw internal();
     }
   }
