@@ -6,6 +6,7 @@ import { ChromaClient } from "chromadb";
 import yaml from "js-yaml";
 import { newToken } from "../services/memory-core/src/auth/tokens.js";
 import { JsonClient } from "../services/memory-core/src/net/json-client.js";
+import { collectionPath } from "../services/memory-core/src/store/chroma-store.js";
 import { startBenchServer } from "./bench-server.js";
 import { corpus } from "./corpus.js";
 import { startHashStub } from "./timed-embedder.js";
@@ -150,7 +151,7 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
     // The same query sent to Chroma's REST API over node:http, as memory-core sends its own since session 5:
     // chromadb's client costs ~1 ms of CPU more per call on Node 20, which the baseline above includes.
     const bareChroma = new JsonClient(new URL(stack.chromaUrl.origin), { timeoutMs: 60_000 });
-    const queryPath = `/api/v2/tenants/${collection.tenant}/databases/${collection.database}/collections/${collection.id}/query`;
+    const queryPath = `${collectionPath(collection)}/query`;
     const chromaQueryHttp: number[] = [];
     for (const [i, query] of queries.entries()) {
       const token = tokens[i % tokens.length]!.token;

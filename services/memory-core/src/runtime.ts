@@ -81,14 +81,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   }
   const metrics = new Metrics({ processMetrics: options.processMetrics ?? true });
   const memories = new MemoryService(store, embedder, { log: options.log, ...(options.tuning ? { tuning: options.tuning } : {}) });
+  const close = async () => {
+    await memories.close();
+    store.close();
+  };
   // The lexical indexes are derived from Chroma: rebuilt at every start, before the first request.
   try {
     for (const workspace of options.tokens.workspaces()) {
       if (!awaitingReembed.has(workspace)) await memories.warmUp(workspace);
     }
   } catch (error) {
-    await memories.close();
-    store.close();
+    await close();
     throw error;
   }
   /** Workspaces still stamped by another model; re-checked until `cairn reembed` has moved them over. */
@@ -125,9 +128,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       const checks = { chroma, embedder: "ok" as const, stamps };
       return { ready: chroma === "ok" && stamps === "ok", checks };
     },
-    async close() {
-      await memories.close();
-      store.close();
-    },
+    close,
   };
 }

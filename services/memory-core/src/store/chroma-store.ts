@@ -218,7 +218,7 @@ export class ChromaStore {
   }
 
   private wrap(collection: Collection, name: string): RecordCollection {
-    const path = `/api/v2/tenants/${encodeURIComponent(collection.tenant)}/databases/${encodeURIComponent(collection.database)}/collections/${encodeURIComponent(collection.id)}`;
+    const path = collectionPath(collection);
     const reads: CollectionReads = {
       get: (body) => this.reads.post(`${path}/get`, body),
       query: (body) => this.reads.post(`${path}/query`, body),
@@ -370,6 +370,12 @@ export class RecordCollection {
   async count(): Promise<number> {
     return this.guard("count", () => this.collection.count());
   }
+}
+
+/** Where Chroma's REST API (v2) serves a collection's records: its reads append `/get` or `/query`. */
+export function collectionPath(collection: Pick<Collection, "tenant" | "database" | "id">): string {
+  const segments = [collection.tenant, collection.database, collection.id].map(encodeURIComponent);
+  return `/api/v2/tenants/${segments[0]}/databases/${segments[1]}/collections/${segments[2]}`;
 }
 
 function stampMetadata(stamp: EmbeddingStamp): ChromaMetadata {
