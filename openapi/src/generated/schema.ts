@@ -175,7 +175,7 @@ export interface paths {
         /**
          * Every change to the memory, oldest first (admin).
          * @description The append-only record of every mutation — add, supersede, mark outdated, forget — with who, when, which
-         *     memory and why. It never holds a memory's content, so forgetting leaves nothing behind here. Filter by
+         *     memory and why (and `repair` entries of `repair_store`). It never holds a memory's content, so forgetting leaves nothing behind here. Filter by
          *     memory, by the agent who acted, and by time; page with `after`.
          */
         get: operations["get_audit_log"];
@@ -234,13 +234,41 @@ export interface paths {
          * @description Reads the whole workspace and checks it: record counts per collection; embedding stamps against this
          *     server's embedder; every record has a vector of the stamped dimension; every summary's session still
          *     has turns; every turn is reachable through its agent's recency sequence; every recency and change-feed
-         *     slot names a record that exists or was forgotten; no forgotten memory is still stored. `healthy` is
-         *     false when any check found a problem. Costs a full read of the workspace: for operators, not agents.
+         *     slot names a record that exists or was forgotten; no recency slot or feed entry is left by a write that
+         *     did not land (a racing writer of the same id, or a writer cut off and retried); every stored turn has
+         *     exactly one audit entry recording its writing; no forgotten memory is still stored. `healthy` is
+         *     false when any check found a problem; `repair_store` mends what it can. Costs a full read of the workspace: for operators, not agents.
          *     Served also while the workspace waits for `reembed_records`.
          */
         get: operations["verify_store"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/repair": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mend what verify_store finds in the workspace's logs; a dry run unless `apply` is true (admin).
+         * @description Runs the checks of `verify_store` and mends what can be mended without touching a memory: recency
+         *     slots and change-feed entries left by writes that did not land, and by writers dead for longer than a
+         *     write can take, are retired (kept, marked void, passed over by readers); a stored turn with no audit
+         *     entry recording its writing gets one; doubled entries are retired. Each memory concerned gets a
+         *     `repair` audit entry naming what was done. Without `apply: true` nothing is written and the answer
+         *     says what would be. Idempotent: a second run finds nothing to do. Run it on a quiet store: a write in
+         *     flight can look dangling. Costs a full read of the workspace.
+         */
+        post: operations["repair_store"];
         delete?: never;
         options?: never;
         head?: never;
@@ -422,7 +450,7 @@ export interface components {
         };
         AuditEntry: {
             /** @enum {string} */
-            action: "add" | "supersede" | "mark_outdated" | "forget" | "restore";
+            action: "add" | "supersede" | "mark_outdated" | "forget" | "restore" | "repair";
             actor: components["schemas"]["AgentName"];
             memory_id: components["schemas"]["MemoryId"];
             reason?: string;
@@ -672,7 +700,7 @@ export interface components {
         };
         IntegrityProblem: {
             /** @enum {string} */
-            check: "stamp_mismatch" | "missing_vector" | "wrong_dimension" | "orphan_summary" | "unreachable_turn" | "dangling_slot" | "forgotten_present";
+            check: "stamp_mismatch" | "missing_vector" | "wrong_dimension" | "orphan_summary" | "unreachable_turn" | "dangling_slot" | "orphan_slot" | "duplicate_feed_entry" | "missing_audit_entry" | "doubled_audit_entry" | "forgotten_present";
             collection: string;
             id?: string;
             detail: string;
@@ -698,6 +726,25 @@ export interface components {
             /** @description The problems found, up to 200. */
             problems: components["schemas"]["IntegrityProblem"][];
             problems_truncated: boolean;
+        };
+        RepairRequest: {
+            /**
+             * @description Mend what was found; without it, only say what would be mended.
+             * @default false
+             */
+            apply: boolean;
+        };
+        RepairReport: {
+            workspace: string;
+            /** @description True when the mends below were written; false for a dry run. */
+            applied: boolean;
+            before: components["schemas"]["IntegrityReport"];
+            /** @description Recency slots, change-feed entries and audit entries retired (or to retire). */
+            slots_retired: number;
+            /** @description Missing audit entries written (or to write). */
+            audit_entries_written: number;
+            /** @description Memories concerned, each with a `repair` audit entry. */
+            memories: number;
         };
         ReembedRequest: {
             /**
@@ -1184,6 +1231,34 @@ export interface operations {
                     "application/json": components["schemas"]["IntegrityReport"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    repair_store: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RepairRequest"];
+            };
+        };
+        responses: {
+            /** @description What was found, and what was (or would be) mended. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RepairReport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             503: components["responses"]["Unavailable"];

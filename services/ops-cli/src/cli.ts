@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { backup } from "./commands/backup.js";
 import { reembed } from "./commands/reembed.js";
 import { checkFile, restore } from "./commands/restore.js";
-import { verify } from "./commands/verify.js";
+import { repair, verify } from "./commands/verify.js";
 import { loadCliConfig } from "./config.js";
 import { CliError, usageError, type Io } from "./io.js";
 import { resolveTargets } from "./tokens.js";
@@ -15,6 +15,8 @@ const USAGE = `usage: cairn <command> [--url URL] [--token TOKEN | --tokens-file
   restore --in FILE [--workspace NAME]
                                 store a backup's records back; what is there already is skipped
   verify  [--json]              check each workspace's store; exit 1 when a problem is found
+  repair  [--apply] [--json]    mend what verify finds in the logs (a dry run without --apply);
+                                with --apply, exit 1 when a workspace is still not healthy after
   reembed [--batch N]           re-embed each workspace after an embedding-model change (resumable)
 --url defaults to http://127.0.0.1:8790; the admin token comes from --token, CAIRN_ADMIN_TOKEN, or
 --tokens-file (memory-core's tokens file: every workspace it holds an admin token for).`;
@@ -30,6 +32,7 @@ const COMMANDS = {
   backup: { ...COMMON, out: { type: "string" } },
   restore: { ...COMMON, in: { type: "string" }, workspace: { type: "string" } },
   verify: { ...COMMON, json: { type: "boolean", default: false } },
+  repair: { ...COMMON, apply: { type: "boolean", default: false }, json: { type: "boolean", default: false } },
   reembed: { ...COMMON, batch: { type: "string" } },
 } as const;
 
@@ -107,6 +110,7 @@ async function run(command: Command, values: Record<string, string | boolean | u
     return 0;
   }
   if (command === "verify") return (await verify(targets, values.json === true, io)) ? 0 : 1;
+  if (command === "repair") return (await repair(targets, values.apply === true, values.json === true, io)) ? 0 : 1;
   const summaries = await reembed(targets, batch, io);
   for (const s of summaries) {
     io.stdout.write(`reembedded ${s.workspace}: ${s.processed} records embedded in this run, ${s.total} in all${s.resumedAt ? ` (resumed at ${s.resumedAt})` : ""}\n`);

@@ -39,6 +39,14 @@ export interface IntegrityReport {
   problems: Array<{ check: string; collection: string; id?: string; detail: string }>;
   problems_truncated: boolean;
 }
+export interface RepairReport {
+  workspace: string;
+  applied: boolean;
+  before: IntegrityReport;
+  slots_retired: number;
+  audit_entries_written: number;
+  memories: number;
+}
 export interface ReembedProgress {
   workspace: string;
   done: boolean;
@@ -66,6 +74,10 @@ export class AdminClient {
 
   verify(): Promise<IntegrityReport> {
     return this.call("GET", "/v1/admin/verify");
+  }
+
+  repair(apply: boolean): Promise<RepairReport> {
+    return this.call("POST", "/v1/admin/repair", { apply });
   }
 
   reembed(limit: number): Promise<ReembedProgress> {

@@ -116,7 +116,13 @@ export class Corrections {
         id: tombstoneId(memoryId),
         embedding: RECENCY_VECTOR,
         document: "",
-        metadata: { forgotten_at: forgottenAt, forgotten_by: principal.agent, reason },
+        // The forgotten write's id keeps its provisional audit entry standing (see audit.ts).
+        metadata: {
+          forgotten_at: forgottenAt,
+          forgotten_by: principal.agent,
+          reason,
+          ...(record.metadata.write_id !== undefined ? { write_id: record.metadata.write_id } : {}),
+        },
       },
     ]);
     await this.sequences.append(principal.workspace, feedStream("turns"), { record_id: memoryId, op: "remove", session_id: sessionId }, randomUUID());

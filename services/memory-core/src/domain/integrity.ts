@@ -1,3 +1,4 @@
+import type { Principal } from "../auth/principal.js";
 import {
   EMBEDDED_COLLECTIONS,
   RECENCY_STAMP,
@@ -7,11 +8,12 @@ import {
   type Metadata,
   type StoredRecord,
 } from "../store/chroma-store.js";
-import { feedStream } from "./lexical-catalog.js";
+import { AUDIT_STREAM, type AuditLog, type NewAuditEntry } from "./audit.js";
+import { FEED_PENDING_MS, feedStream } from "./lexical-catalog.js";
 import { TOMBSTONE_FILTER } from "./record-export.js";
 import { slotId, type Sequences } from "./sequences.js";
 import { tombstoneId } from "./tombstones.js";
-import type { IntegrityProblem, IntegrityReport } from "./types.js";
+import type { IntegrityProblem, IntegrityReport, RepairReport } from "./types.js";
 
 const PAGE = 500;
 const MAX_LISTED = 200;
@@ -31,24 +33,94 @@ class Findings {
   }
 }
 
+/** What `repair_store` would change: slots to retire and audit entries to write, each for a memory. */
+interface Mends {
+  /** Per stream, the slots to mark void. */
+  voidSlots: Map<string, number[]>;
+  /** Stored turns without an `add` (or `restore`) entry that stands. */
+  missingAudit: Array<{ memoryId: string; agent: string }>;
+  /** Memories touched, with what was done to each, for the repair's own audit entries. */
+  touched: Map<string, Set<string>>;
+}
+
+interface Diagnosis {
+  report: IntegrityReport;
+  mends: Mends;
+}
+
+/** A turn as the checks need it: a workspace's metadata whole would weigh on memory at 100k turns. */
+interface TurnFacts {
+  agent: string;
+  seq: number;
+  sessionId: string;
+  writeId: unknown;
+}
+
 /**
  * Reads a whole workspace and checks what memory-core relies on but Chroma cannot enforce: stamps match the
  * embedder, every record has a vector of its stamp's dimension, each turn is reachable through its recency
- * slot, every recency and change-feed slot names a record that exists or was forgotten, summaries belong to
- * sessions that still have turns, forgotten memories are gone. A slot of a write in flight, or of a writer
- * that died between taking its slot and storing its record, shows as dangling too: run it on a quiet store.
+ * slot, every recency and change-feed slot names a record that exists or was forgotten, no slot or feed entry
+ * is left by a write that did not land (a racing writer of the same id, or a writer cut off and retried),
+ * every stored turn has exactly one audit entry for its writing that stands, summaries belong to sessions that
+ * still have turns, forgotten memories are gone.
+ *
+ * `repair` mends what it can without touching a memory: it retires (marks void) the slots and feed entries of
+ * writes that did not land and of writers dead for longer than a write can take, writes the missing audit
+ * entries and retires doubled ones, and logs a `repair` entry per memory concerned. A slot of a write in
+ * flight shows as dangling for up to that long, and is left alone: run either on a quiet store.
  */
 export class IntegrityCheck {
   constructor(
     private readonly store: ChromaStore,
     private readonly sequences: Sequences,
+    private readonly audit: AuditLog,
+    private readonly now: () => number = Date.now,
   ) {}
 
   async run(workspace: string): Promise<IntegrityReport> {
+    return (await this.diagnose(workspace)).report;
+  }
+
+  async repair(principal: Principal, apply: boolean): Promise<RepairReport> {
+    const { report, mends } = await this.diagnose(principal.workspace);
+    const slotsRetired = [...mends.voidSlots.values()].reduce((n, seqs) => n + seqs.length, 0);
+    const planned = {
+      slots_retired: slotsRetired,
+      audit_entries_written: mends.missingAudit.length,
+      memories: mends.touched.size,
+    };
+    if (apply && mends.touched.size + slotsRetired > 0) {
+      for (const [stream, seqs] of mends.voidSlots) await this.sequences.retire(principal.workspace, stream, seqs);
+      const entries: NewAuditEntry[] = mends.missingAudit.map(({ memoryId, agent }) => ({
+        action: "add",
+        actor: agent,
+        memoryId,
+        reason: "written by repair_store: the entry of this write was lost",
+      }));
+      for (const [memoryId, what] of mends.touched) {
+        entries.push({ action: "repair", actor: principal.agent, memoryId, reason: [...what].sort().join("; ") });
+      }
+      for (let i = 0; i < entries.length; i += PAGE) await this.audit.appendMany(principal.workspace, entries.slice(i, i + PAGE));
+    }
+    return { workspace: principal.workspace, applied: apply, before: report, ...planned };
+  }
+
+  private async diagnose(workspace: string): Promise<Diagnosis> {
     const findings = new Findings();
+    const mends: Mends = { voidSlots: new Map(), missingAudit: [], touched: new Map() };
+    const touch = (memoryId: string, what: string) => {
+      const set = mends.touched.get(memoryId) ?? new Set<string>();
+      set.add(what);
+      mends.touched.set(memoryId, set);
+    };
+    const retire = (stream: string, seq: number) => {
+      const list = mends.voidSlots.get(stream) ?? [];
+      list.push(seq);
+      mends.voidSlots.set(stream, list);
+    };
     const collections: IntegrityReport["collections"] = [];
-    const turns = new Map<string, Metadata>();
-    const summaries = new Map<string, Metadata>();
+    const turns = new Map<string, TurnFacts>();
+    const summaries = new Map<string, string>();
 
     for (const name of EMBEDDED_COLLECTIONS) {
       const inspected = await this.store.inspect(workspace, name);
@@ -64,9 +136,10 @@ export class IntegrityCheck {
       for await (const page of inspected.records.pages({ size: PAGE, withEmbeddings: true })) {
         for (const record of page) {
           checkVector(findings, name, record, inspected.stamp.dimension);
-          // Only what the later checks need: a workspace's metadata whole would weigh on memory at 100k turns.
-          const { agent, seq, session_id } = record.metadata;
-          (name === "turns" ? turns : summaries).set(record.id, { agent: agent ?? "", seq: seq ?? -1, session_id: session_id ?? "" });
+          const { agent, seq, session_id, write_id } = record.metadata;
+          if (name === "turns") {
+            turns.set(record.id, { agent: String(agent ?? ""), seq: Number(seq ?? -1), sessionId: String(session_id ?? ""), writeId: write_id });
+          } else summaries.set(record.id, String(session_id ?? ""));
         }
         count += page.length;
       }
@@ -78,23 +151,98 @@ export class IntegrityCheck {
     const forgotten = new Set((await recency.get({ where: TOMBSTONE_FILTER })).map((t) => t.id.slice(tombstoneId("").length)));
     for (const id of forgotten) if (turns.has(id)) findings.add("forgotten_present", "turns", "a forgotten memory is still stored", id);
 
-    const sessions = new Set([...turns.values()].map((m) => String(m.session_id)));
-    for (const [id, metadata] of summaries) {
-      if (!sessions.has(String(metadata.session_id))) {
-        findings.add("orphan_summary", "summaries", `session ${String(metadata.session_id)} has no turns`, id);
-      }
+    const sessions = new Set([...turns.values()].map((t) => t.sessionId));
+    for (const [id, sessionId] of summaries) {
+      if (!sessions.has(sessionId)) findings.add("orphan_summary", "summaries", `session ${sessionId} has no turns`, id);
     }
 
     let slotsChecked = await this.checkReachable(workspace, turns, findings);
-    const exists = (collection: Map<string, Metadata>) => (id: string) => collection.has(id) || forgotten.has(id);
-    const agents = new Set([...turns.values()].map((m) => String(m.agent)));
-    for (const agent of agents) {
-      slotsChecked += await this.checkStream(workspace, agent, "turn_id", exists(turns), findings, `recency of ${agent}`);
-    }
-    slotsChecked += await this.checkStream(workspace, feedStream("turns"), "record_id", exists(turns), findings, "change feed of turns");
-    slotsChecked += await this.checkStream(workspace, feedStream("summaries"), "record_id", exists(summaries), findings, "change feed of summaries");
+    const dead = (slot: Metadata) => this.now() - Number(slot.recorded_at) >= FEED_PENDING_MS;
 
-    return {
+    // Each agent's sequence: a slot names a turn stored under it, a forgotten one, or a write that did not land.
+    const lostWrites = new Set<unknown>();
+    const agents = new Set([...turns.values()].map((t) => t.agent));
+    for (const agent of agents) {
+      const label = `recency of ${agent}`;
+      slotsChecked += await this.eachSlot(workspace, agent, (seq, slot) => {
+        const id = String(slot.turn_id);
+        const turn = turns.get(id);
+        if (turn && turn.seq === seq) return;
+        if (!turn && forgotten.has(id)) return;
+        if (turn) {
+          lostWrites.add(slot.write_id);
+          findings.add("orphan_slot", "recency", `${label} #${seq} is left by a write that did not land; the turn is at #${turn.seq}`, id);
+          retire(agent, seq);
+          touch(id, "retired a recency slot of a write that did not land");
+        } else {
+          findings.add("dangling_slot", "recency", `${label} #${seq} names a record that is neither stored nor forgotten`, id);
+          if (dead(slot)) {
+            lostWrites.add(slot.write_id);
+            retire(agent, seq);
+          }
+        }
+      });
+    }
+
+    // The change feeds: an entry names a record that exists, was forgotten, or is removed later in the stream.
+    for (const [collection, exists] of [
+      ["turns", (id: string) => turns.has(id) || forgotten.has(id)],
+      ["summaries", (id: string) => summaries.has(id)],
+    ] as const) {
+      const stream = feedStream(collection);
+      const label = `change feed of ${collection}`;
+      const removed = new Set<string>();
+      const missing: Array<{ seq: number; id: string; slot: Metadata }> = [];
+      slotsChecked += await this.eachSlot(workspace, stream, (seq, slot) => {
+        const id = String(slot.record_id);
+        if (slot.op === "remove") removed.add(id);
+        else if (collection === "turns" && lostWrites.has(slot.write_id) && slot.write_id !== turns.get(id)?.writeId) {
+          findings.add("duplicate_feed_entry", "recency", `${label} #${seq} is left by a write that did not land`, id);
+          retire(stream, seq);
+          if (turns.has(id)) touch(id, "retired a change-feed entry of a write that did not land");
+        } else if (!exists(id)) missing.push({ seq, id, slot });
+      });
+      for (const { seq, id, slot } of missing) {
+        if (removed.has(id)) continue;
+        findings.add("dangling_slot", "recency", `${label} #${seq} names a record that is neither stored nor forgotten`, id);
+        if (dead(slot)) retire(stream, seq);
+      }
+    }
+
+    // The audit log: each stored turn has one `add` (or `restore`) entry that stands.
+    const written = new Map<string, number>();
+    const slots: Array<{ seq: number; slot: Metadata }> = [];
+    slotsChecked += await this.eachSlot(workspace, AUDIT_STREAM, (seq, slot) => void slots.push({ seq, slot }));
+    for (let i = 0; i < slots.length; i += PAGE) {
+      const batch = slots.slice(i, i + PAGE);
+      const stands = await this.audit.standing(workspace, batch.map((b) => b.slot));
+      for (const { seq, slot } of batch) {
+        const id = String(slot.memory_id);
+        if (slot.action !== "add" && slot.action !== "restore") continue;
+        if (!stands(slot)) {
+          // A provisional entry of a write that did not land: it never counts; retired with the write's slots.
+          if (lostWrites.has(slot.write_id) || (turns.has(id) && turns.get(id)!.writeId !== slot.write_id && dead(slot))) {
+            retire(AUDIT_STREAM, seq);
+          }
+          continue;
+        }
+        const count = (written.get(id) ?? 0) + 1;
+        written.set(id, count);
+        if (count > 1 && turns.has(id)) {
+          findings.add("doubled_audit_entry", "recency", `audit entry #${seq} records the writing of this memory again`, id);
+          retire(AUDIT_STREAM, seq);
+          touch(id, "retired a doubled audit entry");
+        }
+      }
+    }
+    for (const [id, turn] of turns) {
+      if (written.has(id)) continue;
+      findings.add("missing_audit_entry", "recency", "no audit entry records the writing of this memory", id);
+      mends.missingAudit.push({ memoryId: id, agent: turn.agent });
+      touch(id, "wrote the missing audit entry");
+    }
+
+    const report: IntegrityReport = {
       workspace,
       healthy: findings.total === 0,
       embedder: this.store.stamp,
@@ -105,50 +253,35 @@ export class IntegrityCheck {
       problems: findings.listed,
       problems_truncated: findings.total > findings.listed.length,
     };
+    return { report, mends };
   }
 
   /** Each turn's own recency slot must exist and name it, or query_recent_turns never shows it. */
-  private async checkReachable(workspace: string, turns: Map<string, Metadata>, findings: Findings): Promise<number> {
+  private async checkReachable(workspace: string, turns: Map<string, TurnFacts>, findings: Findings): Promise<number> {
     const recency = await this.store.collection(workspace, "recency");
     const entries = [...turns];
     for (let i = 0; i < entries.length; i += PAGE) {
       const batch = entries.slice(i, i + PAGE);
-      const slots = await recency.get({ ids: batch.map(([, m]) => slotId(String(m.agent), Number(m.seq))) });
+      const slots = await recency.get({ ids: batch.map(([, t]) => slotId(t.agent, t.seq)) });
       const byId = new Map(slots.map((s) => [s.id, s.metadata]));
-      for (const [id, m] of batch) {
-        const slot = byId.get(slotId(String(m.agent), Number(m.seq)));
-        if (slot?.turn_id !== id) findings.add("unreachable_turn", "turns", `its recency slot ${String(m.agent)}#${String(m.seq)} does not name it`, id);
+      for (const [id, t] of batch) {
+        const slot = byId.get(slotId(t.agent, t.seq));
+        if (slot?.turn_id !== id) findings.add("unreachable_turn", "turns", `its recency slot ${t.agent}#${t.seq} does not name it`, id);
       }
     }
     return entries.length;
   }
 
-  /**
-   * Every slot of a sequence must name a record that exists, one that was forgotten, or one the stream itself
-   * says was removed later (a summary whose session's turns were all forgotten).
-   */
-  private async checkStream(
-    workspace: string,
-    stream: string,
-    key: string,
-    exists: (id: string) => boolean,
-    findings: Findings,
-    label: string,
-  ): Promise<number> {
+  /** Every slot of a stream that is not retired, in order; answers how many were read. */
+  private async eachSlot(workspace: string, stream: string, visit: (seq: number, slot: Metadata) => void): Promise<number> {
     const length = await this.sequences.length(workspace, stream);
-    const removed = new Set<string>();
-    const missing: Array<{ seq: number; id: string }> = [];
     for (let from = 0; from < length; from += PAGE) {
       const seqs = Array.from({ length: Math.min(PAGE, length - from) }, (_, i) => from + i);
       const slots = await this.sequences.read(workspace, stream, seqs);
-      for (const [seq, slot] of slots) {
-        const id = String(slot[key]);
-        if (slot.op === "remove") removed.add(id);
-        else if (!exists(id)) missing.push({ seq, id });
+      for (const seq of seqs) {
+        const slot = slots.get(seq);
+        if (slot && slot.void !== true) visit(seq, slot);
       }
-    }
-    for (const { seq, id } of missing) {
-      if (!removed.has(id)) findings.add("dangling_slot", "recency", `${label} #${seq} names a record that is neither stored nor forgotten`, id);
     }
     return length;
   }

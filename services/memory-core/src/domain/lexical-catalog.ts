@@ -203,6 +203,11 @@ export class LexicalCatalog {
       for (const seq of seqs) {
         const slot = slots.get(seq);
         const record = slot ? byId.get(String(slot.record_id)) : undefined;
+        if (slot?.void === true) {
+          // Retired by repair_store: left by a write that did not land.
+          entry.position = seq + 1;
+          continue;
+        }
         if (slot?.op === "remove") {
           // A forgotten record leaves the lexical index on every replica with its next query.
           entry.index.remove(String(slot.record_id));

@@ -37,6 +37,7 @@ import type {
   QuerySummariesResult,
   RecentTurnsResult,
   ReembedProgress,
+  RepairReport,
   SessionResult,
   Summary,
 } from "./types.js";
@@ -93,11 +94,11 @@ export class MemoryService {
     this.sessions = new SessionTurns(store, this.lexical);
     this.recency = new RecencyIndex(store, this.sequences, this.sessions);
     this.corrections = new Corrections(store, this.sequences, now);
-    this.audit = new AuditLog(this.sequences);
+    this.audit = new AuditLog(store, this.sequences);
     this.retrieval = new HybridRetrieval(store, embedder, this.lexical, tuning);
     this.exports = new RecordExport(store);
     this.imports = new RecordImport(store, embedder, this.sequences, this.audit);
-    this.integrity = new IntegrityCheck(store, this.sequences);
+    this.integrity = new IntegrityCheck(store, this.sequences, this.audit, now);
     this.reembedding = new Reembedding(store, embedder);
   }
 
@@ -114,21 +115,21 @@ export class MemoryService {
     const hash = payloadHash(input);
     const flightKey = `${principal.workspace}/${id}`;
 
+    // Registered before the first await: concurrent writes of one id on this replica all join the first, so
+    // none of them takes a recency slot, a feed entry or an audit entry of its own.
     const pending = this.inFlight.get(flightKey);
-    if (pending) return replayOrConflict(await pending, hash, keyGiven);
-
-    if (await this.corrections.tombstone(principal.workspace, id)) throw gone(id);
-    // Every memory it replaces must exist and be the caller's to correct, before anything is written.
-    const replaced = await Promise.all((input.supersedes ?? []).map((old) => this.corrections.existing(principal.workspace, old)));
-    for (const record of replaced) this.corrections.assertMayCorrect(principal, record);
-
-    const writeId = randomUUID();
-    const write = this.writeTurn(principal, input, id, key, writeId);
-    this.inFlight.set(flightKey, write);
+    if (pending) {
+      const settled = await pending.then((stored) => ({ stored }), (error: unknown) => ({ error }));
+      if ("stored" in settled) return replayOrConflict(settled.stored, hash, keyGiven);
+      // The first attempt failed: this one may differ (its supersedes, say) or find Chroma back, so it runs.
+    }
+    const write = this.storeNew(principal, input, id, key);
+    const written = write.then((w) => w.stored);
+    written.catch(() => undefined); // awaited by whoever joins it; its own caller awaits `write`
+    this.inFlight.set(flightKey, written);
     try {
-      const stored = await write;
+      const { stored, replaced, writeId } = await write;
       if (stored.metadata.write_id === writeId) {
-        await this.audit.append(principal.workspace, { action: "add", actor: principal.agent, memoryId: id });
         for (const record of replaced) {
           if (Number(record.metadata.valid_until) < OPEN_VALIDITY) continue;
           await this.corrections.supersede(principal, record, id, `superseded by ${id}`);
@@ -138,8 +139,23 @@ export class MemoryService {
       }
       return replayOrConflict(stored, hash, keyGiven);
     } finally {
-      this.inFlight.delete(flightKey);
+      if (this.inFlight.get(flightKey) === written) this.inFlight.delete(flightKey);
     }
+  }
+
+  /** Checks what the write depends on, then stores the turn unless its id exists. */
+  private async storeNew(
+    principal: Principal,
+    input: AddMemoryRequest,
+    id: string,
+    key: string,
+  ): Promise<{ stored: StoredRecord; replaced: StoredRecord[]; writeId: string }> {
+    if (await this.corrections.tombstone(principal.workspace, id)) throw gone(id);
+    // Every memory it replaces must exist and be the caller's to correct, before anything is written.
+    const replaced = await Promise.all((input.supersedes ?? []).map((old) => this.corrections.existing(principal.workspace, old)));
+    for (const record of replaced) this.corrections.assertMayCorrect(principal, record);
+    const writeId = randomUUID();
+    return { stored: await this.writeTurn(principal, input, id, key, writeId), replaced, writeId };
   }
 
   /** Stores the turn unless its id exists; answers with whatever record holds the id afterwards. */
@@ -157,9 +173,12 @@ export class MemoryService {
     if (!embedding) throw internal();
     // The slot comes before the turn: a writer that dies in between leaves a slot that readers skip,
     // never a turn that recency cannot find.
+    // The audit entry goes with them, provisional: it stands once the turn holding this write id is stored,
+    // so a write cut off anywhere, retried or raced, leaves exactly one entry that stands.
     const [{ seq, recordedAt }] = await Promise.all([
       this.recency.allocate(principal.workspace, principal.agent, id, writeId),
       this.sequences.append(principal.workspace, feedStream("turns"), { record_id: id, op: "put", session_id: input.session_id }, writeId),
+      this.audit.appendProvisional(principal.workspace, { action: "add", actor: principal.agent, memoryId: id }, writeId),
     ]);
     const record = buildTurnRecord({ input, agent: principal.agent, idempotencyKey, recordedAt, seq, writeId, source: input.source ?? "agent" });
     // Chroma keeps the first record for an id: a racing replica's add is ignored, and reading back tells who won.
@@ -306,6 +325,11 @@ export class MemoryService {
 
   verifyStore(principal: Principal): Promise<IntegrityReport> {
     return this.integrity.run(principal.workspace);
+  }
+
+  /** What verifyStore finds in the logs, mended when `apply` (see integrity.ts). */
+  repairStore(principal: Principal, apply: boolean): Promise<RepairReport> {
+    return this.integrity.repair(principal, apply);
   }
 
   /** One batch of re-embedding with this server's model. */

@@ -43,7 +43,7 @@ export class RecencyIndex {
       const seqs = descending(top, Math.max(0, top - (want - entries.length) + 1));
       top -= seqs.length;
       const slots = await this.sequences.read(workspace, agent, seqs);
-      const turnOf = new Map([...slots].map(([seq, slot]) => [seq, String(slot.turn_id)]));
+      const turnOf = new Map([...slots].filter(([, slot]) => slot.void !== true).map(([seq, slot]) => [seq, String(slot.turn_id)]));
       const found = await turns.get({ ids: [...new Set(turnOf.values())], withDocuments: true });
       const byId = new Map(found.map((t) => [t.id, t]));
       for (const seq of seqs) {

@@ -143,6 +143,18 @@ export class Sequences {
     return new Map(found.map((s) => [Number(s.metadata.seq), s.metadata]));
   }
 
+  /**
+   * Marks slots void: a slot cannot be removed (the sequence stays dense), but readers pass over a void one
+   * as if it were not there. Used by repair_store for what writes that did not land left behind.
+   */
+  async retire(workspace: string, stream: string, seqs: readonly number[]): Promise<void> {
+    const slots = await this.store.collection(workspace, "recency");
+    for (let i = 0; i < seqs.length; i += MAX_BATCH) {
+      const found = await slots.get({ ids: seqs.slice(i, i + MAX_BATCH).map((n) => slotId(stream, n)) });
+      await slots.updateMetadata(found.map((s) => ({ id: s.id, metadata: { ...s.metadata, void: true } })));
+    }
+  }
+
   /** Slots are dense, so existence is monotone in n: probe exponentially for a bound, then narrow 64 ways. */
   private async lengthOf(slots: RecordCollection, workspace: string, stream: string): Promise<number> {
     let low = this.lengthHints.get(`${workspace}|${stream}`) ?? 0; // slots below `low` exist

@@ -24,6 +24,7 @@ export type ExportedRecord = Schemas["ExportedRecord"];
 export type ImportRequest = Schemas["ImportRequest"];
 export type ImportResult = Schemas["ImportResult"];
 export type IntegrityReport = Schemas["IntegrityReport"];
+export type RepairReport = Schemas["RepairReport"];
 export type IntegrityProblem = Schemas["IntegrityProblem"];
 export type ReembedProgress = Schemas["ReembedProgress"];
 export type TransferCollection = Schemas["RecordCollectionName"];

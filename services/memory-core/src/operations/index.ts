@@ -2,6 +2,7 @@ import { registerAddMemory } from "./add-memory.js";
 import { registerExportRecords } from "./export-records.js";
 import { registerImportRecords } from "./import-records.js";
 import { registerReembedRecords } from "./reembed-records.js";
+import { registerRepairStore } from "./repair-store.js";
 import { registerVerifyStore } from "./verify-store.js";
 import { registerForgetMemory } from "./forget-memory.js";
 import { registerGetAuditLog } from "./get-audit-log.js";
@@ -31,6 +32,7 @@ export function createOperationRegistry(): OperationRegistry {
   registerExportRecords(registry);
   registerImportRecords(registry);
   registerVerifyStore(registry);
+  registerRepairStore(registry);
   registerReembedRecords(registry);
   return registry;
 }

@@ -1,4 +1,4 @@
-import type { IntegrityReport } from "../client.js";
+import type { IntegrityReport, RepairReport } from "../client.js";
 import type { Io } from "../io.js";
 import type { Target } from "../tokens.js";
 
@@ -11,7 +11,7 @@ export async function verify(targets: Target[], json: boolean, io: Io): Promise<
   return reports.every((r) => r.healthy);
 }
 
-function describe(report: IntegrityReport): string {
+export function describe(report: IntegrityReport): string {
   const lines = [`workspace ${report.workspace}: ${report.healthy ? "healthy" : "PROBLEMS FOUND"}`];
   lines.push(`  embedder: ${report.embedder.model} (${report.embedder.dimension} dimensions)`);
   for (const c of report.collections) {
@@ -24,4 +24,27 @@ function describe(report: IntegrityReport): string {
   for (const p of report.problems) lines.push(`    - ${p.check} in ${p.collection}${p.id ? ` ${p.id}` : ""}: ${p.detail}`);
   if (report.problems_truncated) lines.push("    ... (more problems; the counts above are complete)");
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * Each workspace's problems mended (with `apply`) or listed as what would be mended; true when, with `apply`,
+ * every workspace is healthy afterwards.
+ */
+export async function repair(targets: Target[], apply: boolean, json: boolean, io: Io): Promise<boolean> {
+  const reports: RepairReport[] = [];
+  const after: IntegrityReport[] = [];
+  for (const { client } of targets) {
+    reports.push(await client.repair(apply));
+    if (apply) after.push(await client.verify());
+  }
+  if (json) io.stdout.write(`${JSON.stringify({ repairs: reports, ...(apply ? { after } : {}) }, null, 2)}\n`);
+  else {
+    for (const r of reports) {
+      io.stdout.write(describe(r.before));
+      const what = `${r.slots_retired} slots to retire, ${r.audit_entries_written} audit entries to write, ${r.memories} memories concerned`;
+      io.stdout.write(r.applied ? `  repaired: ${what.replaceAll(" to ", " ")}\n` : `  dry run: ${what}; run again with --apply to mend\n`);
+    }
+    for (const report of after) io.stdout.write(`after repair, ${describe(report)}`);
+  }
+  return after.every((r) => r.healthy);
 }

@@ -1,0 +1,177 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AUDIT_STREAM } from "../src/domain/audit.js";
+import { Sequences, slotId } from "../src/domain/sequences.js";
+import { ChromaFaults, type ChromaCall } from "./support/chroma-faults.js";
+import { chromaUrl, http, makeToken, startCairn, turn, uniqueWorkspace, type TestCairn } from "./support/harness.js";
+
+/**
+ * Writes cut off at each step of their way to Chroma (a proxy cuts the connection of one chosen call, as a
+ * crash or a network fault would), retried with the same key, and raced on one key: each stored record has
+ * exactly one audit `add` entry, no write that did not land costs its agent's recency anything after
+ * `repair_store`, and `verify_store` sees what is left until then.
+ */
+
+const workspace = uniqueWorkspace("faults");
+const alice = makeToken(workspace, "alice");
+const admin = makeToken(workspace, "ops", "admin");
+let faults: ChromaFaults;
+let cairn: TestCairn;
+
+beforeAll(async () => {
+  faults = await ChromaFaults.start(chromaUrl());
+  cairn = await startCairn([alice, admin], { chroma: faults.url });
+});
+afterAll(async () => {
+  await cairn?.close();
+  await faults?.stop();
+});
+
+const add = (body: object) => http(cairn.url, "POST", "/v1/memories", { token: alice.token, body });
+const verify = async () => (await http(cairn.url, "GET", "/v1/admin/verify", { token: admin.token })).body;
+const repair = async (apply: boolean) => {
+  const res = await http(cairn.url, "POST", "/v1/admin/repair", { token: admin.token, body: { apply } });
+  expect(res.status).toBe(200);
+  return res.body;
+};
+const auditOf = async (memoryId: string) => {
+  const res = await http(cairn.url, "GET", `/v1/audit?memory_id=${memoryId}&limit=100`, { token: admin.token });
+  expect(res.status).toBe(200);
+  return res.body.entries as Array<{ action: string; actor: string; reason?: string }>;
+};
+const sessionTurns = async (sessionId: string) =>
+  (await http(cairn.url, "GET", `/v1/memories/recent?session_id=${sessionId}&limit=100`, { token: alice.token })).body.turns as Array<{ id: string }>;
+const isTurnAdd = (call: ChromaCall) => call.verb === "add" && call.ids.some((id) => id.startsWith("t_"));
+
+/** Sends until the write is acknowledged; a cut-off attempt answers 503, never a 5xx of another kind. */
+async function addUntilAcknowledged(body: object) {
+  const statuses: number[] = [];
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const res = await add(body);
+    statuses.push(res.status);
+    if (res.status === 200 || res.status === 201) return { res, statuses };
+    expect(res.status).toBe(503);
+    expect(res.body.code).toBe("unavailable");
+  }
+  throw new Error(`never acknowledged: ${statuses.join(", ")}`);
+}
+
+describe("a write cut off and retried with its key", () => {
+  it("cut off once its turn is stored: the retry replays it, and its one add entry stands", async () => {
+    const body = turn("cut-after-store", 1, { idempotency_key: "cut-after-store-1" });
+    // As a crash right after the turn reached Chroma: nothing after it gets through (the read-back either).
+    let stored = false;
+    faults.set((call) => {
+      if (stored) return "cut";
+      if (isTurnAdd(call)) stored = true;
+      return "pass";
+    });
+    const cut = await add(body);
+    faults.set(() => "pass");
+    expect(stored).toBe(true);
+    expect([cut.status, cut.body.code]).toEqual([503, "unavailable"]);
+    const res = await add(body);
+    expect([res.status, res.body.replayed]).toEqual([200, true]);
+    expect((await sessionTurns("cut-after-store")).map((t) => t.id)).toEqual([res.body.id]);
+    expect((await auditOf(res.body.id)).filter((e) => e.action === "add")).toHaveLength(1);
+  });
+
+  it("cut off before its turn is stored: one record and one add entry; verify sees what the first attempt left, repair retires it", async () => {
+    const body = turn("cut-before-store", 1, { idempotency_key: "cut-before-store-1" });
+    const cut = faults.cutOnce(isTurnAdd);
+    const { res, statuses } = await addUntilAcknowledged(body);
+    expect(cut.fired).toBe(true);
+    expect(statuses).toEqual([503, 201]);
+    const id = res.body.id as string;
+    expect((await sessionTurns("cut-before-store")).map((t) => t.id)).toEqual([id]);
+    expect((await auditOf(id)).filter((e) => e.action === "add")).toHaveLength(1);
+
+    const found = await verify();
+    expect(found.healthy).toBe(false);
+    expect(found.problem_counts).toMatchObject({ orphan_slot: 1, duplicate_feed_entry: 1 });
+    expect(found.problems.filter((p: { id?: string }) => p.id === id).map((p: { check: string }) => p.check).sort()).toEqual([
+      "duplicate_feed_entry",
+      "orphan_slot",
+    ]);
+
+    // A dry run changes nothing.
+    const dry = await repair(false);
+    expect(dry).toMatchObject({ applied: false, memories: 1, audit_entries_written: 0 });
+    expect(dry.slots_retired).toBeGreaterThanOrEqual(2);
+    expect((await verify()).problem_counts).toEqual(found.problem_counts);
+
+    const applied = await repair(true);
+    expect(applied).toMatchObject({ applied: true, memories: 1, slots_retired: dry.slots_retired });
+    const after = await verify();
+    expect(after).toMatchObject({ healthy: true, problem_counts: {} });
+    expect((await auditOf(id)).map((e) => e.action)).toEqual(["add", "repair"]);
+    // Idempotent: nothing is left to do, and the memory reads as before.
+    expect(await repair(true)).toMatchObject({ slots_retired: 0, audit_entries_written: 0, memories: 0 });
+    expect((await sessionTurns("cut-before-store")).map((t) => t.id)).toEqual([id]);
+  });
+
+  it("an add entry lost, and one written twice, are found by verify and mended by repair", async () => {
+    const lost = await add(turn("audit-damage", 1));
+    const doubled = await add(turn("audit-damage", 2));
+    expect([lost.status, doubled.status]).toEqual([201, 201]);
+    expect(await verify()).toMatchObject({ healthy: true });
+    // What a crash between a write and its entry left behind before entries were written with the record, and
+    // what a replay that wrote the entry again would leave.
+    const sequences = new Sequences(cairn.runtime.store);
+    const recency = await cairn.runtime.store.collection(workspace, "recency");
+    const length = await sequences.length(workspace, AUDIT_STREAM);
+    const entries = await sequences.read(workspace, AUDIT_STREAM, Array.from({ length }, (_, i) => i));
+    const [seqOfLost, slotOfLost] = [...entries].find(([, e]) => e.memory_id === lost.body.id && e.action === "add")!;
+    await recency.updateMetadata([{ id: slotId(AUDIT_STREAM, seqOfLost), metadata: { ...slotOfLost, void: true } }]);
+    await sequences.append(workspace, AUDIT_STREAM, { action: "add", actor: "alice", memory_id: doubled.body.id }, "an-earlier-replay");
+    expect((await auditOf(lost.body.id)).filter((e) => e.action === "add")).toHaveLength(0);
+    expect((await auditOf(doubled.body.id)).filter((e) => e.action === "add")).toHaveLength(2);
+
+    const found = await verify();
+    expect(found.problem_counts).toEqual({ missing_audit_entry: 1, doubled_audit_entry: 1 });
+    expect(await repair(true)).toMatchObject({ audit_entries_written: 1, slots_retired: 1, memories: 2 });
+    expect(await verify()).toMatchObject({ healthy: true });
+    expect((await auditOf(lost.body.id)).map((e) => e.action)).toEqual(["add", "repair"]);
+    expect((await auditOf(doubled.body.id)).map((e) => e.action)).toEqual(["add", "repair"]);
+  });
+});
+
+describe("writers racing on one key", () => {
+  it("50 at once: one record, 49 replays, 409 for other payloads, and one recency slot", async () => {
+    const racing = uniqueWorkspace("race");
+    const carol = makeToken(racing, "carol");
+    const ops = makeToken(racing, "ops", "admin");
+    const replica = await startCairn([carol, ops], { chroma: faults.url });
+    // Chroma slow to answer, as when it is loaded or restarting: the writes pile up while the first is in flight.
+    faults.set((call) => (call.ids.some((id) => id.startsWith("tomb:")) ? { delayMs: 200 } : "pass"));
+    try {
+      const body = turn("race", 1, { idempotency_key: "race-1" });
+      const results = await Promise.all(
+        Array.from({ length: 50 }, () => http(replica.url, "POST", "/v1/memories", { token: carol.token, body })),
+      );
+      expect(results.map((r) => r.status).sort((a, b) => a - b)).toEqual([...Array(49).fill(200), 201]);
+      expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
+      const others = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          http(replica.url, "POST", "/v1/memories", { token: carol.token, body: { ...body, response: `another outcome ${i}` } }),
+        ),
+      );
+      expect(others.map((r) => r.status)).toEqual(Array(10).fill(409));
+      expect(others.every((r) => r.body.code === "idempotency_conflict")).toBe(true);
+
+      // Recency costs what it costs for an agent that never raced: one slot for one turn, one feed entry.
+      const recency = await replica.runtime.store.collection(racing, "recency");
+      expect([...(await recency.present([slotId("carol", 0), slotId("carol", 1), slotId("@turns", 0), slotId("@turns", 1)]))].sort()).toEqual([
+        slotId("@turns", 0),
+        slotId("carol", 0),
+      ]);
+      const recent = await http(replica.url, "GET", "/v1/memories/recent", { token: carol.token });
+      expect(recent.body.turns.map((t: { id: string }) => t.id)).toEqual([results[0]!.body.id]);
+      const audit = await http(replica.url, "GET", "/v1/audit", { token: ops.token });
+      expect(audit.body.entries.map((e: { action: string }) => e.action)).toEqual(["add"]);
+      expect((await http(replica.url, "GET", "/v1/admin/verify", { token: ops.token })).body).toMatchObject({ healthy: true });
+    } finally {
+      faults.set(() => "pass");
+      await replica.close();
+    }
+  });
+});
