@@ -72,7 +72,7 @@ describe("export_records over REST", () => {
 
     const tombstones = await exportAll(ops.token, "tombstones");
     expect(tombstones.stamp).toBeNull();
-    expect(tombstones.records).toEqual([{ id: forgotten, document: "", metadata: { forgotten_at: expect.any(Number), forgotten_by: "dev", reason: "secret" } }]);
+    expect(tombstones.records).toEqual([{ id: forgotten, document: "", metadata: { forgotten_at: expect.any(Number), forgotten_by: "dev", reason: "secret", write_id: expect.any(String) } }]);
     expect(JSON.stringify(tombstones.records)).not.toContain("hunter2");
 
     const lean = await http(cairn.url, "GET", "/v1/admin/records?collection=turns&include_embeddings=false&limit=1", { token: ops.token });
@@ -212,9 +212,19 @@ describe("import_records beside other writers", () => {
       const recent = await http(other.url, "GET", "/v1/memories/recent?limit=100", { token: writer.token });
       expect(recent.body.turns).toHaveLength(fromDev.length + 3);
       expect(new Set(recent.body.turns.map((t: { id: string }) => t.id)).size).toBe(fromDev.length + 3);
+      // Overlapping imports race on the same ids: the losers' slots and feed entries are what verify reports,
+      // and all that repair_store has to retire.
+      const imported = new Set(fromDev.map((r) => r.id));
+      const found = await http(replica.url, "GET", "/v1/admin/verify", { token: admin.token });
+      expect(Object.keys(found.body.problem_counts).filter((c) => c !== "orphan_slot" && c !== "duplicate_feed_entry")).toEqual([]);
+      expect(found.body.problems.every((p: { id: string }) => imported.has(p.id))).toBe(true);
+      const repaired = await http(replica.url, "POST", "/v1/admin/repair", { token: admin.token, body: { apply: true } });
+      expect(repaired.body.memories).toBe(new Set(found.body.problems.map((p: { id: string }) => p.id)).size);
       const verify = await http(replica.url, "GET", "/v1/admin/verify", { token: admin.token });
       expect(verify.body).toMatchObject({ healthy: true, problems: [] });
       expect(verify.body.collections[0].count).toBe(fromDev.length + 3);
+      const after = await http(other.url, "GET", "/v1/memories/recent?limit=100", { token: writer.token });
+      expect(after.body.turns.map((t: { id: string }) => t.id)).toEqual(recent.body.turns.map((t: { id: string }) => t.id));
     } finally {
       await other.close();
       await replica.close();

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AUDIT_STREAM } from "../src/domain/audit.js";
 import { Sequences, slotId } from "../src/domain/sequences.js";
 import { ChromaFaults, type ChromaCall } from "./support/chroma-faults.js";
-import { chromaUrl, http, makeToken, startCairn, turn, uniqueWorkspace, type TestCairn } from "./support/harness.js";
+import { expectContractOutput } from "./support/contract-schemas.js";
+import { chromaUrl, http, makeToken, mcpClient, startCairn, turn, uniqueWorkspace, type TestCairn } from "./support/harness.js";
 
 /**
  * Writes cut off at each step of their way to Chroma (a proxy cuts the connection of one chosen call, as a
@@ -31,6 +32,7 @@ const verify = async () => (await http(cairn.url, "GET", "/v1/admin/verify", { t
 const repair = async (apply: boolean) => {
   const res = await http(cairn.url, "POST", "/v1/admin/repair", { token: admin.token, body: { apply } });
   expect(res.status).toBe(200);
+  expectContractOutput("repair_store", res.body);
   return res.body;
 };
 const auditOf = async (memoryId: string) => {
@@ -109,6 +111,9 @@ describe("a write cut off and retried with its key", () => {
     expect((await sessionTurns("cut-before-store")).map((t) => t.id)).toEqual([id]);
   });
 
+});
+
+describe("repair_store over REST", () => {
   it("an add entry lost, and one written twice, are found by verify and mended by repair", async () => {
     const lost = await add(turn("audit-damage", 1));
     const doubled = await add(turn("audit-damage", 2));
@@ -132,6 +137,34 @@ describe("a write cut off and retried with its key", () => {
     expect(await verify()).toMatchObject({ healthy: true });
     expect((await auditOf(lost.body.id)).map((e) => e.action)).toEqual(["add", "repair"]);
     expect((await auditOf(doubled.body.id)).map((e) => e.action)).toEqual(["add", "repair"]);
+  });
+
+  it("is for admins only, and an agent's call changes nothing", async () => {
+    const refused = await http(cairn.url, "POST", "/v1/admin/repair", { token: alice.token, body: { apply: true } });
+    expect([refused.status, refused.body.code]).toEqual([403, "forbidden"]);
+    const allowed = await http(cairn.url, "POST", "/v1/admin/repair", { token: admin.token, body: {} });
+    expect([allowed.status, allowed.body.applied]).toEqual([200, false]);
+  });
+});
+
+describe("repair_store over MCP", () => {
+  it("says what it would mend, then mends it", async () => {
+    const cut = faults.cutOnce(isTurnAdd);
+    const { statuses } = await addUntilAcknowledged(turn("mcp-repair", 1, { idempotency_key: "mcp-repair-1" }));
+    expect([cut.fired, statuses]).toEqual([true, [503, 201]]);
+    const client = await mcpClient(cairn.url, admin.token);
+    try {
+      const dry = (await client.callTool({ name: "repair_store", arguments: {} })) as any;
+      expectContractOutput("repair_store", dry.structuredContent);
+      expect(dry.structuredContent).toMatchObject({ applied: false, memories: 1 });
+      expect(dry.structuredContent.before.problem_counts).toMatchObject({ orphan_slot: 1 });
+      const applied = (await client.callTool({ name: "repair_store", arguments: { apply: true } })) as any;
+      expect(applied.structuredContent).toMatchObject({ applied: true, memories: 1 });
+      const verified = (await client.callTool({ name: "verify_store", arguments: {} })) as any;
+      expect(verified.structuredContent).toMatchObject({ healthy: true });
+    } finally {
+      await client.close();
+    }
   });
 });
 

@@ -115,9 +115,13 @@ export class AuditLog {
         }
       }
     }
-    return (slot) => slot.void !== true && (slot.provisional !== true || writeOf.get(String(slot.memory_id)) === slot.write_id);
+    return (slot) => stands(slot, writeOf);
   }
 }
+
+/** Whether an entry stands, given the write id each memory (or its tombstone) holds. */
+export const stands = (slot: Metadata, writeOf: ReadonlyMap<string, unknown>) =>
+  slot.void !== true && (slot.provisional !== true || writeOf.get(String(slot.memory_id)) === slot.write_id);
 
 export function entryOf(slot: Metadata): AuditEntry {
   return {

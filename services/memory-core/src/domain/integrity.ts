@@ -8,7 +8,7 @@ import {
   type Metadata,
   type StoredRecord,
 } from "../store/chroma-store.js";
-import { AUDIT_STREAM, type AuditLog, type NewAuditEntry } from "./audit.js";
+import { AUDIT_STREAM, stands, type AuditLog, type NewAuditEntry } from "./audit.js";
 import { FEED_PENDING_MS, feedStream } from "./lexical-catalog.js";
 import { TOMBSTONE_FILTER } from "./record-export.js";
 import { slotId, type Sequences } from "./sequences.js";
@@ -148,7 +148,8 @@ export class IntegrityCheck {
 
     const recency = await this.store.collection(workspace, "recency");
     collections.push({ collection: "recency", count: await recency.count(), stamp: RECENCY_STAMP, stamp_matches: true });
-    const forgotten = new Set((await recency.get({ where: TOMBSTONE_FILTER })).map((t) => t.id.slice(tombstoneId("").length)));
+    const tombstones = await recency.get({ where: TOMBSTONE_FILTER });
+    const forgotten = new Set(tombstones.map((t) => t.id.slice(tombstoneId("").length)));
     for (const id of forgotten) if (turns.has(id)) findings.add("forgotten_present", "turns", "a forgotten memory is still stored", id);
 
     const sessions = new Set([...turns.values()].map((t) => t.sessionId));
@@ -184,6 +185,19 @@ export class IntegrityCheck {
       });
     }
 
+    // The audit log: each stored turn has one `add` (or `restore`) entry that stands.
+    const written = new Map<string, number>();
+    const slots: Array<{ seq: number; slot: Metadata }> = [];
+    slotsChecked += await this.eachSlot(workspace, AUDIT_STREAM, (seq, slot) => void slots.push({ seq, slot }));
+    // The write id each memory holds, from what was read above: the turns collection may await re-embedding.
+    const writeOf = new Map<string, unknown>([...turns].map(([id, t]) => [id, t.writeId]));
+    for (const t of tombstones) writeOf.set(t.id.slice(tombstoneId("").length), t.metadata.write_id);
+    // A provisional add entry for a turn stored by another write can never stand: its write did not land,
+    // whichever of its slots it managed to take.
+    for (const { slot } of slots) {
+      const id = String(slot.memory_id);
+      if (slot.provisional === true && turns.has(id) && writeOf.get(id) !== slot.write_id) lostWrites.add(slot.write_id);
+    }
     // The change feeds: an entry names a record that exists, was forgotten, or is removed later in the stream.
     for (const [collection, exists] of [
       ["turns", (id: string) => turns.has(id) || forgotten.has(id)],
@@ -209,30 +223,22 @@ export class IntegrityCheck {
       }
     }
 
-    // The audit log: each stored turn has one `add` (or `restore`) entry that stands.
-    const written = new Map<string, number>();
-    const slots: Array<{ seq: number; slot: Metadata }> = [];
-    slotsChecked += await this.eachSlot(workspace, AUDIT_STREAM, (seq, slot) => void slots.push({ seq, slot }));
-    for (let i = 0; i < slots.length; i += PAGE) {
-      const batch = slots.slice(i, i + PAGE);
-      const stands = await this.audit.standing(workspace, batch.map((b) => b.slot));
-      for (const { seq, slot } of batch) {
-        const id = String(slot.memory_id);
-        if (slot.action !== "add" && slot.action !== "restore") continue;
-        if (!stands(slot)) {
-          // A provisional entry of a write that did not land: it never counts; retired with the write's slots.
-          if (lostWrites.has(slot.write_id) || (turns.has(id) && turns.get(id)!.writeId !== slot.write_id && dead(slot))) {
-            retire(AUDIT_STREAM, seq);
-          }
-          continue;
-        }
-        const count = (written.get(id) ?? 0) + 1;
-        written.set(id, count);
-        if (count > 1 && turns.has(id)) {
-          findings.add("doubled_audit_entry", "recency", `audit entry #${seq} records the writing of this memory again`, id);
+    for (const { seq, slot } of slots) {
+      const id = String(slot.memory_id);
+      if (slot.action !== "add" && slot.action !== "restore") continue;
+      if (!stands(slot, writeOf)) {
+        // A provisional entry of a write that did not land never counts; it is retired with the write's slots.
+        if (lostWrites.has(slot.write_id)) {
           retire(AUDIT_STREAM, seq);
-          touch(id, "retired a doubled audit entry");
         }
+        continue;
+      }
+      const count = (written.get(id) ?? 0) + 1;
+      written.set(id, count);
+      if (count > 1 && turns.has(id)) {
+        findings.add("doubled_audit_entry", "recency", `audit entry #${seq} records the writing of this memory again`, id);
+        retire(AUDIT_STREAM, seq);
+        touch(id, "retired a doubled audit entry");
       }
     }
     for (const [id, turn] of turns) {
