@@ -20,6 +20,7 @@ import {
   type TestCairn,
   type TestToken,
 } from "../../memory-core/test/support/harness.js";
+import { ChromaFaults } from "../../memory-core/test/support/chroma-faults.js";
 
 /** The `cairn` CLI as an operator runs it: a child process talking real HTTP to a running memory-core. */
 
@@ -428,6 +429,47 @@ describe("cairn's arguments", () => {
       expect(noServer.stderr).toContain("cannot reach memory-core");
     } finally {
       await cairn.close();
+    }
+  });
+});
+
+describe("cairn repair", () => {
+  it("lists what a write cut off and retried left behind, mends it with --apply, and has nothing left to do after", async () => {
+    const ws = uniqueWorkspace("mend");
+    const dev = makeToken(ws, "dev");
+    const ops = makeToken(ws, "ops", "admin");
+    const faults = await ChromaFaults.start(chromaUrl());
+    const cairn = await startCairn([dev, ops], { chroma: faults.url });
+    try {
+      await add(cairn, dev, turn("m", 1));
+      const body = turn("m", 2, { idempotency_key: "m-2" });
+      const cut = faults.cutOnce((call) => call.verb === "add" && call.ids.some((id) => id.startsWith("t_")));
+      expect((await http(cairn.url, "POST", "/v1/memories", { token: dev.token, body })).status).toBe(503);
+      expect(cut.fired).toBe(true);
+      const id = await add(cairn, dev, body);
+      const args = ["--token", ops.token, "--url", cairn.url.toString()];
+
+      const found = await cairnCli(["verify", ...args]);
+      expect(found.code).toBe(1);
+      expect(found.stdout).toContain("orphan_slot: 1");
+      const dry = await cairnCli(["repair", ...args]);
+      expect(dry.code).toBe(0);
+      expect(dry.stdout).toContain("dry run:");
+      expect(dry.stdout).toContain("1 memories concerned; run again with --apply to mend");
+      expect((await cairnCli(["verify", ...args])).code).toBe(1);
+
+      const applied = await cairnCli(["repair", "--apply", ...args]);
+      expect(applied.code).toBe(0);
+      expect(applied.stdout).toContain("repaired:");
+      expect(applied.stdout).toContain(`after repair, workspace ${ws}: healthy`);
+      expect((await cairnCli(["verify", ...args])).code).toBe(0);
+      const again = JSON.parse((await cairnCli(["repair", "--apply", "--json", ...args])).stdout);
+      expect(again.repairs[0]).toMatchObject({ applied: true, slots_retired: 0, audit_entries_written: 0, memories: 0 });
+      const recent = await http(cairn.url, "GET", "/v1/memories/recent", { token: dev.token });
+      expect(recent.body.turns.map((t: { id: string }) => t.id)[0]).toBe(id);
+    } finally {
+      await cairn.close();
+      await faults.stop();
     }
   });
 });
