@@ -178,7 +178,7 @@ describe("cursors the server never issued", () => {
       };
       expect(bad.isError).toBe(true);
       expect(JSON.parse(bad.content[0]!.text)).toMatchObject({ code: "invalid_cursor", status: 400, hint: expect.stringMatching(/next_cursor/) });
-      const good = (await client.callTool({ name: "query_recent_turns", arguments: { limit: 1 } })) as { isError?: boolean; structuredContent: { turns: unknown[] } };
+      const good = (await client.callTool({ name: "query_recent_turns", arguments: { limit: 1 } })) as unknown as { isError?: boolean; structuredContent: { turns: unknown[] } };
       expect(good.isError).toBeFalsy();
       expect(good.structuredContent.turns).toHaveLength(1);
     } finally {
