@@ -9,7 +9,7 @@ import { healthRouter, type Readiness } from "./health.js";
 import { mcpRouter } from "./mcp-route.js";
 import { authenticatedAgent } from "./authenticate.js";
 import { BODY_ENCODINGS, sendProblem, toCairnError, unsupportedEncoding } from "./problem.js";
-import { expressPath, restRouter } from "./rest.js";
+import { expressPath, hasBody, restRouter } from "./rest.js";
 
 export interface AppDeps {
   executor: OperationExecutor;
@@ -94,10 +94,6 @@ export function createApp(deps: AppDeps): Express {
   };
   app.use(errorBoundary);
   return app;
-}
-
-function hasBody(req: Request): boolean {
-  return req.get("transfer-encoding") !== undefined || Number(req.get("content-length") ?? 0) > 0;
 }
 
 /**

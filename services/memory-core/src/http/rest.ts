@@ -65,7 +65,7 @@ export function restInput(operation: Operation, req: Request): Record<string, un
   return input;
 }
 
-function hasBody(req: Request): boolean {
+export function hasBody(req: Request): boolean {
   return req.get("transfer-encoding") !== undefined || Number(req.get("content-length") ?? 0) > 0;
 }
 
