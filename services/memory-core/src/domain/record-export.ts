@@ -27,10 +27,17 @@ export class RecordExport {
     if (input.collection === "tombstones") return this.tombstones(workspace, offset, input.limit);
     const inspected = await this.store.inspect(workspace, input.collection);
     if (!inspected) return { workspace, collection: input.collection, stamp: this.store.stamp, records: [], total: 0, next_cursor: null };
-    // Counted first when paging on: an offset past the end was never issued, and is not handed to Chroma.
-    const total = await inspected.records.count();
-    assertWithin(offset, total);
-    const page = await inspected.records.get({ limit: input.limit, offset, withDocuments: true, withEmbeddings: input.include_embeddings });
+    const read = () => inspected.records.get({ limit: input.limit, offset, withDocuments: true, withEmbeddings: input.include_embeddings });
+    let page: StoredRecord[];
+    let total: number;
+    if (input.after === undefined) {
+      [page, total] = await Promise.all([read(), inspected.records.count()]);
+    } else {
+      // Paging on, the count comes first: an offset past the end was never issued, and is not handed to Chroma.
+      total = await inspected.records.count();
+      assertWithin(offset, total);
+      page = await read();
+    }
     return {
       workspace,
       collection: input.collection,
