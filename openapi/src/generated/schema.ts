@@ -387,7 +387,7 @@ export interface components {
         SessionId: string;
         /** @description A key of your choosing (printable ASCII, no spaces) that makes retries safe. */
         IdempotencyKey: string;
-        /** @description An opaque cursor from a previous page. */
+        /** @description An opaque cursor from a previous page, passed unchanged; any other value is refused with `invalid_cursor`. */
         Cursor: string;
         /**
          * @default summary
@@ -783,7 +783,7 @@ export interface components {
              * @description A stable machine-readable error code.
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_json" | "payload_too_large" | "unsupported_media_type" | "unauthorized" | "forbidden" | "not_found" | "idempotency_conflict" | "already_superseded" | "gone" | "method_not_allowed" | "unavailable" | "summarizer_unavailable" | "reembed_required" | "internal";
+            code: "validation_failed" | "invalid_cursor" | "malformed_json" | "payload_too_large" | "unsupported_media_type" | "unauthorized" | "forbidden" | "not_found" | "idempotency_conflict" | "already_superseded" | "gone" | "method_not_allowed" | "unavailable" | "summarizer_unavailable" | "reembed_required" | "internal";
             detail: string;
             /** @description What to do about it. */
             hint?: string;
@@ -794,7 +794,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request does not match the contract (`validation_failed`, `malformed_json`). */
+        /** @description The request does not match the contract (`validation_failed`, `malformed_json`), or a paging cursor is not one this listing issued (`invalid_cursor`). */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -803,7 +803,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The body is not JSON, or not in UTF-8 (`unsupported_media_type`). */
+        /** @description The body is not JSON, not in UTF-8, or in a Content-Encoding other than gzip or deflate (`unsupported_media_type`). */
         UnsupportedMediaType: {
             headers: {
                 [name: string]: unknown;
@@ -866,9 +866,11 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The store or the embedder cannot be reached right now (`unavailable`); retry later. Or the workspace waits for re-embedding after an embedding-model change (`reembed_required`), or this server runs no summarizer (`summarizer_unavailable`). */
+        /** @description The store or the embedder cannot be reached right now (`unavailable`); retry after the seconds `Retry-After` names. Or the workspace waits for re-embedding after an embedding-model change (`reembed_required`), or this server runs no summarizer (`summarizer_unavailable`). */
         Unavailable: {
             headers: {
+                /** @description Seconds to wait before retrying. */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {

@@ -3,6 +3,7 @@ import type { FieldError } from "@cairn/openapi";
 /** The stable error codes of the contract's `Problem.code`. */
 export type ErrorCode =
   | "validation_failed"
+  | "invalid_cursor"
   | "malformed_json"
   | "payload_too_large"
   | "unsupported_media_type"
@@ -20,6 +21,7 @@ export type ErrorCode =
 
 const TITLES: Record<ErrorCode, string> = {
   validation_failed: "The request does not match the contract",
+  invalid_cursor: "The cursor was not issued by this listing",
   malformed_json: "The body is not valid JSON",
   payload_too_large: "The body is too large",
   unsupported_media_type: "The body must be application/json",
@@ -83,6 +85,22 @@ export const validationFailed = (errors: FieldError[], hint?: string) =>
     hint ?? "Fix the fields named in `errors` and call again; the contract (GET /openapi.json) lists every field.",
     errors,
   );
+
+/**
+ * A paging cursor this server did not issue for this listing: malformed, past the end, or another listing's.
+ * Judged before any page is read, so a forged position costs nothing to refuse.
+ */
+export const invalidCursor = (field: string, message = "is not a cursor this server issued") =>
+  new CairnError(
+    "invalid_cursor",
+    400,
+    `${field} ${message}`,
+    `Pass the \`next_cursor\` of the previous page unchanged, with the same other parameters, or omit \`${field}\` to start from the first page.`,
+    [{ path: field, message }],
+  );
+
+/** Seconds a client should wait before retrying a 503: sent as `Retry-After` on REST and `retry_after_s` over MCP. */
+export const RETRY_AFTER_SECONDS = 2;
 
 export const unauthorized = () =>
   new CairnError(

@@ -38,7 +38,12 @@ async function main(): Promise<void> {
     cleanups.push(() => runtime.close());
     const server = buildServer(runtime.executor, principal, "mcp-stdio", log);
     const transport = new StdioServerTransport();
+    // Closing the server closes the transport, whose onclose calls this again, synchronously (as do stdin's
+    // end and the signals): the flag is set before anything is closed, so only the first call shuts down.
+    let shuttingDown = false;
     const shutdown = async () => {
+      if (shuttingDown) return;
+      shuttingDown = true;
       await server.close().catch(() => undefined);
       for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
       process.exit(0);

@@ -1,9 +1,14 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { CallToolResultSchema, ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import yaml from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectContractOutput, operationIds } from "./support/contract-schemas.js";
@@ -255,3 +260,55 @@ describe("stdio transport", () => {
     }
   });
 });
+
+describe("stdio transport shutdown", () => {
+  it("exits 0 without a stack overflow when its client disconnects, after serving a call; a malformed call is InvalidParams", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "cairn-stdio-exit-"));
+    const tokensFile = join(dir, "tokens.yaml");
+    const dave = makeToken(workspace, "dave");
+    await writeFile(tokensFile, yaml.dump({ tokens: [dave] }));
+    const entry = fileURLToPath(new URL("../src/stdio.ts", import.meta.url));
+    // Spawned here rather than by StdioClientTransport, which keeps the exit code and stderr to itself.
+    const child = spawn(process.execPath, ["--import", "tsx", entry], {
+      env: { PATH: process.env.PATH ?? "", CAIRN_TOKEN: dave.token, CAIRN_TOKENS_FILE: tokensFile, CAIRN_CHROMA_URL: chromaUrl().toString(), CAIRN_DATA_DIR: dir },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+    const exited = once(child, "exit") as Promise<[number | null, NodeJS.Signals | null]>;
+    const transport = childTransport(child.stdin, child.stdout);
+    const stdio = new Client({ name: "cairn-stdio-exit-test", version: "0.0.0" });
+    await stdio.connect(transport);
+    const written = await call(stdio, "add_memory", turn("stdio-exit", 1));
+    expect(written.structuredContent).toMatchObject({ agent: "dave", replayed: false });
+    for (const params of [{ arguments: {} }, { name: "query_recent_turns", arguments: [1] }]) {
+      const refused = stdio.request({ method: "tools/call", params } as never, CallToolResultSchema);
+      await expect(refused).rejects.toMatchObject({ code: ErrorCode.InvalidParams });
+    }
+    await stdio.close();
+    const [code, signal] = await exited;
+    expect(stderr).not.toMatch(/RangeError|Maximum call stack/);
+    expect([code, signal]).toEqual([0, null]);
+  });
+});
+
+/** A client transport over a child's pipes, framed as the SDK's stdio transports frame messages. */
+function childTransport(input: NodeJS.WritableStream, output: NodeJS.ReadableStream): Transport {
+  const buffer = new ReadBuffer();
+  const transport: Transport = {
+    async start() {
+      output.on("data", (chunk: Buffer) => {
+        buffer.append(chunk);
+        for (let message = buffer.readMessage(); message; message = buffer.readMessage()) transport.onmessage?.(message);
+      });
+      output.on("end", () => transport.onclose?.());
+    },
+    async send(message: JSONRPCMessage) {
+      input.write(serializeMessage(message));
+    },
+    async close() {
+      input.end();
+    },
+  };
+  return transport;
+}

@@ -102,17 +102,17 @@ describe("query_recent_turns order and paging", () => {
     }
   });
 
-  it("answers a cursor it did not issue, or one for another agent, with validation_failed", async () => {
+  it("answers a cursor it did not issue, or one for another agent, with invalid_cursor", async () => {
     const page = await http(cairn.url, "GET", "/v1/memories/recent?limit=1&agent=bob", { token: alice.token });
     expect(page.body.next_cursor).toEqual(expect.any(String));
     const ok = await http(cairn.url, "GET", `/v1/memories/recent?limit=1&agent=bob&before=${page.body.next_cursor}`, { token: alice.token });
     expect(ok.status).toBe(200);
     expect(ok.body.turns).toHaveLength(1);
     const otherAgent = await http(cairn.url, "GET", `/v1/memories/recent?limit=1&before=${page.body.next_cursor}`, { token: alice.token });
-    expect(otherAgent.status).toBe(400);
+    expect([otherAgent.status, otherAgent.body.code]).toEqual([400, "invalid_cursor"]);
     expect(otherAgent.body.errors).toEqual([{ path: "before", message: "belongs to another agent's listing" }]);
     const forged = await http(cairn.url, "GET", "/v1/memories/recent?before=bm90LWEtY3Vyc29y", { token: alice.token });
-    expect(forged.status).toBe(400);
+    expect([forged.status, forged.body.code]).toEqual([400, "invalid_cursor"]);
     expect(forged.body.errors).toEqual([{ path: "before", message: "is not a cursor this server issued" }]);
   });
 });

@@ -9,7 +9,7 @@ import { describeStartError } from "../src/start-errors.js";
 import { startEmbeddedChroma } from "../src/embedded/chroma-server.js";
 import { startOpenAIStub } from "../../../testing/openai-stub.js";
 import { expectNoLeak } from "./support/no-leak.js";
-import { chromaUrl, http, makeToken, sharedEmbedder, startCairn, turn, uniqueWorkspace } from "./support/harness.js";
+import { chromaUrl, http, makeToken, mcpClient, sharedEmbedder, startCairn, turn, uniqueWorkspace } from "./support/harness.js";
 
 const running: Stack[] = [];
 afterEach(async () => {
@@ -142,6 +142,9 @@ describe("when Chroma goes away", () => {
       const write = await http(cairn.url, "POST", "/v1/memories", { token: token.token, body: turn("down", 2) });
       expect(write.status).toBe(503);
       expect(write.body.code).toBe("unavailable");
+      // Every 503 says when to come back; a 201 before it did not.
+      expect(write.headers.get("retry-after")).toBe("2");
+      expect(before.headers.get("retry-after")).toBeNull();
       expectNoLeak(write.text, [token.token, chroma.url.port]);
       const read = await http(cairn.url, "GET", "/v1/memories/recent", { token: token.token });
       expect(read.status).toBe(503);
@@ -149,9 +152,21 @@ describe("when Chroma goes away", () => {
       // Queries read Chroma over a connection pool of their own (net/json-client.ts): the same answer.
       const search = await http(cairn.url, "POST", "/v1/memories/query", { token: token.token, body: { query: turn("down", 1).prompt } });
       expect([search.status, search.body.code]).toEqual([503, "unavailable"]);
+      expect(search.headers.get("retry-after")).toBe("2");
+      const client = await mcpClient(cairn.url, token.token);
+      try {
+        const overMcp = (await client.callTool({ name: "query_recent_turns", arguments: {} })) as { isError?: boolean; content: Array<{ text: string }> };
+        expect(overMcp.isError).toBe(true);
+        expect(JSON.parse(overMcp.content[0]!.text)).toMatchObject({ code: "unavailable", status: 503, retry_after_s: 2 });
+        const refused = (await client.callTool({ name: "query_recent_turns", arguments: { limit: 0 } })) as { isError?: boolean; content: Array<{ text: string }> };
+        expect(JSON.parse(refused.content[0]!.text)).not.toHaveProperty("retry_after_s");
+      } finally {
+        await client.close();
+      }
       expectNoLeak(search.text, [token.token, chroma.url.port]);
       const notReady = await http(cairn.url, "GET", "/readyz");
       expect(notReady.status).toBe(503);
+      expect(notReady.headers.get("retry-after")).toBe("2");
       expect(notReady.body.checks.chroma).toBe("failing");
     } finally {
       await cairn.close();

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -170,6 +170,8 @@ describe("cairn backup and restore", () => {
     expect(made.code).toBe(0);
     expect(made.stdout).toContain(`backed up ${alpha}: 12 turns, 1 summaries, 1 tombstones`);
     expect(made.stdout).toContain(`backed up ${beta}: 4 turns, 0 summaries, 0 tombstones`);
+    // A backup holds every memory of the workspaces: readable by its owner only, whatever the umask.
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
     const lines = (await readFile(file, "utf8")).trimEnd().split("\n").map((l) => JSON.parse(l));
     expect(lines[0]).toMatchObject({ type: "header", format: "cairn-backup", version: 1 });
     const manifest = lines.at(-1);

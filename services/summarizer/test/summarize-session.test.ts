@@ -90,6 +90,7 @@ describe("summarize_session over REST", () => {
     const res = await http(bare.url, "POST", "/v1/sessions/op-bare/summarize", { token: admin.token });
     expect(res.status).toBe(503);
     expect(res.body.code).toBe("summarizer_unavailable");
+    expect(res.headers.get("retry-after")).toBe("2");
     expect(res.body.hint).toMatch(/summarizer/);
     expect((await http(bare.url, "GET", "/v1/sessions/op-bare", { token: admin.token })).status).toBe(200);
   });

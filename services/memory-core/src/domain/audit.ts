@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { invalidCursor } from "../errors.js";
 import type { ChromaStore, Metadata } from "../store/chroma-store.js";
 import type { Sequences } from "./sequences.js";
 import { tombstoneId } from "./tombstones.js";
@@ -71,6 +72,8 @@ export class AuditLog {
   /** Entries from position `from` on, oldest first, that pass the filter; `next` is where to go on from. */
   async read(workspace: string, filter: AuditFilter, limit: number, from: number): Promise<{ entries: AuditEntry[]; next: number | null }> {
     const length = await this.sequences.length(workspace, AUDIT_STREAM);
+    // The walk below reads every position from `from` on: one the log never reached was never issued.
+    if (from < 0 || from > length) throw invalidCursor("after", "points past the end of this listing");
     const entries: AuditEntry[] = [];
     let position = from;
     while (position < length && entries.length < limit) {

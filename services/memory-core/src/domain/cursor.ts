@@ -1,4 +1,4 @@
-import { validationFailed } from "../errors.js";
+import { invalidCursor } from "../errors.js";
 
 /** A position in a time-ordered listing: the last record returned. Opaque to callers. */
 export interface Position {
@@ -10,17 +10,23 @@ export function encodeCursor(position: Position): string {
   return Buffer.from(JSON.stringify([position.at, position.id]), "utf8").toString("base64url");
 }
 
+/**
+ * Reads back exactly what `encodeCursor` writes — a pair of a non-negative integer and a non-empty name —
+ * and refuses anything else as `invalid_cursor`. Whether the position lies within its listing is for the
+ * listing to judge (it alone knows its length).
+ */
 export function decodeCursor(cursor: string, field: string): Position {
+  let decoded: unknown;
   try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown[];
-    if (typeof at === "number" && Number.isSafeInteger(at) && typeof id === "string" && id.length > 0) return { at, id };
+    decoded = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
   } catch {
-    // fall through to the caller-facing error
+    throw invalidCursor(field);
   }
-  throw validationFailed(
-    [{ path: field, message: "is not a cursor this server issued" }],
-    `Pass the \`next_cursor\` of the previous page unchanged, or omit \`${field}\` to start from the beginning.`,
-  );
+  if (Array.isArray(decoded) && decoded.length === 2) {
+    const [at, id] = decoded as unknown[];
+    if (typeof at === "number" && Number.isSafeInteger(at) && at >= 0 && typeof id === "string" && id.length > 0) return { at, id };
+  }
+  throw invalidCursor(field);
 }
 
 /** Oldest first; ties broken by id so that paging never skips or repeats. */

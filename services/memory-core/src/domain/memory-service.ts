@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import type { Logger } from "../logger.js";
-import { CairnError, forbidden, internal, notFound, validationFailed } from "../errors.js";
+import { CairnError, forbidden, internal, invalidCursor, notFound, validationFailed } from "../errors.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { bestOf } from "./confidence.js";
 import type { Condition } from "./filters.js";
@@ -298,7 +298,7 @@ export class MemoryService {
     principal: Principal,
     input: { memory_id?: string; agent?: string; since?: string; until?: string; limit: number; after?: string },
   ): Promise<{ entries: AuditEntry[]; next_cursor: string | null }> {
-    const from = input.after === undefined ? 0 : decodeCursor(input.after, "after").at;
+    const from = input.after === undefined ? 0 : auditPosition(input.after);
     const page = await this.audit.read(
       principal.workspace,
       {
@@ -404,14 +404,16 @@ function assertWellFormed(input: AddMemoryRequest) {
 }
 
 
+/** An audit cursor is a position in the `@audit` sequence; the log checks it against its length. */
+function auditPosition(cursor: string): number {
+  const position = decodeCursor(cursor, "after");
+  if (position.id !== "audit") throw invalidCursor("after", "belongs to another listing");
+  return position.at;
+}
+
 /** A recency cursor names the agent whose sequence it points into: it cannot be replayed against another. */
 function decodeRecencyCursor(cursor: string, agent: string): number {
   const position = decodeCursor(cursor, "before");
-  if (position.id !== agent) {
-    throw validationFailed(
-      [{ path: "before", message: "belongs to another agent's listing" }],
-      "Pass the `next_cursor` of the previous page with the same `agent` and `session_id`.",
-    );
-  }
+  if (position.id !== agent) throw invalidCursor("before", "belongs to another agent's listing");
   return position.at;
 }

@@ -1,3 +1,4 @@
+import { invalidCursor } from "../errors.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import type { Appended, Sequences } from "./sequences.js";
 import type { SessionTurns } from "./session-turns.js";
@@ -36,7 +37,9 @@ export class RecencyIndex {
     before: number | undefined,
   ): Promise<{ entries: RecentEntry[]; more: boolean }> {
     const turns = await this.store.collection(workspace, "turns");
-    let top = (before ?? (await this.sequences.length(workspace, agent))) - 1;
+    const length = await this.sequences.length(workspace, agent);
+    assertWithin(before, length);
+    let top = (before ?? length) - 1;
     const want = limit + 1;
     const entries: RecentEntry[] = [];
     while (entries.length < want && top >= 0) {
@@ -62,12 +65,21 @@ export class RecencyIndex {
     limit: number,
     before: number | undefined,
   ): Promise<{ entries: RecentEntry[]; more: boolean }> {
+    if (before !== undefined) assertWithin(before, await this.sequences.length(workspace, agent));
     const all = (await this.sessions.list(workspace, sessionId, agent))
       .map((turn) => ({ seq: Number(turn.metadata.seq), turn }))
       .filter((e) => before === undefined || e.seq < before)
       .sort((a, b) => b.seq - a.seq);
     return { entries: all.slice(0, limit), more: all.length > limit };
   }
+}
+
+/**
+ * The page walks down from `before` slot by slot, so a position past the sequence's end would cost a lookup
+ * per slot that never existed: refused instead. The server only issues positions below the length.
+ */
+function assertWithin(before: number | undefined, length: number): void {
+  if (before !== undefined && before > length) throw invalidCursor("before", "points past the end of this listing");
 }
 
 /** from, from-1, ..., to */

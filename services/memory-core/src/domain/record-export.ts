@@ -1,4 +1,4 @@
-import { validationFailed } from "../errors.js";
+import { invalidCursor } from "../errors.js";
 import type { ChromaStore, StoredRecord, Where } from "../store/chroma-store.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { tombstoneId } from "./tombstones.js";
@@ -27,10 +27,17 @@ export class RecordExport {
     if (input.collection === "tombstones") return this.tombstones(workspace, offset, input.limit);
     const inspected = await this.store.inspect(workspace, input.collection);
     if (!inspected) return { workspace, collection: input.collection, stamp: this.store.stamp, records: [], total: 0, next_cursor: null };
-    const [page, total] = await Promise.all([
-      inspected.records.get({ limit: input.limit, offset, withDocuments: true, withEmbeddings: input.include_embeddings }),
-      inspected.records.count(),
-    ]);
+    const read = () => inspected.records.get({ limit: input.limit, offset, withDocuments: true, withEmbeddings: input.include_embeddings });
+    let page: StoredRecord[];
+    let total: number;
+    if (input.after === undefined) {
+      [page, total] = await Promise.all([read(), inspected.records.count()]);
+    } else {
+      // Paging on, the count comes first: an offset past the end was never issued, and is not handed to Chroma.
+      total = await inspected.records.count();
+      assertWithin(offset, total);
+      page = await read();
+    }
     return {
       workspace,
       collection: input.collection,
@@ -45,6 +52,7 @@ export class RecordExport {
     const recency = await this.store.collection(workspace, "recency");
     // Forgetting is rare: the tombstones of a workspace are few, listed whole and cut here.
     const all = await recency.get({ where: TOMBSTONE_FILTER });
+    assertWithin(offset, all.length);
     const page = all.slice(offset, offset + limit);
     return {
       workspace,
@@ -73,11 +81,10 @@ function nextCursor(collection: TransferCollection, offset: number, read: number
 /** An export cursor is an offset bound to its collection: it cannot be replayed against another. */
 function offsetOf(cursor: string, collection: TransferCollection): number {
   const position = decodeCursor(cursor, "after");
-  if (position.id !== collection || position.at < 0) {
-    throw validationFailed(
-      [{ path: "after", message: "belongs to another collection's listing" }],
-      "Pass the `next_cursor` of the previous page with the same `collection`.",
-    );
-  }
+  if (position.id !== collection) throw invalidCursor("after", "belongs to another collection's listing");
   return position.at;
+}
+
+function assertWithin(offset: number, total: number): void {
+  if (offset > total) throw invalidCursor("after", "points past the end of this listing");
 }

@@ -1,7 +1,7 @@
 import type { Contract } from "@cairn/openapi";
 import { Router } from "express";
 import type { TokenRegistry } from "../auth/tokens.js";
-import { forbidden } from "../errors.js";
+import { forbidden, RETRY_AFTER_SECONDS } from "../errors.js";
 import type { Metrics } from "../metrics.js";
 import { authenticate } from "./authenticate.js";
 
@@ -22,6 +22,7 @@ export function healthRouter(
   });
   router.get("/readyz", async (_req, res) => {
     const report = await readiness();
+    if (!report.ready) res.setHeader("Retry-After", String(RETRY_AFTER_SECONDS));
     res.status(report.ready ? 200 : 503).json({ status: report.ready ? "ready" : "not_ready", checks: report.checks });
   });
   // Operational detail is for operators: Prometheus scrapes with an admin bearer token.

@@ -2,6 +2,7 @@ import type { Operation } from "@cairn/openapi";
 import { Router, type Request } from "express";
 import type { TokenRegistry } from "../auth/tokens.js";
 import { CairnError, validationFailed } from "../errors.js";
+import { assertInputDepth } from "../input-depth.js";
 import type { OperationExecutor } from "../operations/executor.js";
 import { authenticate } from "./authenticate.js";
 
@@ -34,6 +35,7 @@ export function restInput(operation: Operation, req: Request): Record<string, un
       );
     }
     const body: unknown = req.body ?? {};
+    assertInputDepth(body);
     if (typeof body !== "object" || body === null || Array.isArray(body)) {
       throw validationFailed([{ path: "", message: "the body must be a JSON object" }]);
     }
@@ -63,7 +65,7 @@ export function restInput(operation: Operation, req: Request): Record<string, un
   return input;
 }
 
-function hasBody(req: Request): boolean {
+export function hasBody(req: Request): boolean {
   return req.get("transfer-encoding") !== undefined || Number(req.get("content-length") ?? 0) > 0;
 }
 

@@ -1,7 +1,6 @@
 import type { Operation } from "@cairn/openapi";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
-  CallToolRequestSchema,
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
@@ -9,7 +8,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Principal } from "../auth/principal.js";
-import { asCairnError, CairnError } from "../errors.js";
+import { asCairnError, CairnError, RETRY_AFTER_SECONDS } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { OperationExecutor, Transport } from "../operations/executor.js";
 
@@ -40,13 +39,17 @@ export function buildServer(
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
-    const name = request.params.name;
+  // tools/call is answered here rather than through setRequestHandler: the SDK checks a registered handler's
+  // request against its schema and answers a malformed call with InternalError and the schema library's dump.
+  // A malformed call is the caller's mistake: InvalidParams, in one sentence.
+  server.fallbackRequestHandler = async (request): Promise<CallToolResult> => {
+    if (request.method !== "tools/call") throw new McpError(ErrorCode.MethodNotFound, "Method not found");
+    const { name, arguments: args } = toolCall(request.params);
     if (!executor.operations.some((op) => op.operationId === name)) {
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      throw new McpError(ErrorCode.InvalidParams, "Unknown tool: see tools/list for the tools this server has");
     }
     try {
-      const result = await executor.execute(name, request.params.arguments ?? {}, principal, transport);
+      const result = await executor.execute(name, args, principal, transport);
       return {
         content: [{ type: "text", text: JSON.stringify(result.body) }],
         structuredContent: result.body as Record<string, unknown>,
@@ -55,8 +58,20 @@ export function buildServer(
       if (!(error instanceof CairnError)) log.error("tool failed", { tool: name, error: String(error) });
       return toolError(asCairnError(error));
     }
-  });
+  };
   return server;
+}
+
+/** A tools/call's name and arguments, or InvalidParams: `name` a non-empty string, `arguments` absent or an object. */
+function toolCall(params: unknown): { name: string; arguments: Record<string, unknown> } {
+  const { name, arguments: args } = (typeof params === "object" && params !== null ? params : {}) as Record<string, unknown>;
+  if (typeof name !== "string" || name.length === 0) {
+    throw new McpError(ErrorCode.InvalidParams, "tools/call needs params.name, the name of a tool");
+  }
+  if (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args))) {
+    throw new McpError(ErrorCode.InvalidParams, "tools/call params.arguments must be a JSON object of the tool's inputs");
+  }
+  return { name, arguments: (args ?? {}) as Record<string, unknown> };
 }
 
 /** A failure the model can act on: the same code, detail and hint as the REST problem document. */
@@ -68,6 +83,7 @@ function toolError(error: CairnError): CallToolResult {
     detail: problem.detail,
     ...(problem.hint ? { hint: problem.hint } : {}),
     ...(problem.errors ? { errors: problem.errors } : {}),
+    ...(problem.status === 503 ? { retry_after_s: RETRY_AFTER_SECONDS } : {}),
   };
   return { isError: true, content: [{ type: "text", text: JSON.stringify(payload) }] };
 }

@@ -3,6 +3,7 @@ import type { Principal } from "../auth/principal.js";
 import type { MemoryService } from "../domain/memory-service.js";
 import type { SessionSummarizer } from "../domain/session-summarizer.js";
 import { asCairnError, forbidden, validationFailed } from "../errors.js";
+import { assertInputDepth } from "../input-depth.js";
 import type { Metrics } from "../metrics.js";
 import type { OperationRegistry, OperationResult } from "./registry.js";
 
@@ -58,6 +59,7 @@ export class OperationExecutor {
     if (operation.requiredRole === "admin" && principal.role !== "admin") {
       throw forbidden(`${operationId} needs an admin token.`);
     }
+    assertInputDepth(input);
     const validated = this.validators.get(operationId)!(input);
     if (!validated.ok) throw validationFailed(validated.errors);
     const handler = this.registry.handler(operationId)!;

@@ -10,7 +10,7 @@ import type { Role } from "../../src/auth/principal.js";
 import type { Embedder } from "../../src/embeddings/embedder.js";
 import { createEmbedder } from "../../src/embeddings/create.js";
 import { createApp } from "../../src/http/app.js";
-import { silentLogger } from "../../src/logger.js";
+import { silentLogger, type Logger } from "../../src/logger.js";
 import { createRuntime, type Runtime, type SummarizerFactory } from "../../src/runtime.js";
 
 export const chromaUrl = () => new URL(inject("chromaUrl"));
@@ -45,7 +45,7 @@ export interface TestCairn {
 /** memory-core in this process over real HTTP and the shared real Chroma, with the given tokens. */
 export async function startCairn(
   tokens: TestToken[],
-  options: { chroma?: URL; embedder?: Embedder; maintenance?: boolean; summarizer?: SummarizerFactory } = {},
+  options: { chroma?: URL; embedder?: Embedder; maintenance?: boolean; summarizer?: SummarizerFactory; log?: Logger } = {},
 ): Promise<TestCairn> {
   // Through the real tokens-file parser, as an operator's file would go.
   const registry = new TokenRegistry(parseTokensFile(yaml.dump({ tokens })));
@@ -64,7 +64,7 @@ export async function startCairn(
     tokens: registry,
     metrics: runtime.metrics,
     readiness: () => runtime.readiness(),
-    log: silentLogger,
+    log: options.log ?? silentLogger,
     host: "127.0.0.1",
   });
   const server: Server = await new Promise((resolve) => {

@@ -1,6 +1,6 @@
 import { once } from "node:events";
 import { createWriteStream } from "node:fs";
-import { rename, rm } from "node:fs/promises";
+import { chmod, rename, rm } from "node:fs/promises";
 import { COLLECTION_ORDER, Checksums, FORMAT, VERSION, type HeaderLine, type ManifestLine, type RecordLine, type WorkspaceManifest } from "../backup-format.js";
 import type { EmbeddingStamp } from "../client.js";
 import { CliError, type Io } from "../io.js";
@@ -8,6 +8,7 @@ import { ProgressBar } from "../progress.js";
 import type { Target } from "../tokens.js";
 
 const PAGE = 200;
+const BACKUP_MODE = 0o600;
 
 export interface BackupSummary {
   file: string;
@@ -22,7 +23,9 @@ export interface BackupSummary {
  */
 export async function backup(targets: Target[], file: string, io: Io): Promise<BackupSummary> {
   const partial = `${file}.partial`;
-  const out = createWriteStream(partial, { encoding: "utf8" });
+  // A backup holds every memory of its workspaces: its owner's alone. The mode applies when the file is
+  // created; the chmod covers a `.partial` left behind by an earlier run, which keeps the mode it had.
+  const out = createWriteStream(partial, { encoding: "utf8", mode: BACKUP_MODE });
   const failed = new Promise<never>((_, reject) => out.once("error", reject));
   failed.catch(() => undefined);
   let bytes = 0;
@@ -37,6 +40,7 @@ export async function backup(targets: Target[], file: string, io: Io): Promise<B
     await Promise.race([once(out, "open"), failed]).catch((error: NodeJS.ErrnoException) => {
       throw new CliError(`cannot write ${file} (${error.code ?? "error"})`);
     });
+    await chmod(partial, BACKUP_MODE);
     const createdAt = new Date().toISOString();
     await write({ type: "header", format: FORMAT, version: VERSION, created_at: createdAt });
     const stamps = new Map<string, WorkspaceManifest["stamps"]>();
