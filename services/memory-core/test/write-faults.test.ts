@@ -208,3 +208,37 @@ describe("writers racing on one key", () => {
     }
   });
 });
+
+describe("recency after writes that did not land", () => {
+  it("reads an agent's newest turns in about the round trips of an agent that never lost a write", async () => {
+    const ws = uniqueWorkspace("lost");
+    const dana = makeToken(ws, "dana");
+    const erin = makeToken(ws, "erin");
+    const replica = await startCairn([dana, erin], { chroma: faults.url });
+    try {
+      for (let n = 1; n <= 12; n++) {
+        // Every write of dana's is cut off once before its turn is stored, then retried: half her slots are left behind.
+        const body = turn("lost", n, { idempotency_key: `lost-${n}` });
+        const cut = faults.cutOnce(isTurnAdd);
+        expect((await http(replica.url, "POST", "/v1/memories", { token: dana.token, body })).status).toBe(503);
+        expect(cut.fired).toBe(true);
+        expect((await http(replica.url, "POST", "/v1/memories", { token: dana.token, body })).status).toBe(201);
+        expect((await http(replica.url, "POST", "/v1/memories", { token: erin.token, body })).status).toBe(201);
+      }
+      faults.set(() => "pass");
+      const callsFor = async (token: string) => {
+        const from = faults.calls.length;
+        const res = await http(replica.url, "GET", "/v1/memories/recent?limit=5", { token });
+        expect(res.body.turns.map((t: { prompt: string }) => t.prompt)).toEqual([12, 11, 10, 9, 8].map((n) => `Task ${n} in lost`));
+        return faults.calls.length - from;
+      };
+      const clean = await callsFor(erin.token);
+      const damaged = await callsFor(dana.token);
+      expect(clean).toBeGreaterThan(0);
+      expect(damaged).toBeLessThanOrEqual(2 * clean);
+    } finally {
+      await replica.close();
+    }
+  });
+});
+

@@ -12,6 +12,9 @@ import type { SessionTurns } from "./session-turns.js";
  * on one idempotency key) is skipped. The order can be rebuilt from the turns' `seq` and `recorded_at`.
  */
 
+/** How many times the slots still wanted one round may read. */
+const MAX_READ_AHEAD = 16;
+
 export interface RecentEntry {
   seq: number;
   turn: StoredRecord;
@@ -42,8 +45,12 @@ export class RecencyIndex {
     let top = (before ?? length) - 1;
     const want = limit + 1;
     const entries: RecentEntry[] = [];
+    // A round that came short met slots left by writes that did not land: the next reads further ahead, so
+    // such slots cost a few rounds, not one round each.
+    let ahead = 1;
     while (entries.length < want && top >= 0) {
-      const seqs = descending(top, Math.max(0, top - (want - entries.length) + 1));
+      const seqs = descending(top, Math.max(0, top - (want - entries.length) * ahead + 1));
+      ahead = Math.min(ahead * 2, MAX_READ_AHEAD);
       top -= seqs.length;
       const slots = await this.sequences.read(workspace, agent, seqs);
       const turnOf = new Map([...slots].filter(([, slot]) => slot.void !== true).map(([seq, slot]) => [seq, String(slot.turn_id)]));
