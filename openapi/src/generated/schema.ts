@@ -18,8 +18,9 @@ export interface paths {
          * @description Write one diary entry for the turn you just finished: the task and its constraints (`prompt`), what you
          *     decided and why, with evidence and doubts (`thought`), and the outcome with the next step (`response`).
          *     Safe to retry: the same `idempotency_key` (or, without one, the same session and text) never stores a
-         *     second copy. A replay answers 200 with the original record and `replayed: true`; the same key with a
-         *     different payload answers 409 `idempotency_conflict`.
+         *     second copy, and neither does a retry that drops or adds the key: a write is the same turn as one of
+         *     the same text in the same session stored without a key. A replay answers 200 with the original record
+         *     and `replayed: true`; the same key with a different payload answers 409 `idempotency_conflict`.
          */
         post: operations["add_memory"];
         delete?: never;
@@ -86,7 +87,8 @@ export interface paths {
          * @description Close the validity of a memory that is no longer true (a reversed decision, a changed fact), naming the
          *     memory that replaces it (`by`) and why. The record stays: `query_recent_turns`, `get_memory` and queries
          *     with `include_superseded` or an `as_of` before now still return it, marked. Only its author or an
-         *     admin may supersede it. Superseding it again answers 409 `already_superseded`.
+         *     admin may supersede it. The same call again (same `by`, same `reason`, same caller) answers 200 with the
+         *     memory as it stands and records nothing more; superseding it otherwise answers 409 `already_superseded`.
          */
         post: operations["supersede_memory"];
         delete?: never;
@@ -109,7 +111,8 @@ export interface paths {
          * @description Say that a memory's conclusion is outdated (a test result from last week, a benchmark before a refactor),
          *     with why and, when it applies, the commit that changed things. The memory is returned wherever it was
          *     returned before, with the correction shown; a second correction adds to its history of corrections.
-         *     Only its author or an admin may mark it.
+         *     The same call again (same `reason` and `commit`, same caller, nothing marked since) records nothing
+         *     more. Only its author or an admin may mark it.
          */
         post: operations["mark_outdated"];
         delete?: never;

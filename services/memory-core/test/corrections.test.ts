@@ -223,6 +223,38 @@ describe("mark_outdated over REST", () => {
   });
 });
 
+describe("a correction sent again", () => {
+  const auditOf = async (id: string) =>
+    ((await http(cairn.url, "GET", `/v1/audit?memory_id=${id}`, { token: admin.token })).body.entries as Array<{ action: string }>).map((e) => e.action);
+
+  it("mark_outdated with the same arguments adds nothing; with another reason it adds a correction", async () => {
+    const memory = await add(alice.token, turn("fix-again", 1));
+    const body = { reason: "the cache layer was replaced", commit: "aa11bb2" };
+    const first = await http(cairn.url, "POST", `/v1/memories/${memory.id}/outdated`, { token: alice.token, body });
+    const retry = await http(cairn.url, "POST", `/v1/memories/${memory.id}/outdated`, { token: alice.token, body });
+    expect([first.status, retry.status]).toEqual([200, 200]);
+    expect(retry.body).toEqual(first.body);
+    expect(retry.body.corrections).toHaveLength(1);
+    expect(await auditOf(memory.id)).toEqual(["add", "mark_outdated"]);
+    const other = await http(cairn.url, "POST", `/v1/memories/${memory.id}/outdated`, { token: alice.token, body: { ...body, reason: "and the TTL moved" } });
+    expect(other.body.corrections).toHaveLength(2);
+    expect(await auditOf(memory.id)).toEqual(["add", "mark_outdated", "mark_outdated"]);
+  });
+
+  it("supersede_memory with the same arguments answers the memory as it stands; with another reason, 409", async () => {
+    const old = await add(alice.token, turn("fix-again", 2));
+    const next = await add(alice.token, turn("fix-again", 3));
+    const body = { by: next.id, reason: "moved to the queue" };
+    const first = await http(cairn.url, "POST", `/v1/memories/${old.id}/supersede`, { token: alice.token, body });
+    const retry = await http(cairn.url, "POST", `/v1/memories/${old.id}/supersede`, { token: alice.token, body });
+    expect([first.status, retry.status]).toEqual([200, 200]);
+    expect(retry.body).toEqual(first.body);
+    expect(await auditOf(old.id)).toEqual(["add", "supersede"]);
+    const other = await http(cairn.url, "POST", `/v1/memories/${old.id}/supersede`, { token: alice.token, body: { ...body, reason: "another" } });
+    expect([other.status, other.body.code]).toEqual([409, "already_superseded"]);
+  });
+});
+
 describe("mark_outdated over MCP", () => {
   it("marks through a tool call", async () => {
     const client = await mcpClient(cairn.url, alice.token);

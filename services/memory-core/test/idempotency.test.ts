@@ -16,6 +16,29 @@ const sessionTurns = async (session: string) =>
   }>;
 
 describe("idempotent writes", () => {
+  it("replays a retry without its key of a write first sent with one, and the other way round", async () => {
+    const { idempotency_key: _key, ...withoutKey } = turn("idem-forms", 1, { idempotency_key: "forms-1" });
+    const keyed = await add(alice.token, { ...withoutKey, idempotency_key: "forms-1" });
+    const blind = await add(alice.token, withoutKey);
+    expect([keyed.status, blind.status]).toEqual([201, 200]);
+    expect(blind.body).toEqual({ ...keyed.body, replayed: true });
+
+    const { idempotency_key: _none, ...plain } = turn("idem-forms", 2);
+    const first = await add(alice.token, plain);
+    const withKey = await add(alice.token, { ...plain, idempotency_key: "forms-2" });
+    expect([first.status, withKey.status]).toEqual([201, 200]);
+    expect(withKey.body.id).toBe(first.body.id);
+    expect((await sessionTurns("idem-forms")).map((t) => t.id)).toEqual([keyed.body.id, first.body.id]);
+
+    // Keys still tell turns apart: the same text under another key is another turn, and a retry of that one
+    // without a key replays the first of them.
+    const again = await add(alice.token, { ...withoutKey, idempotency_key: "forms-3" });
+    expect(again.status).toBe(201);
+    expect(again.body.id).not.toBe(keyed.body.id);
+    expect((await add(alice.token, withoutKey)).body.id).toBe(keyed.body.id);
+    expect(await sessionTurns("idem-forms")).toHaveLength(3);
+  });
+
   it("replays the same key and payload with 200 and the original record", async () => {
     const body = turn("idem-replay", 1, { idempotency_key: "replay-1", tags: ["a", "b"] });
     const first = await add(alice.token, body);

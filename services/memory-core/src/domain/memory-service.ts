@@ -3,7 +3,7 @@ import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import type { Logger } from "../logger.js";
 import { CairnError, forbidden, internal, invalidCursor, notFound, validationFailed } from "../errors.js";
-import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
+import { RECENCY_VECTOR, type ChromaStore, type StoredRecord } from "../store/chroma-store.js";
 import { bestOf } from "./confidence.js";
 import type { Condition } from "./filters.js";
 import { decodeCursor, encodeCursor, oldestFirst } from "./cursor.js";
@@ -21,10 +21,12 @@ import { DEFAULT_TUNING, type RetrievalTuning } from "./retrieval-tuning.js";
 import { Sequences } from "./sequences.js";
 import { SessionTurns } from "./session-turns.js";
 import { agentFlag, summaryDocument, summaryFromRecord, summaryMetadata } from "./summary-record.js";
-import { buildTurnRecord, memoryFromRecord, OPEN_VALIDITY, payloadHash, positionOf, turnDocument } from "./turn-record.js";
+import { buildTurnRecord, memoryFromRecord, OPEN_VALIDITY, parseList, payloadHash, positionOf, turnDocument } from "./turn-record.js";
+import { tombstoneId } from "./tombstones.js";
 import type {
   AddMemoryRequest,
   AddMemoryResult,
+  Correction,
   Detail,
   ExportPage,
   ImportRequest,
@@ -110,8 +112,11 @@ export class MemoryService {
     // The source is part of what was written: resolved before hashing, so a retry that spells it out replays.
     const input: AddMemoryRequest = { ...request, source: request.source ?? (principal.role === "admin" ? "human" : "agent") };
     const keyGiven = input.idempotency_key !== undefined;
-    const key = input.idempotency_key ?? contentKey(input.session_id, input.prompt, input.thought, input.response);
+    const byContent = contentKey(input.session_id, input.prompt, input.thought, input.response);
+    const key = input.idempotency_key ?? byContent;
     const id = turnId(principal.agent, key);
+    // The id the same turn would have without a key: what ties a write sent with a key to its retry without one.
+    const contentId = turnId(principal.agent, byContent);
     const hash = payloadHash(input);
     const flightKey = `${principal.workspace}/${id}`;
 
@@ -123,7 +128,7 @@ export class MemoryService {
       if ("stored" in settled) return replayOrConflict(settled.stored, hash, keyGiven);
       // The first attempt failed: this one may differ (its supersedes, say) or find Chroma back, so it runs.
     }
-    const write = this.storeNew(principal, input, id, key);
+    const write = this.storeNew(principal, input, { id, key, contentId });
     const written = write.then((w) => w.stored);
     written.catch(() => undefined); // awaited by whoever joins it; its own caller awaits `write`
     this.inFlight.set(flightKey, written);
@@ -143,31 +148,40 @@ export class MemoryService {
     }
   }
 
-  /** Checks what the write depends on, then stores the turn unless its id exists. */
+  /** Checks what the write depends on, then stores the turn unless it is stored already, with or without its key. */
   private async storeNew(
     principal: Principal,
     input: AddMemoryRequest,
-    id: string,
-    key: string,
+    ids: TurnIds,
   ): Promise<{ stored: StoredRecord; replaced: StoredRecord[]; writeId: string }> {
-    if (await this.corrections.tombstone(principal.workspace, id)) throw gone(id);
+    const { id, contentId } = ids;
+    const keyed = id !== contentId;
+    // One lookup for the tombstone and, without a key, for the keyed write whose retry this may be.
+    const recency = await this.store.collection(principal.workspace, "recency");
+    const markers = new Map((await recency.get({ ids: keyed ? [tombstoneId(id)] : [tombstoneId(id), keyedAs(contentId)] })).map((m) => [m.id, m]));
+    if (markers.has(tombstoneId(id))) throw gone(id);
+    const alias = markers.get(keyedAs(contentId))?.metadata.turn_id;
+    if (typeof alias === "string") {
+      const [original] = await (await this.store.collection(principal.workspace, "turns")).get({ ids: [alias] });
+      if (original) return { stored: original, replaced: [], writeId: "" };
+    }
     // Every memory it replaces must exist and be the caller's to correct, before anything is written.
     const replaced = await Promise.all((input.supersedes ?? []).map((old) => this.corrections.existing(principal.workspace, old)));
     for (const record of replaced) this.corrections.assertMayCorrect(principal, record);
     const writeId = randomUUID();
-    return { stored: await this.writeTurn(principal, input, id, key, writeId), replaced, writeId };
+    return { stored: await this.writeTurn(principal, input, ids, writeId), replaced, writeId };
   }
 
-  /** Stores the turn unless its id exists; answers with whatever record holds the id afterwards. */
-  private async writeTurn(
-    principal: Principal,
-    input: AddMemoryRequest,
-    id: string,
-    idempotencyKey: string,
-    writeId: string,
-  ): Promise<StoredRecord> {
+  /**
+   * Stores the turn unless its id exists (or, for a write with a key, unless the same turn was stored without
+   * one); answers with whatever record holds it afterwards.
+   */
+  private async writeTurn(principal: Principal, input: AddMemoryRequest, ids: TurnIds, writeId: string): Promise<StoredRecord> {
+    const { id, key, contentId } = ids;
+    const keyed = id !== contentId;
     const turns = await this.store.collection(principal.workspace, "turns");
-    const [existing] = await turns.get({ ids: [id] });
+    const found = new Map((await turns.get({ ids: keyed ? [id, contentId] : [id] })).map((t) => [t.id, t]));
+    const existing = found.get(id) ?? found.get(contentId);
     if (existing) return existing;
     const [embedding] = await this.embedder.embed([turnDocument(input)]);
     if (!embedding) throw internal();
@@ -175,12 +189,15 @@ export class MemoryService {
     // never a turn that recency cannot find.
     // The audit entry goes with them, provisional: it stands once the turn holding this write id is stored,
     // so a write cut off anywhere, retried or raced, leaves exactly one entry that stands.
+    // A write with a key leaves a marker under its content's id, so that a retry without the key replays it.
+    const recency = await this.store.collection(principal.workspace, "recency");
     const [{ seq, recordedAt }] = await Promise.all([
       this.recency.allocate(principal.workspace, principal.agent, id, writeId),
       this.sequences.append(principal.workspace, feedStream("turns"), { record_id: id, op: "put", session_id: input.session_id }, writeId),
       this.audit.appendProvisional(principal.workspace, { action: "add", actor: principal.agent, memoryId: id }, writeId),
+      keyed ? recency.add([{ id: keyedAs(contentId), embedding: RECENCY_VECTOR, document: "", metadata: { turn_id: id } }]) : undefined,
     ]);
-    const record = buildTurnRecord({ input, agent: principal.agent, idempotencyKey, recordedAt, seq, writeId, source: input.source ?? "agent" });
+    const record = buildTurnRecord({ input, agent: principal.agent, idempotencyKey: key, recordedAt, seq, writeId, source: input.source ?? "agent" });
     // Chroma keeps the first record for an id: a racing replica's add is ignored, and reading back tells who won.
     await turns.add([{ id, embedding, ...record }]);
     const [stored] = await turns.get({ ids: [id] });
@@ -276,6 +293,8 @@ export class MemoryService {
       if (input.by === memoryId) throw validationFailed([{ path: "by", message: "cannot be the memory itself" }]);
       await this.corrections.existing(principal.workspace, input.by);
     }
+    // The same correction again (a retry) answers the memory as it stands and records nothing more.
+    if (repeats(record, { kind: "superseded", reason: input.reason, by: principal.agent, replaced_by: input.by })) return memoryFromRecord(record, "full");
     const superseded = await this.corrections.supersede(principal, record, input.by, input.reason);
     await this.audit.append(principal.workspace, { action: "supersede", actor: principal.agent, memoryId, reason: input.reason });
     return memoryFromRecord(superseded, "full");
@@ -283,6 +302,7 @@ export class MemoryService {
 
   async markOutdated(principal: Principal, memoryId: string, input: { reason: string; commit?: string }): Promise<Memory> {
     const record = await this.corrections.existing(principal.workspace, memoryId);
+    if (repeats(record, { kind: "outdated", reason: input.reason, by: principal.agent, commit: input.commit })) return memoryFromRecord(record, "full");
     const marked = await this.corrections.markOutdated(principal, record, input.reason, input.commit);
     await this.audit.append(principal.workspace, { action: "mark_outdated", actor: principal.agent, memoryId, reason: input.reason });
     return memoryFromRecord(marked, "full");
@@ -371,6 +391,29 @@ export class MemoryService {
     await this.sequences.append(workspace, feedStream("summaries"), { record_id: id, op: "remove" }, randomUUID());
     await summaries.delete([id]);
   }
+}
+
+/** A turn's ids: under its key (or its content, without one), and under its content alone. */
+interface TurnIds {
+  id: string;
+  key: string;
+  contentId: string;
+}
+
+/** The marker under a turn's content id that names the id a write with a key stored it under. */
+const keyedAs = (contentId: string) => `keyed:${contentId}`;
+
+/** Whether the memory's newest correction is this one, by the same agent: a retry of it. */
+function repeats(record: StoredRecord, correction: Pick<Correction, "kind" | "reason" | "by" | "replaced_by" | "commit">): boolean {
+  const last = parseList<Correction>(record.metadata.corrections).at(-1);
+  return (
+    last !== undefined &&
+    last.kind === correction.kind &&
+    last.reason === correction.reason &&
+    last.by === correction.by &&
+    last.replaced_by === correction.replaced_by &&
+    last.commit === correction.commit
+  );
 }
 
 function replayOrConflict(stored: StoredRecord, hash: string, keyGiven: boolean): AddMemoryOutcome {
