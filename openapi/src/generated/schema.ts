@@ -17,10 +17,9 @@ export interface paths {
          * Keep one turn's record.
          * @description Write one diary entry for the turn you just finished: the task and its constraints (`prompt`), what you
          *     decided and why, with evidence and doubts (`thought`), and the outcome with the next step (`response`).
-         *     Safe to retry: the same `idempotency_key` (or, without one, the same session and text) never stores a
-         *     second copy, and neither does a retry that drops or adds the key: a write is the same turn as one of
-         *     the same text in the same session stored without a key. A replay answers 200 with the original record
-         *     and `replayed: true`; the same key with a different payload answers 409 `idempotency_conflict`.
+         *     Safe to retry, with or without its `idempotency_key`: the same key, or the same text in the same
+         *     session, never stores a second copy. A replay answers 200 with the original and `replayed: true`; the
+         *     same key with another payload answers 409 `idempotency_conflict`.
          */
         post: operations["add_memory"];
         delete?: never;
@@ -84,11 +83,11 @@ export interface paths {
         put?: never;
         /**
          * Mark a memory as replaced by a newer one; nothing is deleted.
-         * @description Close the validity of a memory that is no longer true (a reversed decision, a changed fact), naming the
-         *     memory that replaces it (`by`) and why. The record stays: `query_recent_turns`, `get_memory` and queries
-         *     with `include_superseded` or an `as_of` before now still return it, marked. Only its author or an
-         *     admin may supersede it. The same call again (same `by`, same `reason`, same caller) answers 200 with the
-         *     memory as it stands and records nothing more; superseding it otherwise answers 409 `already_superseded`.
+         * @description Close the validity of a memory that no longer holds (a reversed decision, a changed fact), naming its
+         *     replacement (`by`) and why. The record stays, marked: `get_memory`, `query_recent_turns` and queries
+         *     with `include_superseded` or an earlier `as_of` still return it. Its author or an admin may supersede
+         *     it. The same call again (same `by` and `reason`, same caller) answers the memory and changes nothing;
+         *     another answers 409 `already_superseded`.
          */
         post: operations["supersede_memory"];
         delete?: never;
@@ -108,11 +107,10 @@ export interface paths {
         put?: never;
         /**
          * Flag a memory whose conclusion no longer holds; the record stays as written.
-         * @description Say that a memory's conclusion is outdated (a test result from last week, a benchmark before a refactor),
-         *     with why and, when it applies, the commit that changed things. The memory is returned wherever it was
-         *     returned before, with the correction shown; a second correction adds to its history of corrections.
-         *     The same call again (same `reason` and `commit`, same caller, nothing marked since) records nothing
-         *     more. Only its author or an admin may mark it.
+         * @description Say that a memory's conclusion no longer holds (last week's test result, a benchmark before a refactor),
+         *     why, and the commit that changed things when one did. It is still returned wherever it was, with the
+         *     correction shown. Corrections add up; the same call again (same `reason` and `commit`, same caller,
+         *     nothing marked since) adds nothing. Its author or an admin may mark it.
          */
         post: operations["mark_outdated"];
         delete?: never;
@@ -132,10 +130,9 @@ export interface paths {
         put?: never;
         /**
          * Remove a memory's content for good (a pasted secret, personal data).
-         * @description Delete the memory's content and vector from the store and from every derived index. A tombstone keeps
-         *     who forgot it, when and why — never the content. Writing the same turn again (same idempotency key)
-         *     answers 410 `gone` rather than bringing it back silently. Only its author or an admin may forget it.
-         *     To correct a memory rather than erase it, use `supersede_memory`.
+         * @description Delete the memory's content and vector from the store and every index; a tombstone keeps who forgot
+         *     it, when and why — never the content. Writing the same turn again answers 410 `gone`. Its author or
+         *     an admin may forget it. To correct a memory rather than erase it, use `supersede_memory`.
          */
         post: operations["forget_memory"];
         delete?: never;
@@ -155,11 +152,10 @@ export interface paths {
         put?: never;
         /**
          * Have we decided this before? Search the turns by meaning.
-         * @description Search every turn of the workspace by words and by meaning (hybrid: BM25 and embeddings, fused by
-         *     reciprocal rank), optionally narrowed by agent, session, kind and time. Each hit carries its `score`,
-         *     its `confidence` (high, medium, low, none) and which retrievers found it (`matched_by`). Ask with the
-         *     words you would expect in the memory: ticket numbers, error codes, file and tool names.
-         *     `min_confidence` returns nothing rather than weak matches.
+         * @description Search every turn of the workspace by words and by meaning, optionally narrowed by agent, session,
+         *     kind and time. Each hit carries its `score`, its `confidence` (high, medium, low, none) and which
+         *     retrievers found it (`matched_by`). Ask with the words you would expect in the memory: ticket numbers,
+         *     error codes, file and tool names. `min_confidence` returns nothing rather than weak matches.
          */
         post: operations["query_raw_memories"];
         delete?: never;
@@ -438,8 +434,7 @@ export interface components {
             /** @description When it happened, for imported history; `recorded_at` stays the server's clock. */
             occurred_at?: components["schemas"]["Timestamp"];
             /**
-             * @description Who wrote the content: `agent` (the default for agent tokens), `human` (the default for admin tokens;
-             *     agent tokens may not claim it), `import` (history brought in from elsewhere: stored as untrusted).
+             * @description Who wrote the content: `agent` (agent tokens' default), `human` (admin tokens only, and their default), `import` (history from elsewhere, stored untrusted).
              * @enum {string}
              */
             source?: "agent" | "human" | "import";

@@ -1,16 +1,15 @@
-import type { Operation } from "@cairn/openapi";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
   type CallToolResult,
-  type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Principal } from "../auth/principal.js";
 import { asCairnError, CairnError, RETRY_AFTER_SECONDS } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { OperationExecutor, Transport } from "../operations/executor.js";
+import { toolsFor } from "./tools.js";
 
 const INSTRUCTIONS = `Cairn keeps what is not in git: what was tried and dropped, what was decided and why, what was measured, what comes next.
 - After a compaction or at a fresh start: query_recent_turns first (your own newest turns), then query_raw_memories with anchors from them, then query_summaries.
@@ -24,8 +23,8 @@ export interface ServerInfo {
 }
 
 /**
- * The MCP server for one caller: every contract operation is a tool, with the contract's input and output
- * schemas. Shared by the Streamable HTTP and stdio transports.
+ * The MCP server for one caller: every contract operation its role may call is a tool (see tools.ts). Shared
+ * by the Streamable HTTP and stdio transports.
  */
 export function buildServer(
   executor: OperationExecutor,
@@ -35,7 +34,7 @@ export function buildServer(
   info: ServerInfo = { name: "cairn-memory-core", version: executor.contract.version },
 ): Server {
   const server = new Server(info, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
-  const tools = executor.operations.map(toTool);
+  const tools = toolsFor(executor.operations, principal.role);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
 
@@ -86,15 +85,4 @@ function toolError(error: CairnError): CallToolResult {
     ...(problem.status === 503 ? { retry_after_s: RETRY_AFTER_SECONDS } : {}),
   };
   return { isError: true, content: [{ type: "text", text: JSON.stringify(payload) }] };
-}
-
-function toTool(operation: Operation): Tool {
-  return {
-    name: operation.operationId,
-    title: operation.title,
-    description: [operation.summary, operation.description].filter(Boolean).join("\n\n"),
-    inputSchema: operation.inputSchema as Tool["inputSchema"],
-    outputSchema: operation.outputSchema as Tool["outputSchema"],
-    annotations: { title: operation.title, ...operation.annotations },
-  };
 }

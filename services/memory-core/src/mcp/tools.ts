@@ -1,0 +1,64 @@
+import type { JsonSchema, Operation } from "@cairn/openapi";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Role } from "../auth/principal.js";
+
+/**
+ * The tool list a caller is shown. Every session that connects pays for it in context, so it holds only the
+ * tools the caller's role may call (an admin tool still answers an agent that calls it by name with 403),
+ * each with the contract's description and input schema, and an outline of its output: the top-level fields
+ * and their types. The full output schemas are in the contract (`GET /openapi.json`); answers still conform
+ * to the outline, so a client that validates structured results against it accepts them.
+ */
+export function toolsFor(operations: readonly Operation[], role: Role): Tool[] {
+  return operations.filter((op) => op.requiredRole !== "admin" || role === "admin").map(toTool);
+}
+
+function toTool(operation: Operation): Tool {
+  return {
+    name: operation.operationId,
+    title: operation.title,
+    description: [operation.summary, operation.description].filter(Boolean).join("\n\n").trim(),
+    inputSchema: withoutExamples(operation.inputSchema) as Tool["inputSchema"],
+    outputSchema: outline(operation.outputSchema) as Tool["outputSchema"],
+    annotations: operation.annotations,
+  };
+}
+
+/** An object schema reduced to its fields' types, one level deep; what it leaves out, it allows. */
+export function outline(schema: JsonSchema): JsonSchema {
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  return {
+    type: "object",
+    properties: Object.fromEntries(Object.entries(properties).map(([name, field]) => [name, typeOf(field)])),
+  };
+}
+
+/** The input schema without its examples: the descriptions say what a field is, and they are paid for once. */
+function withoutExamples(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutExamples);
+  if (schema === null || typeof schema !== "object") return schema;
+  return Object.fromEntries(
+    Object.entries(schema)
+      .filter(([key]) => key !== "examples")
+      .map(([key, value]) => [key, key === "properties" ? mapValues(value, withoutExamples) : withoutExamples(value)]),
+  );
+}
+
+const mapValues = (object: unknown, f: (v: unknown) => unknown) =>
+  Object.fromEntries(Object.entries(object as Record<string, unknown>).map(([k, v]) => [k, f(v)]));
+
+/** A field's JSON types, without its constraints or its parts. */
+function typeOf(field: JsonSchema): JsonSchema {
+  const types = new Set<string>();
+  const collect = (s: JsonSchema) => {
+    if (typeof s.type === "string") types.add(s.type);
+    else if (Array.isArray(s.type)) for (const t of s.type) types.add(String(t));
+    for (const branch of [...((s.oneOf as JsonSchema[]) ?? []), ...((s.anyOf as JsonSchema[]) ?? [])]) collect(branch);
+    if (s.enum !== undefined && s.type === undefined) for (const v of s.enum as unknown[]) types.add(v === null ? "null" : typeof v);
+  };
+  collect(field);
+  if (types.size === 0) return {};
+  const list = [...types].map((t) => (t === "integer" && types.has("number") ? "number" : t));
+  const unique = [...new Set(list)];
+  return { type: unique.length === 1 ? unique[0]! : unique };
+}
