@@ -4,6 +4,7 @@ import { tuneLocomo } from "./locomo-tune.js";
 import { benchMemoryCore } from "./memory-core.js";
 import { benchSummarizer } from "./summarizer.js";
 import { benchOpsCli } from "./ops-cli.js";
+import { benchTools } from "./tools.js";
 
 /** `npm run bench -- <name> [options]`: benchmarks print figures and ratios; they are not tests. */
 const benches: Record<string, (argv: string[]) => Promise<void>> = {
@@ -13,6 +14,7 @@ const benches: Record<string, (argv: string[]) => Promise<void>> = {
   "locomo-tune": tuneLocomo,
   summarizer: benchSummarizer,
   "ops-cli": benchOpsCli,
+  tools: benchTools,
 };
 
 const [name = "memory-core", ...rest] = process.argv.slice(2);

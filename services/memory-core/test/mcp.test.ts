@@ -11,12 +11,13 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CallToolResultSchema, ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import yaml from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectContractOutput, operationIds } from "./support/contract-schemas.js";
+import { agentOperationIds, expectContractOutput, operationIds } from "./support/contract-schemas.js";
 import { chromaUrl, http, makeToken, mcpClient, startCairn, turn, uniqueWorkspace, type TestCairn } from "./support/harness.js";
 
 const workspace = uniqueWorkspace("mcp");
 const alice = makeToken(workspace, "alice");
 const bob = makeToken(workspace, "bob");
+const admin = makeToken(workspace, "ops", "admin");
 let cairn: TestCairn;
 let client: Client;
 
@@ -26,7 +27,7 @@ const call = async (c: Client, name: string, args: Record<string, unknown>) =>
 const errorOf = (result: ToolResult) => JSON.parse(result.content[0]!.text!) as { code: string; hint?: string; detail: string };
 
 beforeAll(async () => {
-  cairn = await startCairn([alice, bob]);
+  cairn = await startCairn([alice, bob, admin]);
   client = await mcpClient(cairn.url, alice.token);
 });
 afterAll(async () => {
@@ -35,9 +36,32 @@ afterAll(async () => {
 });
 
 describe("tool listing", () => {
-  it("lists every contract operation as a tool with its schemas and annotations", async () => {
+  it("lists an agent the operations it may call, within the budget; an admin every operation", async () => {
+    const listed = await client.listTools();
+    const agentTools = listed.tools.map((t) => t.name);
+    expect(agentTools.sort()).toEqual(agentOperationIds().sort());
+    expect(agentTools).not.toContain("get_audit_log");
+    expect(agentTools).toContain("query_raw_memories");
+    // What every session that connects pays for in context (DESIGN budgets: tools/list 16 KB, instructions 2 KB).
+    expect(Buffer.byteLength(JSON.stringify(listed))).toBeLessThanOrEqual(16 * 1024);
+    const instructions = client.getInstructions() ?? "";
+    expect(instructions).toContain("query_recent_turns");
+    expect(Buffer.byteLength(instructions)).toBeLessThanOrEqual(2 * 1024);
+
+    const ops = await mcpClient(cairn.url, admin.token);
+    try {
+      const all = (await ops.listTools()).tools.map((t) => t.name);
+      expect(all.sort()).toEqual(operationIds().sort());
+    } finally {
+      await ops.close();
+    }
+    // Not listed is not callable: an agent that calls an admin tool by name gets the forbidden tool error.
+    const refused = await call(client, "get_audit_log", {});
+    expect([refused.isError, errorOf(refused).code]).toEqual([true, "forbidden"]);
+  });
+
+  it("lists every tool with its input schema, an outline of its output, and annotations", async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(operationIds().sort());
     const add = tools.find((t) => t.name === "add_memory")!;
     expect(add.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: true });
     expect(add.inputSchema.required).toEqual(expect.arrayContaining(["session_id", "prompt", "thought", "response"]));
@@ -189,7 +213,7 @@ describe("protocol", () => {
     expect(wrong.status).toBe(401);
     const allowed = await http(cairn.url, "POST", "/mcp", { body, headers, token: bob.token });
     expect(allowed.status).toBe(200);
-    expect(allowed.body.result.tools.length).toBe(operationIds().length);
+    expect(allowed.body.result.tools.length).toBe(agentOperationIds().length);
   });
 
   it("answers a body that is not JSON with a JSON-RPC parse error, and a valid one with a result", async () => {
@@ -240,7 +264,7 @@ describe("stdio transport", () => {
     await stdio.connect(transport);
     try {
       const { tools } = await stdio.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(operationIds().sort());
+      expect(tools.map((t) => t.name).sort()).toEqual(agentOperationIds().sort());
       const written = await call(stdio, "add_memory", turn("stdio-session", 1));
       expect(written.structuredContent).toMatchObject({ agent: "carol", replayed: false });
       const recent = await call(stdio, "query_recent_turns", {});

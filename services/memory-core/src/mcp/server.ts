@@ -11,7 +11,7 @@ import type { Logger } from "../logger.js";
 import type { OperationExecutor, Transport } from "../operations/executor.js";
 import { toolsFor } from "./tools.js";
 
-const INSTRUCTIONS = `Cairn keeps what is not in git: what was tried and dropped, what was decided and why, what was measured, what comes next.
+export const INSTRUCTIONS = `Cairn keeps what is not in git: what was tried and dropped, what was decided and why, what was measured, what comes next.
 - After a compaction or at a fresh start: query_recent_turns first (your own newest turns), then query_raw_memories with anchors from them, then query_summaries.
 - Before a design decision or a ticket: query_raw_memories for earlier decisions on the subject.
 - At the end of each turn: add_memory with the task (prompt), the decisions and evidence (thought), and the outcome and next step (response).
