@@ -7,13 +7,14 @@ import { EVIDENCE_CUE, NEXT_CUE, splitSentences } from "./sentences.js";
  * turn is a decision or an attempt). Rules, not a model:
  *
  * - A **decision** is a clause that says a choice was made: "decided", "chose", "going/went with", "settled on",
- *   "opted", "switched ... to", "picked", "will use", "Decision:". A change described as done ("moved",
+ *   "opted", "switched ... to", "picked", "will use", "we will <verb>", "agreed", "Decision:". A change described as done ("moved",
  *   "replaced", "added", ...) is a decision only in the thought of a `decision` turn or when the sentence gives
  *   its reason ("because", "since", "so", "to avoid"). Hedged clauses ("could", "might", "should we") and
  *   questions are not decisions; a finding ("X is slow", "the profile shows Y") names no choice, so it is none.
  * - A **dropped approach** is a clause that says one was abandoned: "dropped", "abandoned", "reverted",
  *   "rejected", "ruled out", "gave up", "rolled back", "decided against", "considered X ... but/rejected",
- *   "X did not work/help", and the Y of "chose X over Y". An `attempt` turn states what was tried and
+ *   "X did not work/help", "X is not enough", and the Y of "chose X over Y" or of a decision's "instead of Y" /
+ *   "rather than Y". An `attempt` turn states what was tried and
  *   dropped: its choices are not decisions, and without any such clause its attempt (the sentence saying
  *   what was tried, else the prompt) is listed as dropped.
  * - A decision that a later turn drops (they share at least two content words) is dropped, not settled.
@@ -34,14 +35,17 @@ export interface Choice {
 }
 
 const CHOICE =
-  /\b(decided|decide to|decision:|chose|choose to|chosen|going with|go with|went with|settled on|settle on|opted|opt for|picked|switch(ed|ing)?\b(?:\s+\S+){0,5}?\s+(to|over)\b|will use|we use|adopted)\b/i;
+  /\b(decided|decide to|decision:|chose|choose to|chosen|going with|go with|went with|settled on|settle on|opted|opt for|picked|switch(ed|ing)?\b(?:\s+\S+){0,5}?\s+(to|over)\b|will use|adopted|(we|i) agreed|agreed (to|on|that)|(we|i)('ll| will| are going to| am going to) (?!(see|check|know|find out|need|look|try|ask|wait|have)\b)[a-z]+)\b/i;
 const CHANGE = /^(we |i )?(moved|replaced|added|made|changed|kept|set|split|stripped|wrapped|introduced|removed|raised|lowered|limited|pinned|bumped|enabled|disabled|turned|converted|rewrote|extracted)\b/i;
 const REASON = /\b(because|since|so that|so (both|the|it|we|that|each|every|no|a)|to avoid|to keep|in order to|which (avoids|keeps|removes|fixes))\b/i;
 const DROP_START = /^(we |i )?(dropped|abandoned|reverted|rejected|ruled out|gave up( on)?|backed out|rolled back|scrapped|discarded|decided against|not going with|undid)\b/i;
 const DROP_PASSIVE = /\b(was|were|is|got|has been|have been) (dropped|abandoned|reverted|rejected|ruled out|scrapped|discarded|rolled back|backed out)\b/i;
 const CONSIDERED = /^(we |i )?(also )?(considered|tried|evaluated|looked at|weighed|prototyped|experimented with)\b/i;
 const REJECTION = /\b(rejected|ruled out|but|too (slow|risky|complex|expensive|costly|much)|not worth|no good|did not|didn't|does not|doesn't|cannot|can't|won't)\b/i;
-const FAILED = /\b(did not|didn't|does not|doesn't|would not|wouldn't) (work|help|fix|solve)\b|\bmade no difference\b|\bno effect\b/i;
+const FAILED =
+  /\b(did not|didn't|does not|doesn't|would not|wouldn't) (work|help|fix|solve)\b|\bmade no difference\b|\bno effect\b|\b(is|was|are|were) not enough\b|\binsufficient\b|\bmade (it|things) worse\b/i;
+/** The alternative a decision names as rejected: "use X instead of Y", "X rather than Y". */
+const INSTEAD = /\b(instead of|rather than)\s+(.+?)(?=\s+(because|since|as|so|which)\b|[,;:.]|$)/i;
 const VAGUE_SUBJECT = /^(\S+\s+){0,3}?(it|this|that|they|these|those)\s+(did|does|would|made|had)\b|^(on|in|with|at|but)\b/i;
 const OVER = /\b(chose|choose|chosen|picked|preferred|prefer|went with|going with|settled on|opted for)\b.*?\bover\s+(.+?)(?=\s+(because|since|as|given)\b|[,;:]|$)/i;
 const HEDGE = /\b(could|might|may|would|should we|maybe|perhaps|whether|if we|consider(ing)?|option(s)?|proposal|propose|suggest(ed|s)?|ask(ed)? (whether|if))\b/i;
@@ -72,6 +76,8 @@ export function choicesOf(turns: readonly SessionTurn[]): Choice[] {
         else if (verdict === "decision" && !attempt) add("decision", clause);
         const over = OVER.exec(clause);
         if (over && verdict !== "dropped") add("dropped", `Dropped ${over[2]!.replace(/\.$/, "")}`);
+        const instead = verdict === "decision" ? INSTEAD.exec(clause) : null;
+        if (instead && contentWords(instead[2]!).length >= 2) add("dropped", `Dropped ${instead[2]!}`);
       }
     });
     if (fromDecisionTurn && !ofTurn.some((c) => c.kind === "decision")) {
