@@ -3,6 +3,7 @@ import { benchLocomo } from "./locomo.js";
 import { tuneLocomo } from "./locomo-tune.js";
 import { benchMemoryCore } from "./memory-core.js";
 import { benchSummarizer } from "./summarizer.js";
+import { benchSummariesQuality } from "./summaries-quality.js";
 import { benchOpsCli } from "./ops-cli.js";
 import { benchTools } from "./tools.js";
 
@@ -13,6 +14,7 @@ const benches: Record<string, (argv: string[]) => Promise<void>> = {
   locomo: benchLocomo,
   "locomo-tune": tuneLocomo,
   summarizer: benchSummarizer,
+  "summaries-quality": benchSummariesQuality,
   "ops-cli": benchOpsCli,
   tools: benchTools,
 };

@@ -1,11 +1,18 @@
 import type { Embedder } from "@cairn/memory-core";
 import type { SessionTurn } from "./session.js";
-import { DECISION_CUE, EVIDENCE_CUE, NEXT_CUE, OPEN_CUE, splitSentences, type Sentence } from "./sentences.js";
+import { choicesOf, evidenceFor, titleOf, type Choice } from "./choices.js";
+import { NEXT_CUE, OPEN_CUE, splitSentences, type Sentence } from "./sentences.js";
 import type { StructuredSummary } from "./structured.js";
 
 /** Turns whose sentences are read: the most central ones, every decision, and the last. */
 const CENTRAL_TURNS = 12;
 const MAX_DECISIONS = 6;
+const MAX_DROPPED = 4;
+/** Turns holding a choice that are read too (the newest first), beyond the central ones. */
+const CHOICE_TURNS = 12;
+/** What makes a decision the one the session settled on, beside its centrality: a decision turn, lateness. */
+const DECISION_TURN_BONUS = 0.1;
+const LATENESS_BONUS = 0.1;
 const MAX_OPEN_QUESTIONS = 3;
 const MAX_TITLE = 80;
 const NEAR_DUPLICATE = 0.95;
@@ -19,8 +26,9 @@ const REDUNDANCY_WEIGHT = 0.6;
  * A summary without a chat model, from the session's own sentences ranked by centrality: how close each is
  * to the session's centroid in the embedder's space. The centroid and the first cut come from the turns'
  * stored vectors (no embedding cost); only the sentences of the chosen turns are embedded, so the cost per
- * session stays flat as sessions grow. Decisions are the best sentences of decision turns and sentences
- * that say they decide; the last next step is the last sentence that names one.
+ * session stays flat as sessions grow. Decisions and dropped approaches are read from the turns' own words
+ * and kinds (choices.ts); the title is the decision the session settled on; the last next step is the last
+ * sentence that names one.
  */
 export async function extractiveSummary(sessionId: string, turns: readonly SessionTurn[], embedder: Embedder): Promise<StructuredSummary> {
   const turnVectors = await vectorsOf(turns, embedder);
@@ -35,14 +43,24 @@ export async function extractiveSummary(sessionId: string, turns: readonly Sessi
   );
   turns.forEach((t, i) => t.kind === "decision" && chosen.add(i));
   chosen.add(turns.length - 1);
+  const choices = choicesOf(turns);
+  [...new Set(choices.map((c) => c.turn))].slice(-CHOICE_TURNS).forEach((i) => chosen.add(i));
+  const decisions = choices.filter((c) => c.kind === "decision");
 
   const sentences = [...chosen].sort((a, b) => a - b).flatMap((index) => sentencesOf(turns[index]!, index));
-  const vectors = sentences.length > 0 ? (await embedder.embed(sentences.map((s) => s.text))).map(normalize) : [];
+  // The decisions' own clauses are embedded too: the settled one is chosen partly by centrality.
+  const texts = [...sentences.map((s) => s.text), ...decisions.map((d) => d.text)];
+  const allVectors = texts.length > 0 ? (await embedder.embed(texts)).map(normalize) : [];
+  const vectors = allVectors.slice(0, sentences.length);
   const ranked = sentences.map((sentence, i) => ({ sentence, vector: vectors[i]!, score: dot(vectors[i]!, centroid) }));
   const byScore = [...ranked].sort((a, b) => b.score - a.score);
 
   const promptSentence = byScore.find((r) => r.sentence.field === "prompt")?.sentence.text;
-  const title = cut(promptSentence ?? byScore[0]?.sentence.text ?? firstWords(turns[0]!.prompt) ?? `Session ${sessionId}`, MAX_TITLE);
+  const settled = settledTitle(
+    decisions.map((d, i) => ({ choice: d, centrality: dot(allVectors[sentences.length + i]!, centroid) })),
+    turns.length,
+  );
+  const title = settled ?? cut(promptSentence ?? byScore[0]?.sentence.text ?? firstWords(turns[0]!.prompt) ?? `Session ${sessionId}`, MAX_TITLE);
 
   const summaryLength = Math.min(7, Math.max(3, 2 + Math.round(Math.log2(turns.length))));
   // The title states the task; the summary is mostly what was found, decided and done (thoughts, responses).
@@ -70,7 +88,7 @@ export async function extractiveSummary(sessionId: string, turns: readonly Sessi
   return {
     title,
     summary: summary || fallbackText(turns),
-    decisions: decisionsOf(ranked, turns),
+    decisions: decisionsOf(choices, turns),
     open_questions: [...new Set(ranked.filter((r) => r.sentence.field !== "prompt" && OPEN_CUE.test(r.sentence.text)).map((r) => r.sentence.text))].slice(
       -MAX_OPEN_QUESTIONS,
     ),
@@ -78,34 +96,38 @@ export async function extractiveSummary(sessionId: string, turns: readonly Sessi
   };
 }
 
-type Ranked = { sentence: Sentence; vector: number[]; score: number };
+/**
+ * The session's decisions in reading order, each with its evidence, then the approaches it dropped, each
+ * listed as dropped ("Dropped: ...", "Abandoned ...", "Reverted ...") with its reason: the contract's
+ * Summary has no field of its own for them.
+ */
+function decisionsOf(choices: readonly Choice[], turns: readonly SessionTurn[]): StructuredSummary["decisions"] {
+  const pick = (kind: Choice["kind"], max: number) => {
+    const of = choices.filter((c) => c.kind === kind);
+    // Past the limit, decision turns' choices first, then the newest: the session's end is what it settled on.
+    const keep = new Set([...of].sort((a, b) => Number(b.fromDecisionTurn) - Number(a.fromDecisionTurn) || b.turn - a.turn).slice(0, max));
+    return of.filter((c) => keep.has(c));
+  };
+  return [...pick("decision", MAX_DECISIONS), ...pick("dropped", MAX_DROPPED)].map((c) => {
+    const evidence = evidenceFor(c, turns[c.turn]!, choices);
+    return evidence ? { decision: cut(c.text, 300), evidence } : { decision: cut(c.text, 300) };
+  });
+}
 
-function decisionsOf(ranked: Ranked[], turns: readonly SessionTurn[]): StructuredSummary["decisions"] {
-  const candidates = new Map<number, Ranked>();
-  for (const r of ranked) {
-    if (r.sentence.field === "prompt") continue;
-    const isDecisionTurn = turns[r.sentence.turn]!.kind === "decision";
-    if (!isDecisionTurn && !DECISION_CUE.test(r.sentence.text)) continue;
-    // One decision per turn: its most central sentence that states one.
-    const best = candidates.get(r.sentence.turn);
-    const cued = DECISION_CUE.test(r.sentence.text);
-    if (!best || (cued && !DECISION_CUE.test(best.sentence.text)) || (cued === DECISION_CUE.test(best.sentence.text) && r.score > best.score)) {
-      candidates.set(r.sentence.turn, r);
-    }
+/**
+ * The title is what the session settled on: of the decisions not dropped later, the most central, with a
+ * lead for decision turns and for lateness. Undefined when no decision names enough to be a title.
+ */
+function settledTitle(decisions: Array<{ choice: Choice; centrality: number }>, turnCount: number): string | undefined {
+  const lateness = (turn: number) => (turnCount > 1 ? turn / (turnCount - 1) : 1);
+  const ranked = decisions
+    .map((d) => ({ ...d, value: d.centrality + (d.choice.fromDecisionTurn ? DECISION_TURN_BONUS : 0) + LATENESS_BONUS * lateness(d.choice.turn) }))
+    .sort((a, b) => b.value - a.value);
+  for (const d of ranked) {
+    const title = titleOf(d.choice, MAX_TITLE);
+    if (title) return title;
   }
-  const distinct: Ranked[] = [];
-  for (const candidate of [...candidates.values()].sort((a, b) => b.score - a.score)) {
-    // The same decision restated in a later turn is one decision.
-    if (distinct.length < MAX_DECISIONS && !distinct.some((d) => dot(d.vector, candidate.vector) > NEAR_DUPLICATE)) distinct.push(candidate);
-  }
-  return distinct
-    .sort((a, b) => readingOrder(a.sentence, b.sentence))
-    .map((d) => {
-      const evidence = ranked
-        .filter((r) => r.sentence.turn === d.sentence.turn && r !== d && r.sentence.field !== "prompt" && EVIDENCE_CUE.test(r.sentence.text))
-        .sort((a, b) => b.score - a.score)[0];
-      return evidence ? { decision: d.sentence.text, evidence: evidence.sentence.text } : { decision: d.sentence.text };
-    });
+  return undefined;
 }
 
 /** The last sentence that names a next step, from the newest turn back; else how the session ended. */

@@ -19,8 +19,6 @@ export function splitSentences(text: string): string[] {
     .map((s) => (s.length <= MAX_SENTENCE ? s : `${s.slice(0, MAX_SENTENCE - 1).trimEnd()}…`));
 }
 
-/** The cues the diary format invites: "decided", "chose", "going with", ... */
-export const DECISION_CUE = /\b(decided|decide to|decision|chose|choose|chosen|going with|settled on|switch(ed)? to|moved? to|opted|we will use|will use|instead of|rather than|dropped|reverted|keep(ing)? the)\b/i;
 /** What a decision can rest on: a number, a measurement, a check, a review. */
 export const EVIDENCE_CUE =
   /\b\d+(\.\d+)?\s?(ms|s|sec|seconds|min|minutes|%|x|kb|mb|gb|rows|rps|qps|times)\b|\b(because|since|measured|benchmark\w*|profil\w*|p9\d|latency|throughput|tests?|tested|passed|failed|review(er|ed)?|evidence|shows?|showed|confirmed|reproduc\w*)\b/i;

@@ -1,0 +1,194 @@
+import type { SessionTurn } from "./session.js";
+import { EVIDENCE_CUE, NEXT_CUE, splitSentences } from "./sentences.js";
+
+/**
+ * What a session chose and what it dropped, read from the words agents write at the end of a turn
+ * (runbooks/end-of-turn.md: the thought holds decisions and what was tried and dropped; `kind` says when a
+ * turn is a decision or an attempt). Rules, not a model:
+ *
+ * - A **decision** is a clause that says a choice was made: "decided", "chose", "going/went with", "settled on",
+ *   "opted", "switched ... to", "picked", "will use", "we will <verb>", "agreed", "Decision:". A change described as done ("moved",
+ *   "replaced", "added", ...) is a decision only in the thought of a `decision` turn or when the sentence gives
+ *   its reason ("because", "since", "so", "to avoid"). Hedged clauses ("could", "might", "should we") and
+ *   questions are not decisions; a finding ("X is slow", "the profile shows Y") names no choice, so it is none.
+ * - A **dropped approach** is a clause that says one was abandoned: "dropped", "abandoned", "reverted",
+ *   "rejected", "ruled out", "gave up", "rolled back", "decided against", "considered X ... but/rejected",
+ *   "X did not work/help", "X is not enough", and the Y of "chose X over Y" or of a decision's "instead of Y" /
+ *   "rather than Y". An `attempt` turn states what was tried and
+ *   dropped: its choices are not decisions, and without any such clause its attempt (the sentence saying
+ *   what was tried, else the prompt) is listed as dropped.
+ * - A decision that a later turn drops (they share at least two content words) is dropped, not settled.
+ *
+ * A dropped approach is written as a decision whose text starts with "Dropped" (or the word that says how:
+ * "Abandoned", "Reverted", ...), with its reason as evidence: the contract's Summary has no field for them.
+ */
+export interface Choice {
+  kind: "decision" | "dropped";
+  /** The clause, as written; a dropped approach starts with the word that says it was dropped. */
+  text: string;
+  turn: number;
+  /** Position of the sentence within its turn (thought first, then response). */
+  position: number;
+  /** The sentence the clause came from (for evidence, which must be another one). */
+  sentence: string;
+  fromDecisionTurn: boolean;
+}
+
+const CHOICE =
+  /\b(decided|decide to|decision:|chose|choose to|chosen|going with|go with|went with|settled on|settle on|opted|opt for|picked|switch(ed|ing)?\b(?:\s+\S+){0,5}?\s+(to|over)\b|will use|adopted|(we|i) agreed|agreed (to|on|that)|(we|i)('ll| will| are going to| am going to) (?!(see|check|know|find out|need|look|try|ask|wait|have)\b)[a-z]+)\b/i;
+const CHANGE = /^(we |i )?(moved|replaced|added|made|changed|kept|set|split|stripped|wrapped|introduced|removed|raised|lowered|limited|pinned|bumped|enabled|disabled|turned|converted|rewrote|extracted)\b/i;
+const REASON = /\b(because|since|so that|so (both|the|it|we|that|each|every|no|a)|to avoid|to keep|in order to|which (avoids|keeps|removes|fixes))\b/i;
+const DROP_START = /^(we |i )?(dropped|abandoned|reverted|rejected|ruled out|gave up( on)?|backed out|rolled back|scrapped|discarded|decided against|not going with|undid)\b/i;
+const DROP_PASSIVE = /\b(was|were|is|got|has been|have been) (dropped|abandoned|reverted|rejected|ruled out|scrapped|discarded|rolled back|backed out)\b/i;
+const CONSIDERED = /^(we |i )?(also )?(considered|tried|evaluated|looked at|weighed|prototyped|experimented with)\b/i;
+const REJECTION = /\b(rejected|ruled out|but|too (slow|risky|complex|expensive|costly|much)|not worth|no good|did not|didn't|does not|doesn't|cannot|can't|won't)\b/i;
+const FAILED =
+  /\b(did not|didn't|does not|doesn't|would not|wouldn't) (work|help|fix|solve)\b|\bmade no difference\b|\bno effect\b|\b(is|was|are|were) not enough\b|\binsufficient\b|\bmade (it|things) worse\b/i;
+/** The alternative a decision names as rejected: "use X instead of Y", "X rather than Y". */
+const INSTEAD = /\b(instead of|rather than)\s+(.+?)(?=\s+(because|since|as|so|which)\b|[,;:.]|$)/i;
+const VAGUE_SUBJECT = /^(\S+\s+){0,3}?(it|this|that|they|these|those)\s+(did|does|would|made|had)\b|^(on|in|with|at|but)\b/i;
+const OVER = /\b(chose|choose|chosen|picked|preferred|prefer|went with|going with|settled on|opted for)\b.*?\bover\s+(.+?)(?=\s+(because|since|as|given)\b|[,;:]|$)/i;
+const HEDGE = /\b(could|might|may|would|should we|maybe|perhaps|whether|if we|consider(ing)?|option(s)?|proposal|propose|suggest(ed|s)?|ask(ed)? (whether|if))\b/i;
+const NEGATED_CHOICE = /\b(not|n't|never|yet to|need to|have to|has to|must|still to)\s+(\w+\s+)?(decided|decide|chose|choose|chosen|settle|switch)/i;
+/** An observation: what was measured, seen or found, not chosen. */
+const FINDING = /^(the |a |an |our |this |that )?\S+( \S+)? (is|are|was|were|shows?|showed|takes?|took|has|had|fails?|failed|costs?)\b|\b(found|measured|profiled|observed|noticed|root cause)\b/i;
+const ATTEMPT = /\b(tried|trying|attempted|experimented|prototyped|tested whether)\b/i;
+const PRONOUN_OBJECT = /^(this|that|it|them|these|those|the (same|simplest|first|second|other|former|latter|one))\b/i;
+const STOP = new Set(
+  "the a an and or of to in on for with by at from as is are was were be been it its this that these those we i our us they their them not no so but if then than into onto out up over under after before about per via also only just now still more less very all each every any some one two three new old use used using make made do did done get got have has had which what when where who why how there here while until because since decided chose switched dropped abandoned reverted rejected going went with".split(
+    " ",
+  ),
+);
+
+export function choicesOf(turns: readonly SessionTurn[]): Choice[] {
+  const found: Choice[] = [];
+  turns.forEach((turn, index) => {
+    const fromDecisionTurn = turn.kind === "decision";
+    const attempt = turn.kind === "attempt";
+    const sentences = [...splitSentences(turn.thought), ...splitSentences(turn.response)];
+    const thoughtCount = splitSentences(turn.thought).length;
+    const ofTurn: Choice[] = [];
+    sentences.forEach((sentence, position) => {
+      const add = (kind: Choice["kind"], text: string) => ofTurn.push({ kind, text: tidy(text), turn: index, position, sentence, fromDecisionTurn });
+      for (const clause of clausesOf(sentence)) {
+        const verdict = classify(clause, { inThought: position < thoughtCount, fromDecisionTurn });
+        if (verdict === "dropped") add("dropped", clause);
+        else if (verdict === "decision" && !attempt) add("decision", clause);
+        const over = OVER.exec(clause);
+        if (over && verdict !== "dropped") add("dropped", `Dropped ${over[2]!.replace(/\.$/, "")}`);
+        const instead = verdict === "decision" ? INSTEAD.exec(clause) : null;
+        if (instead && contentWords(instead[2]!).length >= 2) add("dropped", `Dropped ${instead[2]!}`);
+      }
+    });
+    if (fromDecisionTurn && !ofTurn.some((c) => c.kind === "decision")) {
+      // A decision turn leads its thought with the decision (the runbook's "lead with the gist").
+      const first = splitSentences(turn.thought).find((s) => !isQuestion(s));
+      if (first) ofTurn.push({ kind: "decision", text: tidy(first), turn: index, position: 0, sentence: first, fromDecisionTurn });
+    }
+    if (attempt && !ofTurn.some((c) => c.kind === "dropped")) {
+      const tried = sentences.find((s) => ATTEMPT.test(s)) ?? splitSentences(turn.prompt)[0];
+      if (tried) ofTurn.push({ kind: "dropped", text: `Dropped: ${tidy(tried)}`, turn: index, position: 0, sentence: tried, fromDecisionTurn: false });
+    }
+    found.push(...ofTurn.map((c) => (c.kind === "dropped" ? { ...c, text: asDropped(c.text) } : c)));
+  });
+
+  // A decision a later turn abandons is not what the session settled on.
+  const superseded = (d: Choice) =>
+    found.some((x) => x.kind === "dropped" && x.turn > d.turn && shared(contentWords(x.text), contentWords(d.text)) >= 2);
+  const kept = found.filter((c) => c.kind === "dropped" || !superseded(c));
+  return distinct(kept).sort((a, b) => a.turn - b.turn || a.position - b.position);
+}
+
+/** The sentence of the choice's turn that best supports it: nearest with a figure, a check or a reason, not itself a choice. */
+export function evidenceFor(choice: Choice, turn: SessionTurn, choices: readonly Choice[]): string | undefined {
+  const own = new Set(choices.filter((c) => c.turn === choice.turn).map((c) => c.sentence));
+  const sentences = [...splitSentences(turn.thought), ...splitSentences(turn.response)];
+  const candidates = sentences
+    .map((text, position) => ({ text, position }))
+    .filter((s) => s.text !== choice.sentence && !own.has(s.text) && EVIDENCE_CUE.test(s.text) && !isQuestion(s.text) && !isNextStep(s.text));
+  // A dropped approach that gives its reason in its own words needs no other sentence (the turn's figures are the chosen one's).
+  if (choice.kind === "dropped" && /\b(because|since|but|as it|too)\b|:\s/.test(choice.text)) return undefined;
+  const distance = (p: number) => (p > choice.position ? p - choice.position : choice.position - p + 0.5);
+  const measured = (s: string) => (/\d/.test(s) ? 0 : 2);
+  return candidates.sort((a, b) => measured(a.text) + distance(a.position) - (measured(b.text) + distance(b.position)))[0]?.text;
+}
+
+/**
+ * A title from a decision: the choice itself, without "Decided to", parentheses and the reasons after it.
+ * Undefined when what is left names too little to title a session ("chose the simplest").
+ */
+export function titleOf(decision: Choice, max: number): string | undefined {
+  let text = decision.text
+    .replace(/^(we |i )?(decided|decision)\s*(to|on|that|:)?\s*/i, "")
+    .replace(/\s*\([^)]*\)/g, "")
+    .replace(/\s*\[[^\]]*\]/g, "");
+  const cut = text.search(/;|\s[—–-]\s|,?\s+(because|since|so|so that|given that|as it|which|rather than|instead of)\b|:\s/);
+  if (cut > 0) text = text.slice(0, cut);
+  text = text.replace(/[\s,.:;]+$/, "").trim();
+  const object = text.replace(CHOICE, "").replace(CHANGE, "");
+  if (contentWords(object).length < 2 || PRONOUN_OBJECT.test(object.trim())) return undefined;
+  text = text.charAt(0).toUpperCase() + text.slice(1);
+  return text.length <= max ? text : `${text.slice(0, max - 1).replace(/\s+\S*$/, "").trimEnd()}…`;
+}
+
+function classify(clause: string, where: { inThought: boolean; fromDecisionTurn: boolean }): Choice["kind"] | undefined {
+  // A question is open, and a next step is a plan: neither is a choice made.
+  if (isQuestion(clause) || isNextStep(clause)) return undefined;
+  if (DROP_START.test(clause) || DROP_PASSIVE.test(clause)) return "dropped";
+  if (CONSIDERED.test(clause) && REJECTION.test(clause)) return "dropped";
+  if (FAILED.test(clause) && !VAGUE_SUBJECT.test(clause)) return "dropped";
+  const cue = CHOICE.exec(clause);
+  if (cue) {
+    const before = clause.slice(0, cue.index);
+    if (HEDGE.test(before) || NEGATED_CHOICE.test(clause)) return undefined;
+    if (OVER.test(clause) && PRONOUN_OBJECT.test(clause.slice(cue.index + cue[0].length).trim())) return undefined;
+    return "decision";
+  }
+  if (where.inThought && !HEDGE.test(clause)) {
+    if (CHANGE.test(clause) && (where.fromDecisionTurn || REASON.test(clause))) return "decision";
+    // In a decision turn's thought, a statement with its reason is part of the decision ("batches of 10k, because ...").
+    if (where.fromDecisionTurn && REASON.test(clause) && !FINDING.test(clause)) return "decision";
+  }
+  return undefined;
+}
+
+/** A sentence is read as one clause, unless it joins clauses that each open with a choice ("Decided X; dropped Y"). */
+function clausesOf(sentence: string): string[] {
+  const clauses = sentence.split(/;\s+/).map((c) => c.trim()).filter(Boolean);
+  if (clauses.length < 2) return [sentence];
+  const opens = (c: string) => DROP_START.test(c) || CHOICE.test(c.split(/\s+/).slice(0, 3).join(" ")) || CHANGE.test(c);
+  return clauses.slice(1).some(opens) ? clauses : [sentence];
+}
+
+/** Restatements of one choice (most of their content words in common) are one: the first is kept. */
+function distinct(choices: Choice[]): Choice[] {
+  const out: Choice[] = [];
+  for (const c of choices) {
+    const words = contentWords(c.text);
+    const twin = out.find((o) => o.kind === c.kind && shared(contentWords(o.text), words) >= Math.max(2, 0.6 * Math.min(words.length, contentWords(o.text).length)));
+    if (!twin) out.push(c);
+  }
+  return out;
+}
+
+function asDropped(text: string): string {
+  if (DROP_START.test(text)) return text.replace(/^(we |i )/i, "").replace(/^./, (c) => c.toUpperCase());
+  return `Dropped: ${text.replace(/^dropped:?\s*/i, "")}`;
+}
+
+const tidy = (text: string) => text.trim().replace(/^[:,\s]+/, "").replace(/^./, (c) => c.toUpperCase());
+const isQuestion = (text: string) => /\?\s*$/.test(text);
+const isNextStep = (text: string) => /^(next( step)?s?|then|todo|follow[- ]up)\b/i.test(text.trim()) || (NEXT_CUE.test(text) && /^(next|todo)/i.test(text.trim()));
+
+export function contentWords(text: string): string[] {
+  return [
+    ...new Set(
+      (text.toLowerCase().match(/[a-z0-9][a-z0-9_.-]*[a-z0-9]|[a-z0-9]/g) ?? [])
+        .flatMap((w) => w.split(/[-.]/))
+        .filter((w) => w.length > 1 && !STOP.has(w))
+        .map((w) => w.replace(/(ing|ed|es|s)$/, "").replace(/e$/, "")),
+    ),
+  ];
+}
+
+const shared = (a: readonly string[], b: readonly string[]) => a.filter((w) => b.includes(w)).length;
