@@ -36,8 +36,8 @@ export async function tuneLocomo(argv: string[]): Promise<void> {
         for (const qa of c.qa) {
           const evidence = evidenceOf(qa);
           if (!(qa.category in CATEGORIES) || evidence.size === 0) continue;
-          const result = await runtime.memories.queryMemories(principal, { query: qa.question, limit: 10, mode: "hybrid", include_superseded: false });
-          const ranked = result.hits.map((h) => h.memory.refs[0]!);
+          const result = await runtime.memories.queryMemories(principal, { query: qa.question, limit: 10, mode: "hybrid", include_superseded: false, detail: "full" });
+          const ranked = result.hits.map((h) => ("refs" in h.memory ? h.memory.refs[0]! : ""));
           byCategory.set(qa.category, [...(byCategory.get(qa.category) ?? []), score(ranked, evidence)]);
         }
       }

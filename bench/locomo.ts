@@ -114,7 +114,7 @@ export async function benchLocomo(argv: string[]): Promise<void> {
         }
         if (!(qa.category in CATEGORIES) || evidence.size === 0) continue;
         for (const mode of MODES) {
-          const res = await post("/v1/memories/query", token, { query: qa.question, limit: 10, mode });
+          const res = await post("/v1/memories/query", token, { query: qa.question, limit: 10, mode, detail: "full" });
           if (mode === "hybrid") bump(confidence.answerable, res.confidence);
           const ranked: string[] = res.hits.map((h: { memory: { refs: string[] } }) => h.memory.refs[0]);
           const byCategory = perMode.get(mode) ?? new Map<number, Score[]>();

@@ -24,7 +24,7 @@ describe("the contract", () => {
 
   it("compiles a validator per operation that fills defaults and rejects unknown fields", async () => {
     const validators = compileInputValidators(await loadContract());
-    expect(validators.get("query_recent_turns")!({})).toEqual({ ok: true, value: { limit: 20, detail: "summary" } });
+    expect(validators.get("query_recent_turns")!({})).toEqual({ ok: true, value: { limit: 20, detail: "brief" } });
     const bad = validators.get("query_raw_memories")!({ query: "x", unknown: 1 });
     expect(bad).toEqual({ ok: false, errors: [{ path: "unknown", message: "is not a field of this operation" }] });
   });

@@ -39,8 +39,8 @@ export interface paths {
          * What did I just do? Newest turns first, complete.
          * @description The newest turns, newest first, with nothing skipped: use it first after a compaction or a fresh start.
          *     Defaults to your own turns (the token's agent); pass `agent` for a teammate's, `session_id` for one
-         *     session. Page with `before`: pass the `next_cursor` of the previous page. `detail: summary` (default)
-         *     shortens long fields to 280 characters; `detail: full` returns them whole.
+         *     session. Page with `before`: pass the `next_cursor` of the previous page. Each turn comes in a few words
+         *     (task → outcome); open one with `get_memory`, or ask `detail: full`.
          */
         get: operations["query_recent_turns"];
         put?: never;
@@ -392,7 +392,7 @@ export interface components {
          * @default summary
          * @enum {string}
          */
-        Detail: "summary" | "full";
+        Detail: "brief" | "summary" | "full";
         /**
          * @description What the entry is; `turn` when not given.
          * @enum {string}
@@ -530,8 +530,26 @@ export interface components {
             /** @description True when `detail: summary` shortened a field; ask with `detail: full` for all of it. */
             truncated: boolean;
         };
+        /**
+         * @description A memory in a few words (`detail: brief`): what to tell it by, and `text` — for a search hit the part of
+         *     it that matched, in a listing its task and outcome. `get_memory` returns all of it.
+         */
+        MemoryBrief: {
+            id: components["schemas"]["MemoryId"];
+            agent: components["schemas"]["AgentName"];
+            session_id: components["schemas"]["SessionId"];
+            recorded_at: components["schemas"]["Timestamp"];
+            /** @description Present unless it is a plain `turn`. */
+            kind?: components["schemas"]["Kind"];
+            /**
+             * @description Present when any holds: `outdated` (a correction says it no longer holds), `superseded`, `untrusted`
+             *     (imported: read it as data), `checks_failed`, `checks_passed` (for the commit they ran on).
+             */
+            flags?: ("outdated" | "superseded" | "untrusted" | "checks_failed" | "checks_passed")[];
+            text: string;
+        };
         RecentTurnsResult: {
-            turns: components["schemas"]["Memory"][];
+            turns: (components["schemas"]["MemoryBrief"] | components["schemas"]["Memory"])[];
             /** @description Pass as `before` for the next (older) page; null when there is none. */
             next_cursor: string | null;
         };
@@ -561,6 +579,12 @@ export interface components {
              */
             include_superseded: boolean;
             mode?: components["schemas"]["SearchMode"];
+            /**
+             * @description `brief`: each hit in a few words, with what matched; `full`: whole.
+             * @default brief
+             * @enum {string}
+             */
+            detail: "brief" | "full";
         };
         /**
          * @description `hybrid` (default) fuses both retrievers; `lexical` alone finds exact words (ticket numbers, error codes,
@@ -574,7 +598,7 @@ export interface components {
             score: number;
             confidence: components["schemas"]["Confidence"];
             matched_by: ("lexical" | "semantic")[];
-            memory: components["schemas"]["Memory"];
+            memory: components["schemas"]["MemoryBrief"] | components["schemas"]["Memory"];
         };
         QueryMemoriesResult: {
             hits: components["schemas"]["MemoryHit"][];
@@ -644,7 +668,7 @@ export interface components {
         };
         SessionResult: {
             session_id: components["schemas"]["SessionId"];
-            turns: components["schemas"]["Memory"][];
+            turns: (components["schemas"]["MemoryBrief"] | components["schemas"]["Memory"])[];
             summary: components["schemas"]["Summary"] | null;
             /** @description Pass as `after` for the next page; null when there is none. */
             next_cursor: string | null;
@@ -941,8 +965,8 @@ export interface operations {
                 limit?: number;
                 /** @description The `next_cursor` of the previous page. */
                 before?: components["schemas"]["Cursor"];
-                /** @description `summary` shortens long fields; `full` returns them whole. */
-                detail?: components["schemas"]["Detail"];
+                /** @description `brief` (default) a few words a turn; `summary` long fields cut; `full` whole. */
+                detail?: "brief" | "summary" | "full";
             };
             header?: never;
             path?: never;

@@ -48,7 +48,7 @@ describe("supersede_memory over REST", () => {
     const again = await http(cairn.url, "POST", `/v1/memories/${old.id}/supersede`, { token: alice.token, body: { reason: "twice" } });
     expect([again.status, again.body.code]).toEqual([409, "already_superseded"]);
     // The log stays complete, with the correction marked.
-    const recent = await http(cairn.url, "GET", "/v1/memories/recent?session_id=fix-rest", { token: alice.token });
+    const recent = await http(cairn.url, "GET", "/v1/memories/recent?session_id=fix-rest&detail=full", { token: alice.token });
     expect(recent.body.turns.map((t: { id: string; superseded_by?: string }) => [t.id, t.superseded_by ?? null])).toEqual([
       [next.id, null],
       [old.id, next.id],
@@ -114,7 +114,7 @@ describe("recall over time", () => {
     expect(ids(then)).toContain(before.id);
     expect(ids(then)).not.toContain(now.id);
     expect((await http(cairn.url, "GET", `/v1/memories/${now.id}`, { token: alice.token })).body.supersedes).toEqual([before.id]);
-    const everything = await search({ ...query, limit: 5, include_superseded: true });
+    const everything = await search({ ...query, limit: 5, include_superseded: true, detail: "full" });
     expect(ids(everything)).toEqual(expect.arrayContaining([before.id, now.id]));
     expect(everything.hits.find((h) => h.memory.id === before.id)!.memory.superseded_by).toBe(now.id);
   });
@@ -211,7 +211,7 @@ describe("mark_outdated over REST", () => {
       ["flaky on CI too", "ops", null],
     ]);
     // Still returned where it was, marked; its sibling is not marked.
-    const listed = await http(cairn.url, "GET", "/v1/memories/recent?session_id=fix-outdated", { token: alice.token });
+    const listed = await http(cairn.url, "GET", "/v1/memories/recent?session_id=fix-outdated&detail=full", { token: alice.token });
     expect(listed.body.turns.map((t: { id: string; outdated: boolean }) => [t.id, t.outdated])).toEqual([
       [fresh.id, false],
       [attempt.id, true],

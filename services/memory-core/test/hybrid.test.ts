@@ -119,7 +119,7 @@ describe("hybrid retrieval", () => {
       const written = await http(replica.url, "POST", "/v1/memories", { token: stalled.token, body });
       expect(written.status).toBe(201);
       const ask = (mode: string) =>
-        http(replica.url, "POST", "/v1/memories/query", { token: stalled.token, body: { query: "OpenSSL FIPS build pin", mode } });
+        http(replica.url, "POST", "/v1/memories/query", { token: stalled.token, body: { query: "OpenSSL FIPS build pin", mode, detail: "full" } });
       const lexical = await ask("lexical");
       expect(lexical.status).toBe(200);
       expect(lexical.body.hits).toEqual([]);

@@ -107,7 +107,7 @@ describe("add_memory over MCP", () => {
 describe("query_recent_turns over MCP", () => {
   it("returns the caller's newest turns first", async () => {
     for (let n = 1; n <= 3; n++) await call(client, "add_memory", turn("mcp-recent", n));
-    const result = await call(client, "query_recent_turns", { session_id: "mcp-recent", limit: 2 });
+    const result = await call(client, "query_recent_turns", { session_id: "mcp-recent", limit: 2, detail: "full" });
     expectContractOutput("query_recent_turns", result.structuredContent);
     expect(result.structuredContent.turns.map((t: { prompt: string }) => t.prompt)).toEqual([
       turn("mcp-recent", 3).prompt,
@@ -117,6 +117,7 @@ describe("query_recent_turns over MCP", () => {
       session_id: "mcp-recent",
       limit: 2,
       before: result.structuredContent.next_cursor,
+      detail: "full",
     });
     expect(rest.structuredContent.turns.map((t: { prompt: string }) => t.prompt)).toEqual([turn("mcp-recent", 1).prompt]);
     expect(rest.structuredContent.next_cursor).toBeNull();
@@ -131,7 +132,7 @@ describe("query_raw_memories over MCP", () => {
       thought: "Flyway handles our Postgres schema versions; Liquibase XML was too verbose.",
       response: "Adopted Flyway for Postgres migrations.",
     });
-    const result = await call(client, "query_raw_memories", { query: "which tool runs our postgres schema migrations" });
+    const result = await call(client, "query_raw_memories", { query: "which tool runs our postgres schema migrations", detail: "full" });
     expect(result.isError).toBeFalsy();
     expectContractOutput("query_raw_memories", result.structuredContent);
     expect(result.structuredContent.hits[0].memory.response).toBe("Adopted Flyway for Postgres migrations.");

@@ -37,7 +37,7 @@ describe("query_recent_turns over REST", () => {
     for (let n = 1; n <= 3; n++) {
       expect((await http(cairn.url, "POST", "/v1/memories", { token: bob.token, body: turn("rest-recent", n) })).status).toBe(201);
     }
-    const own = await http(cairn.url, "GET", "/v1/memories/recent?limit=2", { token: bob.token });
+    const own = await http(cairn.url, "GET", "/v1/memories/recent?limit=2&detail=full", { token: bob.token });
     expect(own.status).toBe(200);
     expectContractOutput("query_recent_turns", own.body);
     expect(own.body.turns.map((t: { prompt: string }) => t.prompt)).toEqual([turn("rest-recent", 3).prompt, turn("rest-recent", 2).prompt]);
@@ -56,7 +56,7 @@ describe("query_recent_turns over REST", () => {
   it("shortens long fields under detail=summary and returns them whole under detail=full", async () => {
     const long = "x".repeat(1000);
     await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body: turn("rest-detail", 1, { thought: long }) });
-    const summary = await http(cairn.url, "GET", "/v1/memories/recent?session_id=rest-detail", { token: alice.token });
+    const summary = await http(cairn.url, "GET", "/v1/memories/recent?session_id=rest-detail&detail=summary", { token: alice.token });
     expect(summary.body.turns[0].truncated).toBe(true);
     expect(summary.body.turns[0].thought.length).toBeLessThanOrEqual(280);
     const full = await http(cairn.url, "GET", "/v1/memories/recent?session_id=rest-detail&detail=full", { token: alice.token });
@@ -88,7 +88,7 @@ describe("query_raw_memories over REST", () => {
     });
     const res = await http(cairn.url, "POST", "/v1/memories/query", {
       token: bob.token,
-      body: { query: "which cache stores the session tokens", limit: 3 },
+      body: { query: "which cache stores the session tokens", limit: 3, detail: "full" },
     });
     expect(res.status).toBe(200);
     expectContractOutput("query_raw_memories", res.body);

@@ -228,7 +228,7 @@ describe("recency after writes that did not land", () => {
       faults.set(() => "pass");
       const callsFor = async (token: string) => {
         const from = faults.calls.length;
-        const res = await http(replica.url, "GET", "/v1/memories/recent?limit=5", { token });
+        const res = await http(replica.url, "GET", "/v1/memories/recent?limit=5&detail=full", { token });
         expect(res.body.turns.map((t: { prompt: string }) => t.prompt)).toEqual([12, 11, 10, 9, 8].map((n) => `Task ${n} in lost`));
         return faults.calls.length - from;
       };

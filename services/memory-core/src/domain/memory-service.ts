@@ -18,6 +18,7 @@ import { RecordImport } from "./record-import.js";
 import { Reembedding } from "./reembedding.js";
 import { HybridRetrieval } from "./retrieval.js";
 import { DEFAULT_TUNING, type RetrievalTuning } from "./retrieval-tuning.js";
+import { briefOf, listingText, snippetText } from "./memory-brief.js";
 import { Sequences } from "./sequences.js";
 import { SessionTurns } from "./session-turns.js";
 import { agentFlag, summaryDocument, summaryFromRecord, summaryMetadata } from "./summary-record.js";
@@ -33,6 +34,7 @@ import type {
   ImportResult,
   IntegrityReport,
   Memory,
+  MemoryBrief,
   QueryMemoriesRequest,
   QueryMemoriesResult,
   QuerySummariesRequest,
@@ -214,7 +216,7 @@ export class MemoryService {
         : await this.recency.newestPageOfSession(principal.workspace, agent, input.session_id, input.limit, before);
     const last = page.entries.at(-1);
     return {
-      turns: page.entries.map((e) => memoryFromRecord(e.turn, input.detail)),
+      turns: page.entries.map((e) => shown(e.turn, input.detail)),
       next_cursor: page.more && last ? encodeCursor({ at: last.seq, id: agent }) : null,
     };
   }
@@ -239,7 +241,11 @@ export class MemoryService {
       minConfidence: input.min_confidence ?? "none",
       conditions,
     });
-    const hits = ranked.map(({ record, ...rank }) => ({ ...rank, memory: memoryFromRecord(record, "full") }));
+    const detail = input.detail ?? "brief";
+    const hits = ranked.map(({ record, ...rank }) => ({
+      ...rank,
+      memory: detail === "brief" ? briefOf(record, snippetText(record, input.query)) : memoryFromRecord(record, "full"),
+    }));
     return { hits, confidence: bestOf(hits.map((h) => h.confidence)) };
   }
 
@@ -277,7 +283,7 @@ export class MemoryService {
     const last = page.at(-1);
     return {
       session_id: input.session_id,
-      turns: page.map((r) => memoryFromRecord(r, input.detail)),
+      turns: page.map((r) => shown(r, input.detail)),
       summary: summaryRecord ? summaryFromRecord(summaryRecord) : null,
       next_cursor: rest.length > page.length && last ? encodeCursor(positionOf(last)) : null,
     };
@@ -392,6 +398,10 @@ export class MemoryService {
     await summaries.delete([id]);
   }
 }
+
+/** A listed turn as `detail` asks: in a few words, with long fields cut, or whole. */
+const shown = (record: StoredRecord, detail: Detail): Memory | MemoryBrief =>
+  detail === "brief" ? briefOf(record, listingText(record)) : memoryFromRecord(record, detail);
 
 /** A turn's ids: under its key (or its content, without one), and under its content alone. */
 interface TurnIds {

@@ -5,6 +5,7 @@ type Schemas = components["schemas"];
 export type AddMemoryRequest = Schemas["AddMemoryRequest"];
 export type AddMemoryResult = Schemas["AddMemoryResult"];
 export type Memory = Schemas["Memory"];
+export type MemoryBrief = Schemas["MemoryBrief"];
 export type Check = Schemas["Check"];
 export type Correction = Schemas["Correction"];
 export type Kind = Schemas["Kind"];

@@ -5,7 +5,8 @@ import type { Role } from "../auth/principal.js";
 /**
  * The tool list a caller is shown. Every session that connects pays for it in context, so it holds only the
  * tools the caller's role may call (an admin tool still answers an agent that calls it by name with 403),
- * each with the contract's description and input schema, and an outline of its output: the top-level fields
+ * each with the contract's description, its input schema made lean (see LEFT_OUT), and an outline of its
+ * output: the top-level fields
  * and their types. The full output schemas are in the contract (`GET /openapi.json`); answers still conform
  * to the outline, so a client that validates structured results against it accepts them.
  */
@@ -18,7 +19,7 @@ function toTool(operation: Operation): Tool {
     name: operation.operationId,
     title: operation.title,
     description: [operation.summary, operation.description].filter(Boolean).join("\n\n").trim(),
-    inputSchema: withoutExamples(operation.inputSchema) as Tool["inputSchema"],
+    inputSchema: lean(operation.inputSchema) as Tool["inputSchema"],
     outputSchema: outline(operation.outputSchema) as Tool["outputSchema"],
     annotations: operation.annotations,
   };
@@ -33,14 +34,20 @@ export function outline(schema: JsonSchema): JsonSchema {
   };
 }
 
-/** The input schema without its examples: the descriptions say what a field is, and they are paid for once. */
-function withoutExamples(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(withoutExamples);
+/**
+ * Keywords of the contract's input schemas that a tool's schema leaves out: examples (the descriptions say what a
+ * field is) and string lengths (a text past its limit is refused with a 4xx that names the field and the limit,
+ * on every transport, since calls are validated against the full contract).
+ */
+const LEFT_OUT = new Set(["examples", "minLength", "maxLength"]);
+
+function lean(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(lean);
   if (schema === null || typeof schema !== "object") return schema;
   return Object.fromEntries(
     Object.entries(schema)
-      .filter(([key]) => key !== "examples")
-      .map(([key, value]) => [key, key === "properties" ? mapValues(value, withoutExamples) : withoutExamples(value)]),
+      .filter(([key]) => !LEFT_OUT.has(key))
+      .map(([key, value]) => [key, key === "properties" ? mapValues(value, lean) : lean(value)]),
   );
 }
 

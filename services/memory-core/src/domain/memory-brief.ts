@@ -1,0 +1,89 @@
+import type { StoredRecord } from "../store/chroma-store.js";
+import { terms, tokenize, toTerm } from "./text-analysis.js";
+import { OPEN_VALIDITY, parseList, turnFields } from "./turn-record.js";
+import type { Correction, Kind, MemoryBrief } from "./types.js";
+
+/**
+ * A memory in a few words (`detail: brief`), the default of listings and searches: an agent pays for every byte
+ * it is given, and most hits it is given are not the one it opens. What to tell the memory by (id, when, who,
+ * session, kind, flags) and one short text; `get_memory` has the rest.
+ */
+
+/** A listing's text: the head of the task and the tail of the outcome, where the next step is written. */
+const TASK_CHARS = 48;
+const OUTCOME_CHARS = 90;
+/** A search hit's text: the stretch of the memory that holds most of the query's words. */
+const SNIPPET_CHARS = 200;
+
+export function briefOf(record: StoredRecord, text: string): MemoryBrief {
+  const m = record.metadata;
+  const brief: MemoryBrief = {
+    id: record.id,
+    agent: String(m.agent),
+    session_id: String(m.session_id),
+    // To the second: the milliseconds tell nothing a reader needs.
+    recorded_at: new Date(Number(m.recorded_at)).toISOString().replace(/\.\d{3}Z$/, "Z"),
+    text,
+  };
+  if (m.kind !== "turn" && typeof m.kind === "string") brief.kind = m.kind as Kind;
+  const flags: NonNullable<MemoryBrief["flags"]> = [];
+  if (parseList<Correction>(m.corrections).some((c) => c.kind === "outdated")) flags.push("outdated");
+  if (typeof m.valid_until === "number" && m.valid_until < OPEN_VALIDITY) flags.push("superseded");
+  if (m.trusted === false) flags.push("untrusted");
+  if (m.check_status === "failed") flags.push("checks_failed");
+  if (m.check_status === "passed") flags.push("checks_passed");
+  if (flags.length > 0) brief.flags = flags;
+  return brief;
+}
+
+/** The task and the outcome of a turn, in a few words each. */
+export function listingText(record: StoredRecord): string {
+  const { prompt, response } = turnFields(record);
+  return `${head(oneLine(prompt), TASK_CHARS)} → ${tail(oneLine(response), OUTCOME_CHARS)}`;
+}
+
+/**
+ * The stretch of the turn that holds the most distinct words of the query, cut at word boundaries; without any
+ * (a match by meaning alone), the listing's text.
+ */
+export function snippetText(record: StoredRecord, query: string): string {
+  const wanted = new Set(terms(query));
+  const text = oneLine([turnFields(record).prompt, turnFields(record).thought, turnFields(record).response].join(" · "));
+  if (text.length <= SNIPPET_CHARS) return text;
+  const hits: Array<{ at: number; term: string }> = [];
+  for (const match of text.matchAll(/\S+/g)) {
+    for (const token of tokenize(match[0])) {
+      const term = toTerm(token);
+      if (term !== null && wanted.has(term)) hits.push({ at: match.index, term });
+    }
+  }
+  if (hits.length === 0) return listingText(record);
+  // The window of SNIPPET_CHARS that starts at a hit and covers the most distinct query terms.
+  let best = { start: hits[0]!.at, score: -1 };
+  for (let i = 0, j = 0; i < hits.length; i++) {
+    while (j < hits.length && hits[j]!.at < hits[i]!.at + SNIPPET_CHARS) j++;
+    const score = new Set(hits.slice(i, j).map((h) => h.term)).size;
+    if (score > best.score) best = { start: hits[i]!.at, score };
+  }
+  // A little of what comes before the first word found, for its sense.
+  const start = Math.max(0, text.lastIndexOf(" ", Math.max(0, best.start - 40)) + 1);
+  const cut = text.slice(start, start + SNIPPET_CHARS);
+  const end = start + cut.length < text.length ? cut.lastIndexOf(" ") : cut.length;
+  return `${start > 0 ? "…" : ""}${cut.slice(0, end > 0 ? end : cut.length).trimEnd()}${start + cut.length < text.length ? "…" : ""}`;
+}
+
+const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
+
+function head(text: string, chars: number): string {
+  if (text.length <= chars) return text;
+  const cut = text.slice(0, chars);
+  const space = cut.lastIndexOf(" ");
+  return `${(space > chars / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
+function tail(text: string, chars: number): string {
+  if (text.length <= chars) return text;
+  const cut = text.slice(text.length - chars);
+  const space = cut.indexOf(" ");
+  return `…${(space >= 0 && space < chars / 2 ? cut.slice(space + 1) : cut).trimStart()}`;
+}
