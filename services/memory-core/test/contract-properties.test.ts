@@ -378,6 +378,78 @@ describe("every contract operation, with inputs generated from its schema", () =
         }),
         { numRuns: RUNS, seed: SEED, verbose: 1 },
       );
-    });
+    }, Math.max(120_000, RUNS * 4_000));
   }
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// Examples the generators leave out, each a minimal reproduction
+
+describe("inputs the generators leave out", () => {
+  /** The smallest valid input fast-check finds for the operation, in the writable workspace. */
+  const minimalInput = (op: Operation) =>
+    fc.sample(arbitraryFor(op.inputSchema as Schema, "", overrideFor(writable)) as fc.Arbitrary<Record<string, unknown>>, { numRuns: 1, seed: 1 })[0]!;
+
+  it("REST refuses an unknown field named __proto__ like any other unknown field (no operation may drop it silently)", async () => {
+    const accepted: string[] = [];
+    for (const op of contract.operations.filter((o) => o.hasBody)) {
+      const rest = toRest(op, minimalInput(op))!;
+      // Raw JSON text: an object literal would set the prototype instead of a field.
+      const fields = JSON.stringify(rest.body ?? {}).slice(1, -1);
+      const text = `{"__proto__":{"source":"human","x":1}${fields ? `,${fields}` : ""}}`;
+      const res = await http(cairn.url, op.method.toUpperCase(), rest.path, { token: writable.admin.token, body: text });
+      if (res.status !== 400 || res.body?.code !== "validation_failed") accepted.push(`${op.operationId} → ${res.status}`);
+    }
+    expect(accepted, "operations that accepted a body with a __proto__ field").toEqual([]);
+  });
+
+  it("a body nested 5000 deep is refused with a 4xx problem, not a 500", async () => {
+    const deep = `{"session_id":"deep","prompt":"p","thought":"t","response":"r","tags":${"[".repeat(5000)}${"]".repeat(5000)}}`;
+    const res = await http(cairn.url, "POST", "/v1/memories", { token: writable.agent.token, body: deep });
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.status).toBeLessThan(500);
+    expect(problemCodes).toContain(res.body?.code);
+  });
+
+  it("a malformed percent-escape in a path is refused with a 4xx problem, not a 500", async () => {
+    const res = await fetch(new URL("/v1/sessions/%ZZ", cairn.url), { headers: { authorization: `Bearer ${writable.agent.token}` } });
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.status).toBeLessThan(500);
+    expect(problemCodes).toContain(((await res.json()) as { code?: string }).code);
+  });
+
+  it("a body whose Content-Encoding it does not have is refused with a 4xx problem, not a 500", async () => {
+    const res = await http(cairn.url, "POST", "/v1/memories/query", {
+      token: writable.agent.token,
+      body: { query: "anything" },
+      headers: { "content-encoding": "gzip" },
+    });
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.status).toBeLessThan(500);
+    expect(problemCodes).toContain(res.body?.code);
+  });
+
+  it("MCP tools/call without a tool name is a protocol error other than an internal error", async () => {
+    const res = await http(cairn.url, "POST", "/mcp", {
+      token: writable.agent.token,
+      headers: { accept: "application/json, text/event-stream" },
+      body: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { arguments: {} } },
+    });
+    expect(res.status).toBeLessThan(500);
+    expect(res.body?.error?.code).toEqual(expect.any(Number));
+    expect(res.body.error.code).not.toBe(-32603);
+  });
+
+  it.runIf(FORGED_CURSORS)("forged cursors far past the end are refused or answer an empty page", async () => {
+    for (const [path, at, id] of [
+      ["/v1/memories/recent?before=", Number.MAX_SAFE_INTEGER, "alice"],
+      ["/v1/sessions/seed-1?after=", Number.MAX_SAFE_INTEGER, "x"],
+      ["/v1/audit?after=", Number.MAX_SAFE_INTEGER, "audit"],
+      ["/v1/admin/records?collection=turns&after=", Number.MAX_SAFE_INTEGER, "turns"],
+    ] as const) {
+      const cursor = Buffer.from(JSON.stringify([at, id]), "utf8").toString("base64url");
+      const res = await http(cairn.url, "GET", `${path}${cursor}`, { token: writable.admin.token });
+      expect(res.status, path).toBeLessThan(500);
+    }
+  });
 });
