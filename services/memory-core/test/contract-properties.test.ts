@@ -298,8 +298,19 @@ async function callMcp(op: Operation, ws: Workspace, role: Role, input: Record<s
     return { transport: "mcp", role, status: 200, body: result.structuredContent, raw: text };
   } catch (error) {
     const code = (error as { code?: number }).code;
-    // A protocol error: -32603 is an internal error, the MCP face of a 5xx.
-    return { transport: "mcp", role, status: code === -32603 ? 500 : 499, body: { protocolError: code, message: String(error) }, raw: String(error) };
+    const message = String(error);
+    // The HTTP endpoint refused the request itself (a body over the size limit): its problem document.
+    if (typeof code === "number" && code >= 400 && code < 600) {
+      let problem: unknown;
+      try {
+        problem = JSON.parse(message.slice(message.indexOf("{")));
+      } catch {
+        problem = { message };
+      }
+      return { transport: "mcp", role, status: code, body: problem, raw: message };
+    }
+    // A protocol error: -32603 is an internal error, the MCP face of a 5xx; any other is a 499 here.
+    return { transport: "mcp", role, status: code === -32603 ? 500 : 499, body: { protocolError: code, message }, raw: message };
   }
 }
 
