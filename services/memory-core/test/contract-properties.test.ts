@@ -464,3 +464,13 @@ describe("inputs the generators leave out", () => {
     }
   });
 });
+
+describe("refusals of valid input change nothing either", () => {
+  it("summarize_session of a session that does not exist answers 404 and leaves no record behind", async () => {
+    const before = await fingerprint(writable);
+    const res = await http(cairn.url, "POST", "/v1/sessions/no-such-session/summarize", { token: writable.admin.token, body: {} });
+    expect([res.status, res.body?.code]).toEqual([404, "not_found"]);
+    const after = await fingerprint(writable);
+    expect(after.hash === before.hash ? "unchanged" : difference(before, after)).toBe("unchanged");
+  });
+});
