@@ -164,14 +164,19 @@ async function until(condition: () => boolean, timeoutMs: number, what: string):
   }
 }
 
-/** Runs the clients; when a third of the writes are acknowledged, `fault` runs while they go on. */
+/**
+ * Runs the clients; when a third of the writes are acknowledged, and again at two thirds, `fault` runs while
+ * they go on (two crashes: more chances to land between two steps of a write).
+ */
 async function runWithFault(ws: Workspace, label: string, fault: () => Promise<void>): Promise<Traffic> {
   const traffic = newTraffic();
   const clients = Promise.all(ws.clients.map((token) => client(token, label, traffic)));
   const total = CLIENTS * WRITES_PER_CLIENT;
   const injected = (async () => {
-    await until(() => ackedCount(traffic) >= Math.floor(total / 3), 120_000, "a third of the writes");
-    await fault();
+    for (const share of [1 / 3, 2 / 3]) {
+      await until(() => ackedCount(traffic) >= Math.floor(total * share), 120_000, `${Math.round(share * 100)}% of the writes`);
+      await fault();
+    }
   })();
   await Promise.all([clients, injected]);
   return traffic;
