@@ -156,6 +156,32 @@ async function client(token: TestToken, label: string, traffic: Traffic): Promis
 
 const ackedCount = (traffic: Traffic) => traffic.acked.size;
 
+interface Reads {
+  statuses: Map<number, number>;
+  unavailable: Array<{ retryAfter: string | null; code: unknown }>;
+  /** Anything but 200 and 503. */
+  unexpected: Array<{ what: string; status: number; body: unknown }>;
+}
+
+/** A reader beside the writers, until they are done: recency and search, which must answer 200 or 503. */
+async function reader(ws: Workspace, done: () => boolean): Promise<Reads> {
+  const reads: Reads = { statuses: new Map(), unavailable: [], unexpected: [] };
+  const token = ws.clients[0]!.token;
+  for (let i = 0; !done() && i < 5_000; i++) {
+    const [what, reply] =
+      i % 2
+        ? (["query_raw_memories", await request("POST", "/v1/memories/query", token, { query: "reasoning for step" })] as const)
+        : (["query_recent_turns", await request("GET", "/v1/memories/recent?limit=10", token)] as const);
+    if (reply) {
+      reads.statuses.set(reply.status, (reads.statuses.get(reply.status) ?? 0) + 1);
+      if (reply.status === 503) reads.unavailable.push({ retryAfter: reply.headers.get("retry-after"), code: reply.body?.code });
+      else if (reply.status !== 200) reads.unexpected.push({ what, status: reply.status, body: reply.body });
+    }
+    await sleep(50);
+  }
+  return reads;
+}
+
 async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
@@ -168,9 +194,11 @@ async function until(condition: () => boolean, timeoutMs: number, what: string):
  * Runs the clients; when a third of the writes are acknowledged, and again at two thirds, `fault` runs while
  * they go on (two crashes: more chances to land between two steps of a write).
  */
-async function runWithFault(ws: Workspace, label: string, fault: () => Promise<void>): Promise<Traffic> {
+async function runWithFault(ws: Workspace, label: string, fault: () => Promise<void>): Promise<{ traffic: Traffic; reads: Reads }> {
   const traffic = newTraffic();
-  const clients = Promise.all(ws.clients.map((token) => client(token, label, traffic)));
+  let writing = true;
+  const clients = Promise.all(ws.clients.map((token) => client(token, label, traffic))).finally(() => (writing = false));
+  const reads = reader(ws, () => !writing);
   const total = CLIENTS * WRITES_PER_CLIENT;
   const injected = (async () => {
     for (const share of [1 / 3, 2 / 3]) {
@@ -179,7 +207,7 @@ async function runWithFault(ws: Workspace, label: string, fault: () => Promise<v
     }
   })();
   await Promise.all([clients, injected]);
-  return traffic;
+  return { traffic, reads: await reads };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -329,7 +357,7 @@ describe("fault injection", () => {
     "A: Chroma SIGKILLed mid-stream and restarted on the same path: every acknowledged write exactly once",
     async () => {
       let down = false;
-      const traffic = await runWithFault(scenarioA, "a", async () => {
+      const { traffic, reads } = await runWithFault(scenarioA, "a", async () => {
         await chroma.kill();
         down = true;
         await sleep(1500);
@@ -340,9 +368,13 @@ describe("fault injection", () => {
       // Clients were told to come back later while Chroma was away — 503 unavailable, never a 500...
       expect(traffic.unavailable.length, "503 answers while Chroma was down").toBeGreaterThan(0);
       expect(new Set(traffic.unavailable.map((u) => u.code))).toEqual(new Set(["unavailable"]));
+      // Readers too: 200 or 503 unavailable, never another error.
+      expect(reads.unexpected, `reads answered other than 200 or 503: ${JSON.stringify(reads.unexpected).slice(0, 800)}`).toEqual([]);
+      expect(reads.statuses.get(200), "reads answered").toBeGreaterThan(0);
+      expect(new Set(reads.unavailable.map((u) => u.code))).toEqual(new Set(reads.unavailable.length ? ["unavailable"] : []));
       // ...with a Retry-After (being added elsewhere; fails on this branch).
-      const withoutRetryAfter = traffic.unavailable.filter((u) => !/^\d+$/.test(u.retryAfter ?? ""));
-      expect.soft(withoutRetryAfter.length, `503 answers without a Retry-After header (of ${traffic.unavailable.length})`).toBe(0);
+      const withoutRetryAfter = [...traffic.unavailable, ...reads.unavailable].filter((u) => !/^\d+$/.test(u.retryAfter ?? ""));
+      expect.soft(withoutRetryAfter.length, `503 answers without a Retry-After header (of ${traffic.unavailable.length + reads.unavailable.length})`).toBe(0);
       await expectConsistent(scenarioA, traffic);
     },
     240_000,
@@ -351,12 +383,14 @@ describe("fault injection", () => {
   it(
     "B: memory-core SIGKILLed mid-stream and restarted: every acknowledged write exactly once",
     async () => {
-      const traffic = await runWithFault(scenarioB, "b", async () => {
+      const { traffic, reads } = await runWithFault(scenarioB, "b", async () => {
         await core.kill();
         await sleep(500);
         await core.restart();
       });
       expect(traffic.connectionErrors, "requests cut off by the crash").toBeGreaterThan(0);
+      expect(reads.unexpected, `reads answered other than 200 or 503: ${JSON.stringify(reads.unexpected).slice(0, 800)}`).toEqual([]);
+      expect(reads.statuses.get(200), "reads answered").toBeGreaterThan(0);
       await expectConsistent(scenarioB, traffic);
     },
     240_000,
