@@ -27,6 +27,8 @@ import { arbitraryFor, applyMutation, mutationsFor, type Mutation, type Override
  * Known defects kept out of the default run until they are fixed (CAIRN_FUZZ_FORGED_CURSORS=1 puts them back):
  * forged `before`/`after` cursors holding huge numbers hang the server, so cursors generated here are short
  * strings that cannot decode to a position. Nesting stays under CAIRN_FUZZ_MAX_DEPTH (default 64; 5000 answers 500).
+ * CAIRN_FUZZ_TOLERATE=op:status,... lets a fuzz run look past a known undocumented status (e.g. add_memory:404)
+ * to find what else fails; the default run tolerates nothing.
  */
 
 const RUNS = Number(process.env.CAIRN_FUZZ_RUNS ?? 6);

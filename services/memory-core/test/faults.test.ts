@@ -76,7 +76,9 @@ afterAll(async () => {
   await core?.stop().catch(() => undefined);
   await chroma?.stop().catch(() => undefined);
   await stub?.close().catch(() => undefined);
-  if (dir) await rm(dir, { recursive: true, force: true });
+  // CAIRN_FAULTS_KEEP=1 keeps the logs (memory-core.log, chroma.log) and data for a post-mortem.
+  if (dir && process.env.CAIRN_FAULTS_KEEP === "1") console.log(`fault-injection logs and data kept in ${dir}`);
+  else if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 // ---------------------------------------------------------------------------------------------------------
