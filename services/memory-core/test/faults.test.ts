@@ -321,6 +321,14 @@ async function expectConsistent(ws: Workspace, traffic: Traffic) {
     const prompts = new Map(expected.map((a) => [a.id, a.prompt]));
     for (const t of listed) expect(t.prompt).toBe(prompts.get(t.id));
   }
+  // Found again by search (lexical and dense): one turn of each client, within its session.
+  for (const token of ws.clients) {
+    const [key, acked] = [...traffic.acked].find(([, a]) => a.agent === token.agent)!;
+    const session = key.slice(0, key.lastIndexOf("-"));
+    const found = await request("POST", "/v1/memories/query", ws.admin.token, { query: acked.prompt, session_id: session, limit: 10 });
+    expect(found?.status, `search after the fault: ${JSON.stringify(found?.body)}`).toBe(200);
+    expect(found!.body.hits.map((h: { memory: { id: string } }) => h.memory.id)).toContain(acked.id);
+  }
   // Exactly once in the backup export.
   expect((await exportedTurnIds(ws)).sort(), "exported turns").toEqual([...ackedIds].sort());
 
@@ -371,7 +379,7 @@ describe("fault injection", () => {
       expect(traffic.unavailable.length, "503 answers while Chroma was down").toBeGreaterThan(0);
       expect(new Set(traffic.unavailable.map((u) => u.code))).toEqual(new Set(["unavailable"]));
       // Readers too: 200 or 503 unavailable, never another error.
-      expect(reads.unexpected, `reads answered other than 200 or 503: ${JSON.stringify(reads.unexpected).slice(0, 800)}`).toEqual([]);
+      expect.soft(reads.unexpected, `reads answered other than 200 or 503: ${JSON.stringify(reads.unexpected).slice(0, 800)}`).toEqual([]);
       expect(reads.statuses.get(200), "reads answered").toBeGreaterThan(0);
       expect(new Set(reads.unavailable.map((u) => u.code))).toEqual(new Set(reads.unavailable.length ? ["unavailable"] : []));
       // ...with a Retry-After (being added elsewhere; fails on this branch).
@@ -391,7 +399,7 @@ describe("fault injection", () => {
         await core.restart();
       });
       expect(traffic.connectionErrors, "requests cut off by the crash").toBeGreaterThan(0);
-      expect(reads.unexpected, `reads answered other than 200 or 503: ${JSON.stringify(reads.unexpected).slice(0, 800)}`).toEqual([]);
+      expect.soft(reads.unexpected, `reads answered other than 200 or 503: ${JSON.stringify(reads.unexpected).slice(0, 800)}`).toEqual([]);
       expect(reads.statuses.get(200), "reads answered").toBeGreaterThan(0);
       await expectConsistent(scenarioB, traffic);
     },
