@@ -389,7 +389,7 @@ describe("every contract operation, with inputs generated from its schema", () =
             throw new Error(`${op.operationId}: the invalid calls changed the store (${changed})\n  input: ${show(bad)}`);
           }
         }),
-        { numRuns: RUNS, seed: SEED, verbose: 1 },
+        { numRuns: RUNS, seed: SEED },
       );
     }, Math.max(120_000, RUNS * 4_000));
   }

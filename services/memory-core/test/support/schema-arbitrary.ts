@@ -76,7 +76,7 @@ function freeText(min: number, cap: number, max: number): fc.Arbitrary<string> {
   return fc.oneof(
     { weight: 6, arbitrary: fc.string({ minLength: min, maxLength: cap, unit: "grapheme" }) },
     { weight: 2, arbitrary: fc.constantFrom(...ODD_TEXT) },
-    { weight: 1, arbitrary: fc.constant("b".repeat(Math.max(min, Math.min(max, 4096)))) },
+    { weight: 1, arbitrary: fc.constant("b".repeat(Math.max(min, Math.min(max, 512)))) },
   );
 }
 
