@@ -9,6 +9,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 /** A real Chroma server from the `chromadb` npm package's CLI (its native binding), data on local disk. */
 export interface EmbeddedChroma {
   url: URL;
+  /** The server process's id (a seam for fault-injection tests, which SIGKILL it). */
+  pid?: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -52,6 +54,7 @@ export async function startEmbeddedChroma(options: EmbeddedChromaOptions): Promi
   }
   return {
     url,
+    pid: child.pid,
     async stop() {
       await stopChild(child, exited);
       log.end();
