@@ -242,3 +242,21 @@ describe("recency after writes that did not land", () => {
   });
 });
 
+describe("Chroma failing on its side", () => {
+  it("answers 503 with Retry-After, not 500, and the same query works once Chroma answers again", async () => {
+    const written = await add(turn("chroma-500", 1, { prompt: "Pin the OpenSSL build to 3.0.13 for FIPS." }));
+    expect(written.status).toBe(201);
+    // What Chroma 1.0 answered for a while after a SIGKILL and restart.
+    faults.set((call) =>
+      call.verb === "query" ? { status: 500, body: JSON.stringify({ error: "InternalError", message: "Error creating hnsw segment reader: Nothing found on disk" }) } : "pass",
+    );
+    const body = { query: "OpenSSL FIPS build pin", mode: "semantic" };
+    const failing = await http(cairn.url, "POST", "/v1/memories/query", { token: alice.token, body });
+    faults.set(() => "pass");
+    expect([failing.status, failing.body.code, failing.headers.get("retry-after")]).toEqual([503, "unavailable", "2"]);
+    expect(failing.text).not.toContain("hnsw");
+    const answered = await http(cairn.url, "POST", "/v1/memories/query", { token: alice.token, body });
+    expect(answered.status).toBe(200);
+    expect(answered.body.hits[0].memory.id).toBe(written.body.id);
+  });
+});

@@ -16,13 +16,15 @@ export class OnDemandSummarizer implements SessionSummarizer {
   async summarizeSession(workspace: string, sessionId: string, options: { force: boolean }): Promise<SummarizeSessionResult> {
     const deadline = Date.now() + WAIT_FOR_LEASE_MS;
     let force = options.force;
+    const missing = () =>
+      notFound(`No session ${sessionId} in this workspace.`, "Check the session_id; query_recent_turns lists the sessions of recent turns.");
+    // A refused request leaves nothing behind: not even the lease it would have taken.
+    if (!(await this.writer.hasSession(workspace, sessionId))) throw missing();
     for (;;) {
       const outcome = await this.writer.write(workspace, sessionId, { force, signal: this.signal });
       if (outcome.kind === "written") return { summary: outcome.summary, generated: true };
       if (outcome.kind === "current") return { summary: outcome.summary, generated: false };
-      if (outcome.kind === "empty") {
-        throw notFound(`No session ${sessionId} in this workspace.`, "Check the session_id; query_recent_turns lists the sessions of recent turns.");
-      }
+      if (outcome.kind === "empty") throw missing();
       if (Date.now() >= deadline || this.signal.aborted) {
         throw unavailable(`Session ${sessionId} is being summarized by another worker right now.`);
       }

@@ -70,6 +70,11 @@ export class SummaryWriter {
     }
   }
 
+  /** Whether the session has turns or a summary: asked before anything is written for it (a lease is a write). */
+  async hasSession(workspace: string, sessionId: string): Promise<boolean> {
+    return (await loadSession(this.deps.store, workspace, sessionId)).length > 0 || (await this.storedSummary(workspace, sessionId)) !== undefined;
+  }
+
   /** The model's summary when there is a model and it answers usably; otherwise the extractive one. */
   private async compose(
     sessionId: string,

@@ -39,7 +39,9 @@ export function restInput(operation: Operation, req: Request): Record<string, un
     if (typeof body !== "object" || body === null || Array.isArray(body)) {
       throw validationFailed([{ path: "", message: "the body must be a JSON object" }]);
     }
-    Object.assign(input, body);
+    // Own data properties, as parsed: assigning would take a `__proto__` key for the prototype and drop it
+    // silently, where every unknown field must be refused.
+    for (const [key, value] of Object.entries(body)) Object.defineProperty(input, key, { value, enumerable: true, writable: true, configurable: true });
   }
   const query = req.query as Record<string, unknown>;
   for (const name of Object.keys(query)) {

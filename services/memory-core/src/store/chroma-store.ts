@@ -2,6 +2,7 @@ import {
   AdminClient,
   ChromaClient,
   ChromaConnectionError,
+  ChromaServerError,
   ChromaNotFoundError,
   ChromaUniqueError,
   type Collection,
@@ -238,6 +239,11 @@ export class ChromaStore {
       // Chroma's own words, for the operator: its errors are about requests (filters, ids), not memory text.
       const detail = error instanceof Rejected ? `${error.message}: ${error.detail}` : String((error as Error)?.message ?? error);
       this.log.error("chroma request failed", { operation: what, error: detail });
+      // Chroma failing on its side (a segment not loaded yet after a restart, say) is Chroma unavailable for now:
+      // the caller may retry. Chroma refusing the request is a fault of ours.
+      if ((error instanceof Rejected && error.status >= 500) || error instanceof ChromaServerError) {
+        throw unavailable("The memory store failed to answer; it usually recovers within seconds.");
+      }
       throw internal();
     }
   }

@@ -13,7 +13,7 @@ export interface ChromaCall {
  * What to do with a call: pass it on, cut the connection as a crash or a network fault would, or pass it on
  * late, as a Chroma under load answers.
  */
-export type FaultRule = (call: ChromaCall) => "pass" | "cut" | { delayMs: number };
+export type FaultRule = (call: ChromaCall) => "pass" | "cut" | { delayMs: number } | { status: number; body: string };
 
 /**
  * A real HTTP proxy in front of the real Chroma that cuts the connections of the calls a rule picks: a write
@@ -41,6 +41,10 @@ export class ChromaFaults {
           req.socket.destroy();
           return;
         }
+        if (typeof action === "object" && "status" in action) {
+          res.writeHead(action.status, { "content-type": "application/json" }).end(action.body);
+          return;
+        }
         const forward = () => {
         const upstream = request(
           new URL(req.url ?? "/", target),
@@ -54,7 +58,7 @@ export class ChromaFaults {
         upstream.end(body);
         };
         if (action === "pass") forward();
-        else setTimeout(forward, action.delayMs);
+        else setTimeout(forward, (action as { delayMs: number }).delayMs);
       });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
