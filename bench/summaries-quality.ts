@@ -4,7 +4,6 @@ import {
   containsAll,
   containsAny,
   fixtureTurns,
-  isDroppedEntry,
   loadSessionFixtures,
   matches,
   type SessionFixture,
@@ -17,11 +16,10 @@ import { timedEmbedder } from "./timed-embedder.js";
  * services/summarizer/test/fixtures/sessions/ go through `extractiveSummary` with the real embedder, and
  * the result is scored (rule in fixtures/sessions.ts: stemmed key terms, two thirds of a set present):
  *
- * - decision precision: extracted decisions (not entries listing a dropped approach) that match a gold decision;
+ * - decision precision: extracted decisions that match a gold decision;
  * - decision recall: gold decisions matched by an extracted decision;
  * - title accuracy: titles containing every gold title term and none of the terms it must not name;
- * - dropped recall (and precision): gold dropped approaches matched by an entry that lists them as dropped
- *   (its text starts with "Dropped", "Abandoned", "Reverted", ...);
+ * - dropped recall (and precision): gold dropped approaches matched by an entry of the summary's `dropped`;
  * - findings listed as decisions: gold findings (observations) that an extracted decision matches.
  *
  * Figures per half (A: rules developed on it; B: written afterwards, held out) and over all, then one JSON line.
@@ -44,6 +42,7 @@ export async function benchSummariesQuality(argv: string[]): Promise<void> {
       if (values.verbose) {
         out(`\n${fixture.id} (${fixture.half})  title ${s.titleOk ? "ok" : "MISS"}: ${summary.title}`);
         for (const d of summary.decisions) out(`  - ${d.decision}${d.evidence ? `  [evidence: ${d.evidence}]` : ""}`);
+        for (const d of summary.dropped) out(`  - dropped: ${d.approach}${d.reason ? `  [reason: ${d.reason}]` : ""}`);
         for (const g of s.missedDecisions) out(`  missed decision: ${g.join(" ")}`);
         for (const g of s.missedDropped) out(`  missed dropped: ${g.join(" ")}`);
         for (const f of s.leakedFindings) out(`  finding listed as decision: ${f.join(" ")}`);
@@ -83,10 +82,10 @@ interface Scored {
   leakedFindings: string[][];
 }
 
-function score(fixture: SessionFixture, summary: { title: string; decisions: Array<{ decision: string }> }): Scored {
+function score(fixture: SessionFixture, summary: { title: string; decisions: Array<{ decision: string }>; dropped: Array<{ approach: string }> }): Scored {
   const { gold } = fixture;
-  const decisions = summary.decisions.map((d) => d.decision).filter((d) => !isDroppedEntry(d));
-  const dropped = summary.decisions.map((d) => d.decision).filter(isDroppedEntry);
+  const decisions = summary.decisions.map((d) => d.decision);
+  const dropped = summary.dropped.map((d) => d.approach);
   const missedDecisions = gold.decisions.filter((g) => !decisions.some((d) => matches(d, g)));
   const missedDropped = gold.dropped.filter((g) => !dropped.some((d) => matches(d, g)));
   return {

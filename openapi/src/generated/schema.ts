@@ -628,6 +628,11 @@ export interface components {
                 decision: string;
                 evidence?: string;
             }[];
+            /** @description Approaches the session tried or weighed and gave up, with why when it says so. */
+            dropped: {
+                approach: string;
+                reason?: string;
+            }[];
             open_questions: string[];
             next_steps: string[];
             turn_count: number;

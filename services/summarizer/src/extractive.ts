@@ -88,7 +88,7 @@ export async function extractiveSummary(sessionId: string, turns: readonly Sessi
   return {
     title,
     summary: summary || fallbackText(turns),
-    decisions: decisionsOf(choices, turns),
+    ...decisionsAndDropped(choices, turns),
     open_questions: [...new Set(ranked.filter((r) => r.sentence.field !== "prompt" && OPEN_CUE.test(r.sentence.text)).map((r) => r.sentence.text))].slice(
       -MAX_OPEN_QUESTIONS,
     ),
@@ -97,21 +97,28 @@ export async function extractiveSummary(sessionId: string, turns: readonly Sessi
 }
 
 /**
- * The session's decisions in reading order, each with its evidence, then the approaches it dropped, each
- * listed as dropped ("Dropped: ...", "Abandoned ...", "Reverted ...") with its reason: the contract's
- * Summary has no field of its own for them.
+ * The session's decisions in reading order, each with its evidence, and the approaches it dropped, each with
+ * its reason when the turns give one.
  */
-function decisionsOf(choices: readonly Choice[], turns: readonly SessionTurn[]): StructuredSummary["decisions"] {
+function decisionsAndDropped(choices: readonly Choice[], turns: readonly SessionTurn[]): Pick<StructuredSummary, "decisions" | "dropped"> {
   const pick = (kind: Choice["kind"], max: number) => {
     const of = choices.filter((c) => c.kind === kind);
     // Past the limit, decision turns' choices first, then the newest: the session's end is what it settled on.
     const keep = new Set([...of].sort((a, b) => Number(b.fromDecisionTurn) - Number(a.fromDecisionTurn) || b.turn - a.turn).slice(0, max));
     return of.filter((c) => keep.has(c));
   };
-  return [...pick("decision", MAX_DECISIONS), ...pick("dropped", MAX_DROPPED)].map((c) => {
-    const evidence = evidenceFor(c, turns[c.turn]!, choices);
-    return evidence ? { decision: cut(c.text, 300), evidence } : { decision: cut(c.text, 300) };
-  });
+  return {
+    decisions: pick("decision", MAX_DECISIONS).map((c) => {
+      const evidence = evidenceFor(c, turns[c.turn]!, choices);
+      return evidence ? { decision: cut(c.text, 300), evidence } : { decision: cut(c.text, 300) };
+    }),
+    dropped: pick("dropped", MAX_DROPPED).map((c) => {
+      const reason = evidenceFor(c, turns[c.turn]!, choices);
+      // "Dropped: X" names X; "Abandoned X", "Reverted X" keep the word that says how it was given up.
+      const approach = cut(c.text.replace(/^Dropped:?\s*/i, ""), 300);
+      return reason ? { approach, reason } : { approach };
+    }),
+  };
 }
 
 /**

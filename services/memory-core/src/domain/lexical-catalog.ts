@@ -241,6 +241,7 @@ function toDocument(collection: SearchableCollection, record: StoredRecord): Lex
   const summary = summaryFromRecord(record);
   const details = [
     ...summary.decisions.map((d) => `${d.decision} ${d.evidence ?? ""}`),
+    ...summary.dropped.map((d) => `${d.approach} ${d.reason ?? ""}`),
     ...summary.open_questions,
     ...summary.next_steps,
   ].join("\n");

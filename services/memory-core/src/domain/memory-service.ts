@@ -61,7 +61,7 @@ export interface GetSessionInput {
   detail: Detail;
 }
 
-export type NewSummary = Omit<Summary, "id" | "covered_through"> & { covered_through?: string };
+export type NewSummary = Omit<Summary, "id" | "covered_through" | "dropped"> & { covered_through?: string; dropped?: Summary["dropped"] };
 
 export interface AddMemoryOutcome {
   created: boolean;
@@ -378,7 +378,12 @@ export class MemoryService {
    * the last turn's time.
    */
   async putSummary(workspace: string, summary: NewSummary): Promise<Summary> {
-    const full: Summary = { ...summary, covered_through: summary.covered_through ?? summary.last_turn_at, id: summaryId(summary.session_id) };
+    const full: Summary = {
+      ...summary,
+      dropped: summary.dropped ?? [],
+      covered_through: summary.covered_through ?? summary.last_turn_at,
+      id: summaryId(summary.session_id),
+    };
     const document = summaryDocument(full);
     const [embedding] = await this.embedder.embed([document]);
     if (!embedding) throw internal();

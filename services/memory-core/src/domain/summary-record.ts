@@ -10,6 +10,7 @@ export function summaryDocument(summary: Summary): string {
     summary.title,
     summary.summary,
     ...summary.decisions.map((d) => (d.evidence ? `${d.decision} (${d.evidence})` : d.decision)),
+    ...summary.dropped.map((d) => `Dropped: ${d.approach}${d.reason ? ` (${d.reason})` : ""}`),
     ...summary.open_questions,
     ...summary.next_steps,
   ].join("\n");
@@ -22,6 +23,7 @@ export function summaryMetadata(summary: Summary): Metadata {
     summary: summary.summary,
     agents: JSON.stringify(summary.agents),
     decisions: JSON.stringify(summary.decisions),
+    dropped: JSON.stringify(summary.dropped),
     open_questions: JSON.stringify(summary.open_questions),
     next_steps: JSON.stringify(summary.next_steps),
     turn_count: summary.turn_count,
@@ -45,6 +47,8 @@ export function summaryFromRecord(record: StoredRecord): Summary {
     title: String(m.title ?? ""),
     summary: String(m.summary ?? ""),
     decisions: parseList<Summary["decisions"][number]>(m.decisions),
+    // Summaries written before dropped approaches had a field of their own list none.
+    dropped: parseList<Summary["dropped"][number]>(m.dropped),
     open_questions: parseList<string>(m.open_questions),
     next_steps: parseList<string>(m.next_steps),
     turn_count: Number(m.turn_count ?? 0),

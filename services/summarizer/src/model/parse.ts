@@ -26,6 +26,9 @@ export function parseSummaryAnswer(text: string): StructuredSummary {
     decisions: list(value.decisions)
       .map((d) => (typeof d === "string" ? { decision: d.trim() } : decision(d)))
       .filter((d): d is StructuredSummary["decisions"][number] => Boolean(d && d.decision)),
+    dropped: list(value.dropped)
+      .map((d) => (typeof d === "string" ? { approach: cut(d.trim(), MAX_TEXT) } : dropped(d)))
+      .filter((d): d is StructuredSummary["dropped"][number] => Boolean(d && d.approach)),
     open_questions: strings(value.open_questions),
     next_steps: strings(value.next_steps),
   };
@@ -69,6 +72,15 @@ function decision(value: unknown): StructuredSummary["decisions"][number] | unde
   if (!text) return undefined;
   const evidence = str(record.evidence);
   return evidence ? { decision: cut(text, MAX_TEXT), evidence: cut(evidence, MAX_TEXT) } : { decision: cut(text, MAX_TEXT) };
+}
+
+function dropped(value: unknown): StructuredSummary["dropped"][number] | undefined {
+  if (!value || typeof value !== "object") return undefined;
+  const record = value as Record<string, unknown>;
+  const approach = str(record.approach);
+  if (!approach) return undefined;
+  const reason = str(record.reason);
+  return reason ? { approach: cut(approach, MAX_TEXT), reason: cut(reason, MAX_TEXT) } : { approach: cut(approach, MAX_TEXT) };
 }
 
 const str = (value: unknown) => (typeof value === "string" ? value.trim() : "");

@@ -10,7 +10,7 @@ export interface ChatMessage {
 export const SUMMARY_SCHEMA = {
   type: "object",
   additionalProperties: false,
-  required: ["title", "summary", "decisions", "open_questions", "next_steps"],
+  required: ["title", "summary", "decisions", "dropped", "open_questions", "next_steps"],
   properties: {
     title: { type: "string", description: "What the session was about, under 80 characters." },
     summary: { type: "string", description: "What was done and how it ended, 2 to 6 sentences." },
@@ -26,6 +26,18 @@ export const SUMMARY_SCHEMA = {
         },
       },
     },
+    dropped: {
+      type: "array",
+      items: {
+        type: "object",
+        additionalProperties: false,
+        required: ["approach", "reason"],
+        properties: {
+          approach: { type: "string", description: "An approach tried or weighed and given up." },
+          reason: { type: "string", description: "Why it was given up; empty if the turns do not say." },
+        },
+      },
+    },
     open_questions: { type: "array", items: { type: "string" } },
     next_steps: { type: "array", items: { type: "string" } },
   },
@@ -33,9 +45,10 @@ export const SUMMARY_SCHEMA = {
 
 const SYSTEM = `You summarize one working session of coding agents for their team's long-term memory.
 Keep what git does not: what was decided and on what evidence (numbers, tests, reviews), what was tried and dropped, what is still open, what comes next.
+The title names what the session settled on. A decision is a choice it made, not a finding; an approach it gave up goes under dropped, not decisions.
 Use only what the turns say; never invent facts, names or numbers.
 Answer with exactly one JSON object and nothing else, with these keys:
-{"title": string (under 80 characters), "summary": string (2-6 sentences), "decisions": [{"decision": string, "evidence": string}], "open_questions": [string], "next_steps": [string]}`;
+{"title": string (under 80 characters), "summary": string (2-6 sentences), "decisions": [{"decision": string, "evidence": string}], "dropped": [{"approach": string, "reason": string}], "open_questions": [string], "next_steps": [string]}`;
 
 /** Characters per token, on the cautious side for code-heavy English. */
 export const CHARS_PER_TOKEN = 3;
