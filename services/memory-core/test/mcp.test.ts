@@ -262,7 +262,8 @@ describe("stdio transport", () => {
       stderr: "pipe",
     });
     const stdio = new Client({ name: "cairn-stdio-test", version: "0.0.0" });
-    await stdio.connect(transport);
+    // The child loads the embedder before it answers `initialize`: on a busy machine that outlasts the SDK's 60 s default.
+    await stdio.connect(transport, { timeout: 110_000 });
     try {
       const { tools } = await stdio.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual(agentOperationIds().sort());
@@ -303,7 +304,8 @@ describe("stdio transport shutdown", () => {
     const exited = once(child, "exit") as Promise<[number | null, NodeJS.Signals | null]>;
     const transport = childTransport(child.stdin, child.stdout);
     const stdio = new Client({ name: "cairn-stdio-exit-test", version: "0.0.0" });
-    await stdio.connect(transport);
+    // The child loads the embedder before it answers `initialize`: on a busy machine that outlasts the SDK's 60 s default.
+    await stdio.connect(transport, { timeout: 110_000 });
     const written = await call(stdio, "add_memory", turn("stdio-exit", 1));
     expect(written.structuredContent).toMatchObject({ agent: "dave", replayed: false });
     for (const params of [{ arguments: {} }, { name: "query_recent_turns", arguments: [1] }]) {
