@@ -213,6 +213,21 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
       ];
       return [t(10, 0, 0.3), t(5, 5, 0.3), t(10, 10, 0.3), t(10, 10, 0.5), t(10, 20, 0.3), t(20, 10, 0.3), t(10, 10, 0.2, 3), t(5, 10, 0.5, 1)];
     }
+    case "lexical": {
+      // On top of RRF with lexical k 20: coordination and feedback.
+      const fusion = { ...base.fusion, lexicalK: 20 };
+      const t = (label: string, patch: Partial<RetrievalTuning>): [string, RetrievalTuning] => [label, { ...base, fusion, ...patch }];
+      return [
+        ["default (lexK 60)", base],
+        t("lexK 20", {}),
+        t("lexK 20 coord^2", { bm25: { ...base.bm25, coordination: 2 } }),
+        t("lexK 20 coord^0.5", { bm25: { ...base.bm25, coordination: 0.5 } }),
+        t("lexK 20 idf coord", { bm25: { ...base.bm25, idfCoordination: true } }),
+        t("lexK 20 idf coord^2", { bm25: { ...base.bm25, idfCoordination: true, coordination: 2 } }),
+        t("lexK 20 fb 5/5/0.3", { feedback: { hits: 5, terms: 5, minHits: 2, weight: 0.3 } }),
+        t("lexK 20 fb 20/10/0.3", { feedback: { hits: 20, terms: 10, minHits: 2, weight: 0.3 } }),
+      ];
+    }
     case "confidence": {
       const t = (low: number, medium: number, high: number, semanticAlone: "low" | "medium" | "high"): [string, RetrievalTuning] => [
         `info ${low}/${medium}/${high} semantic alone ${semanticAlone}`,

@@ -8,6 +8,13 @@ export interface Bm25Params {
   b: number;
   /** BM25+ lower bound: a match counts for at least this much of its term's idf. */
   d: number;
+  /**
+   * Coordination: a record's sum is multiplied by the number of distinct query terms it holds (MiniSearch's
+   * scoring, the default), raised to `coordination` (1 when absent); with `idfCoordination`, by
+   * 1 + (distinct query terms − 1) × `informative` instead, so that holding a rare term counts for more.
+   */
+  coordination?: number;
+  idfCoordination?: boolean;
 }
 
 export interface Bm25Hit<T> {
@@ -181,12 +188,13 @@ export class Bm25Index<T> {
   search(text: string | WeightedQuery, limit: number, accept: (item: T) => boolean): Array<Bm25Hit<T>> {
     const { plans, info } = this.plan(text);
     if (plans.length === 0 || limit <= 0) return [];
+    const plain = (this.params.coordination ?? 1) === 1 && !this.params.idfCoordination;
 
     // Terms with a lookup table need not be scanned: scan the others, or else the one with the fewest entries,
     // and look the rest up for the records reached.
     const sparse = plans.filter((t) => !t.dense);
     const dense = plans.filter((t) => t.dense);
-    if (dense.length > 0 && plans.length > 1) {
+    if (plain && dense.length > 0 && plans.length > 1) {
       const scanned = sparse.length > 0 ? sparse : [dense.reduce((a, b) => (entries(b) < entries(a) ? b : a))];
       const looked = dense.filter((t) => !scanned.includes(t));
       const { hits, full } = this.score(scanned, looked, limit, accept, info);
@@ -334,6 +342,9 @@ export class Bm25Index<T> {
     info: number,
   ): Array<Bm25Hit<T>> {
     const { score, distinct, gained, touched, finals, matched, covered } = this.scratch;
+    const power = this.params.coordination ?? 1;
+    const byIdf = this.params.idfCoordination === true;
+    const askedCount = this.scratch.asked;
     const reached = touched.length;
     const count = lookups.length;
     for (let j = 0; j < reached; j++) {
@@ -356,7 +367,8 @@ export class Bm25Index<T> {
         }
       }
       // A record reached by added terms alone counts as holding one.
-      finals[j] = sum * Math.max(1, terms);
+      const coordination = byIdf ? 1 + (askedCount - 1) * (info > 0 ? Math.min(1, held / info) : 0) : Math.max(1, terms);
+      finals[j] = sum * (power === 1 ? coordination : coordination ** power);
       matched[j] = terms;
       covered[j] = held;
     }
@@ -391,7 +403,11 @@ export class Bm25Index<T> {
 
   /** Accumulators for one query, as large as the index. */
   private scratchFor(): Scratch {
-    if (this.scratch.capacity < this.ids.length) this.scratch = new Scratch(Math.max(1024, this.ids.length * 2));
+    if (this.scratch.capacity < this.ids.length) {
+      const asked = this.scratch.asked;
+      this.scratch = new Scratch(Math.max(1024, this.ids.length * 2));
+      this.scratch.asked = asked;
+    }
     return this.scratch.begin();
   }
 
@@ -410,6 +426,7 @@ export class Bm25Index<T> {
    */
   private plan(query: string | WeightedQuery): { plans: TermPlan[]; info: number } {
     const asked = typeof query === "string" ? weightedTerms(query) : query.asked;
+    this.scratch.asked = asked.size;
     const added = typeof query === "string" ? undefined : query.added;
     const weights = added ? [...asked, ...[...added].filter(([t]) => !asked.has(t))] : asked;
     const documents = this.size;
@@ -539,6 +556,8 @@ class Scratch {
   readonly finals: Float64Array;
   readonly matched: Uint16Array;
   readonly covered: Float64Array;
+  /** The current query's distinct asked terms. */
+  asked = 0;
 
   constructor(readonly capacity: number) {
     this.among = new Uint8Array(capacity);

@@ -1,3 +1,4 @@
+import type { Bm25Params } from "./bm25-index.js";
 import { DEFAULT_CONFIDENCE, type ConfidenceTuning } from "./confidence.js";
 
 /**
@@ -33,7 +34,7 @@ export interface RetrievalTuning {
    */
   feedback: { hits: number; terms: number; minHits: number; weight: number };
   /** BM25+ parameters: term-frequency saturation k, length normalisation b, lower bound d. */
-  bm25: { k: number; b: number; d: number };
+  bm25: Bm25Params;
 }
 
 export const DEFAULT_TUNING: RetrievalTuning = {
