@@ -228,14 +228,40 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
         t("lexK 20 fb 20/10/0.3", { feedback: { hits: 20, terms: 10, minHits: 2, weight: 0.3 } }),
       ];
     }
+    case "combined": {
+      // lexical k 20 with idf coordination and feedback, side by side.
+      const fusion = { ...base.fusion, lexicalK: 20 };
+      const t = (label: string, idf: boolean, feedback?: RetrievalTuning["feedback"], semantic = 0.1): [string, RetrievalTuning] => [
+        label,
+        { ...base, fusion: { ...fusion, semantic }, bm25: { ...base.bm25, idfCoordination: idf }, ...(feedback ? { feedback } : {}) },
+      ];
+      return [
+        t("lexK 20", false),
+        t("lexK 20 idf coord", true),
+        t("lexK 20 idf coord fb 5/5/0.3", true, { hits: 5, terms: 5, minHits: 2, weight: 0.3 }),
+        t("lexK 20 idf coord fb 5/5/0.2", true, { hits: 5, terms: 5, minHits: 2, weight: 0.2 }),
+        t("lexK 20 idf coord fb 10/5/0.3", true, { hits: 10, terms: 5, minHits: 2, weight: 0.3 }),
+        t("lexK 20 idf coord fb 5/10/0.3", true, { hits: 5, terms: 10, minHits: 2, weight: 0.3 }),
+        t("lexK 20 fb 5/5/0.3", false, { hits: 5, terms: 5, minHits: 2, weight: 0.3 }),
+        t("lexK 20 idf coord fb 5/5/0.3 sem 0.3", true, { hits: 5, terms: 5, minHits: 2, weight: 0.3 }, 0.3),
+      ];
+    }
+    case "context2": {
+      // Turn context and feedback on top of the defaults.
+      const t = (neighbourShare: number, terms = 5, hits = 10): [string, RetrievalTuning] => [
+        `ctx ${neighbourShare} fb ${hits}/${terms}`,
+        { ...base, neighbourShare, feedback: { ...base.feedback, hits, terms } },
+      ];
+      return [t(0.3), t(0.2), t(0.4), t(0.5), t(0.3, 8), t(0.4, 8), t(0.3, 5, 15)];
+    }
     case "confidence": {
       const t = (low: number, medium: number, high: number, semanticAlone: "low" | "medium" | "high"): [string, RetrievalTuning] => [
         `info ${low}/${medium}/${high} semantic alone ${semanticAlone}`,
         { ...base, confidence: { lexical: { low, medium, high }, semanticAlone } },
       ];
       return [
-        t(0.4, 0.7, 0.9, "high"), t(0.5, 0.7, 0.9, "high"), t(0.55, 0.7, 0.9, "high"), t(0.6, 0.75, 0.9, "high"),
-        t(0.65, 0.8, 0.95, "high"), t(0.5, 0.7, 0.9, "medium"), t(0.5, 0.7, 0.9, "low"),
+        t(0.3, 0.6, 0.9, "high"), t(0.35, 0.6, 0.9, "high"), t(0.4, 0.6, 0.9, "high"), t(0.45, 0.6, 0.9, "high"), t(0.5, 0.7, 0.9, "high"),
+        t(0.3, 0.6, 0.9, "medium"), t(0.35, 0.6, 0.9, "medium"), t(0.4, 0.6, 0.9, "medium"), t(0.45, 0.6, 0.9, "medium"), t(0.5, 0.7, 0.9, "medium"),
       ];
     }
     default:

@@ -26,7 +26,7 @@ export interface Bm25Hit<T> {
   matchedTerms: number;
   /**
    * The share of the query's information the record holds: the idf of the distinct query terms it holds over
-   * the idf of all of them, a term the index does not hold counting as the rarest (df 0). A query whose most
+   * the idf of all of them, a term the index does not hold counting as the rarest it could hold (df 1). A query whose most
    * specific words are nowhere in the index is mostly not covered, whatever common words it shares.
    */
   informative: number;
@@ -440,7 +440,7 @@ export class Bm25Index<T> {
       const counts = asked.has(term);
       const byField = this.postings.get(term);
       if (!byField) {
-        if (counts) info += termIdf(0);
+        if (counts) info += termIdf(1);
         continue;
       }
       const fields: FieldPlan[] = [];

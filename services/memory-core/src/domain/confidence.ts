@@ -5,7 +5,7 @@ import type { Confidence } from "./types.js";
  * How sure a hit is, from what the two retrievers saw:
  * - semantic: the cosine similarity against floors calibrated per embedding model (bench/ measures them);
  * - lexical: the share of the query's information the record holds — the idf of the query terms it holds over
- *   the idf of all of them, a term nowhere in the store counting as the rarest (`informative`). Sharing a
+ *   the idf of all of them, a term nowhere in the store counting as one held once (`informative`). Sharing a
  *   question's common words ("support", "group") while its specific ones (a name, "sourdough") are absent
  *   from the store is not support;
  * - agreement: high needs both retrievers to vouch for the record strongly; similarity without lexical
@@ -35,7 +35,7 @@ export interface ConfidenceTuning {
 
 export const DEFAULT_CONFIDENCE: ConfidenceTuning = {
   lexical: { high: 0.9, medium: 0.7, low: 0.5 },
-  semanticAlone: "high",
+  semanticAlone: "medium",
 };
 
 const LEVELS: readonly Confidence[] = ["none", "low", "medium", "high"];

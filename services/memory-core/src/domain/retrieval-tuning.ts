@@ -38,12 +38,12 @@ export interface RetrievalTuning {
 }
 
 export const DEFAULT_TUNING: RetrievalTuning = {
-  fusion: { lexical: 1, semantic: 0.1, k: 60 },
+  fusion: { lexical: 1, semantic: 0.1, k: 60, lexicalK: 20 },
   confidence: DEFAULT_CONFIDENCE,
   semanticGate: "low",
   turnFields: { agent: 2, prompt: 0.5, thought: 1, response: 1, labels: 1 },
   summaryFields: { title: 2, summary: 1, details: 1, agents: 1 },
   neighbourShare: 0.3,
-  feedback: { hits: 10, terms: 0, minHits: 2, weight: 0.3 },
-  bm25: { k: 1.2, b: 0.7, d: 0.5 },
+  feedback: { hits: 10, terms: 5, minHits: 2, weight: 0.3 },
+  bm25: { k: 1.2, b: 0.7, d: 0.5, idfCoordination: true },
 };
