@@ -188,18 +188,19 @@ export class Bm25Index<T> {
   search(text: string | WeightedQuery, limit: number, accept: (item: T) => boolean): Array<Bm25Hit<T>> {
     const { plans, info } = this.plan(text);
     if (plans.length === 0 || limit <= 0) return [];
-    const plain = (this.params.coordination ?? 1) === 1 && !this.params.idfCoordination;
 
     // Terms with a lookup table need not be scanned: scan the others, or else the one with the fewest entries,
     // and look the rest up for the records reached.
     const sparse = plans.filter((t) => !t.dense);
     const dense = plans.filter((t) => t.dense);
-    if (plain && dense.length > 0 && plans.length > 1) {
+    if (dense.length > 0 && plans.length > 1) {
       const scanned = sparse.length > 0 ? sparse : [dense.reduce((a, b) => (entries(b) < entries(a) ? b : a))];
       const looked = dense.filter((t) => !scanned.includes(t));
       const { hits, full } = this.score(scanned, looked, limit, accept, info);
-      // A record holding only looked-up terms scores at most (their count) × (the sum of their bounds).
-      const ceiling = looked.length * looked.reduce((sum, t) => sum + t.bound, 0);
+      // A record holding only looked-up terms scores at most (the coordination they could earn it) × (the sum of
+      // their bounds).
+      const ceiling = this.coordination(looked.filter((t) => t.counts).length, looked.reduce((sum, t) => sum + t.info, 0), info) *
+        looked.reduce((sum, t) => sum + t.bound, 0);
       if (full && hits.at(-1)!.score > ceiling) return hits;
     }
     return this.score(plans, [], limit, accept, info).hits;
@@ -342,9 +343,6 @@ export class Bm25Index<T> {
     info: number,
   ): Array<Bm25Hit<T>> {
     const { score, distinct, gained, touched, finals, matched, covered } = this.scratch;
-    const power = this.params.coordination ?? 1;
-    const byIdf = this.params.idfCoordination === true;
-    const askedCount = this.scratch.asked;
     const reached = touched.length;
     const count = lookups.length;
     for (let j = 0; j < reached; j++) {
@@ -367,8 +365,7 @@ export class Bm25Index<T> {
         }
       }
       // A record reached by added terms alone counts as holding one.
-      const coordination = byIdf ? 1 + (askedCount - 1) * (info > 0 ? Math.min(1, held / info) : 0) : Math.max(1, terms);
-      finals[j] = sum * (power === 1 ? coordination : coordination ** power);
+      finals[j] = sum * this.coordination(terms, held, info);
       matched[j] = terms;
       covered[j] = held;
     }
@@ -399,6 +396,16 @@ export class Bm25Index<T> {
       if (heap.wouldTake(j) && (!passes || passes(j))) heap.push(j);
     }
     return heap.drain();
+  }
+
+  /**
+   * What a record's sum is multiplied by, for holding `terms` of the query's distinct terms worth `held` of
+   * its information `info` (Bm25Params.coordination). A record reached by added terms alone counts as holding one.
+   */
+  private coordination(terms: number, held: number, info: number): number {
+    const { coordination: power = 1, idfCoordination } = this.params;
+    const base = idfCoordination ? 1 + (this.scratch.asked - 1) * (info > 0 ? Math.min(1, held / info) : 0) : Math.max(1, terms);
+    return power === 1 ? base : base ** power;
   }
 
   /** Accumulators for one query, as large as the index. */
@@ -461,7 +468,7 @@ export class Bm25Index<T> {
         bound += factor * (d + saturation);
         fields.push({ field: f, posting, factor });
       }
-      const termInfo = counts ? termIdf(df) : 0;
+      const termInfo = counts ? termIdf(Math.max(1, df)) : 0;
       info += termInfo;
       if (fields.length > 0) plans.push({ index, fields, bound, dense, info: termInfo, counts });
     }
