@@ -254,6 +254,28 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
       ];
       return [t(0.3), t(0.2), t(0.4), t(0.5), t(0.3, 8), t(0.4, 8), t(0.3, 5, 15)];
     }
+    case "session6": {
+      // Session 6's candidates side by side, for one leave-one-conversation-out figure over all of them.
+      const old: RetrievalTuning = {
+        ...base,
+        fusion: { lexical: 1, semantic: 0.1, k: 60 },
+        bm25: { k: 1.2, b: 0.7, d: 0.5 },
+        feedback: { ...base.feedback, terms: 0 },
+      };
+      const confidence = (low: number, medium: number, semanticAlone: "medium" | "high") => ({ lexical: { low, medium, high: 0.9 }, semanticAlone });
+      return [
+        ["session 5 ranking", old],
+        ["lexK 20", { ...old, fusion: { ...old.fusion, lexicalK: 20 } }],
+        ["lexK 20 idf coord", { ...old, fusion: { ...old.fusion, lexicalK: 20 }, bm25: base.bm25 }],
+        ["default (lexK 20 idf coord fb 10/5/0.3)", base],
+        ["default, fb 5/5/0.3", { ...base, feedback: { ...base.feedback, hits: 5 } }],
+        ["default, fb 10/10/0.3", { ...base, feedback: { ...base.feedback, terms: 10 } }],
+        ["default, ctx 0.4", { ...base, neighbourShare: 0.4 }],
+        ["default, sem 0.3", { ...base, fusion: { ...base.fusion, semantic: 0.3 } }],
+        ["default, conf 0.4/0.6 sem-alone high", { ...base, confidence: confidence(0.4, 0.6, "high") }],
+        ["default, conf 0.45/0.6 sem-alone medium", { ...base, confidence: confidence(0.45, 0.6, "medium") }],
+      ];
+    }
     case "confidence": {
       const t = (low: number, medium: number, high: number, semanticAlone: "low" | "medium" | "high"): [string, RetrievalTuning] => [
         `info ${low}/${medium}/${high} semantic alone ${semanticAlone}`,

@@ -149,14 +149,17 @@ export class LexicalRanking {
     // Turn context can lift a record by at most `neighbourShare` of the best score, so records below the
     // first `CONTEXT_POOL` cannot reach the top `limit` through it in any realistic ranking.
     const pool = this.neighbourShare > 0 ? Math.max(limit, CONTEXT_POOL) : limit;
-    const search = (q: string | WeightedQuery) => (among ? this.bm25.searchAmong(q, pool, among) : this.bm25.search(q, pool, accept));
-    let found = search(text);
+    const search = (q: string | WeightedQuery, k = pool) => (among ? this.bm25.searchAmong(q, k, among) : this.bm25.search(q, k, accept));
     const feedback = this.feedback;
-    if (feedback && found.length > 0) {
+    let found: ReturnType<typeof search> | undefined;
+    if (feedback) {
       // Pseudo-relevance feedback: the first pass's best hits lend their distinctive terms to a second pass.
-      const added = this.bm25.feedbackTerms(found.slice(0, feedback.hits), question, feedback.terms, feedback.weight, feedback.minHits);
+      const first = search(text, feedback.hits);
+      const added = this.bm25.feedbackTerms(first, question, feedback.terms, feedback.weight, feedback.minHits);
       if (added.size > 0) found = search({ asked: question, added });
+      else if (first.length < feedback.hits) found = first;
     }
+    found ??= search(text);
     const hits = found.map((h) => ({
       held: h.item,
       score: h.score,
