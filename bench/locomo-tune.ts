@@ -276,6 +276,23 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
         ["default, conf 0.45/0.6 sem-alone medium", { ...base, confidence: confidence(0.45, 0.6, "medium") }],
       ];
     }
+    case "bm25-6": {
+      // BM25 and field weights again, on session 6's defaults.
+      const t = (label: string, patch: Partial<RetrievalTuning>): [string, RetrievalTuning] => [label, { ...base, ...patch }];
+      return [
+        t("default", {}),
+        t("b 0.5", { bm25: { ...base.bm25, b: 0.5 } }),
+        t("b 0.85", { bm25: { ...base.bm25, b: 0.85 } }),
+        t("k 0.9", { bm25: { ...base.bm25, k: 0.9 } }),
+        t("k 1.6", { bm25: { ...base.bm25, k: 1.6 } }),
+        t("d 0", { bm25: { ...base.bm25, d: 0 } }),
+        t("d 1", { bm25: { ...base.bm25, d: 1 } }),
+        t("prompt 0.3", { turnFields: { ...base.turnFields, prompt: 0.3 } }),
+        t("prompt 0.7", { turnFields: { ...base.turnFields, prompt: 0.7 } }),
+        t("agent 1", { turnFields: { ...base.turnFields, agent: 1 } }),
+        t("thought 0.5", { turnFields: { ...base.turnFields, thought: 0.5 } }),
+      ];
+    }
     case "confidence": {
       const t = (low: number, medium: number, high: number, semanticAlone: "low" | "medium" | "high"): [string, RetrievalTuning] => [
         `info ${low}/${medium}/${high} semantic alone ${semanticAlone}`,
