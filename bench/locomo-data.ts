@@ -91,6 +91,22 @@ export function mean(scores: Score[]): Score {
   return { n, recall_at_5: avg("recall_at_5"), recall_at_10: avg("recall_at_10"), any_at_5: avg("any_at_5"), mrr: avg("mrr") };
 }
 
+/** A question of categories 1-4 with annotated evidence: one the bench scores. */
+export const isAnswerable = (qa: Question) => qa.category in CATEGORIES && evidenceOf(qa).size > 0;
+
+/**
+ * Questions asked of a conversation's workspace whose evidence is not there: every 4th answerable question of
+ * each other conversation. LoCoMo's conversations share generic words (family, work, a trip, "support"), and
+ * two of the development file's share a speaker's name, so these are not trivially unrelated.
+ */
+export function foreignQuestions(conversations: readonly Conversation[], c: Conversation): Question[] {
+  return conversations.filter((o) => o !== c).flatMap((o) => o.qa.filter(isAnswerable).filter((_, i) => i % 4 === 0));
+}
+
+/** Share of responses that answered `none`. */
+export const noneRate = (confidences: readonly string[]) =>
+  round(confidences.filter((c) => c === "none").length / Math.max(1, confidences.length), 3);
+
 export function bump(counts: Map<string, number>, key: string) {
   counts.set(key, (counts.get(key) ?? 0) + 1);
 }

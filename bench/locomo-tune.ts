@@ -8,48 +8,123 @@ import { createEmbedder } from "../services/memory-core/src/embeddings/create.js
 import type { Embedder } from "../services/memory-core/src/embeddings/embedder.js";
 import { silentLogger } from "../services/memory-core/src/logger.js";
 import { createRuntime } from "../services/memory-core/src/runtime.js";
-import { agentOf, CATEGORIES, evidenceOf, mean, score, workspaceOf, type Conversation, type Score } from "./locomo-data.js";
+import {
+  agentOf,
+  CATEGORIES,
+  evidenceOf,
+  foreignQuestions,
+  isAnswerable,
+  mean,
+  noneRate,
+  score,
+  workspaceOf,
+  type Conversation,
+  type Score,
+} from "./locomo-data.js";
 
 /**
  * A development tool, not the benchmark: runs the LoCoMo questions against data that `bench locomo
  * --data-dir DIR` imported, under several retrieval tunings, through the domain (no HTTP) so that a grid runs
  * in minutes. Decide defaults here; report them with `bench locomo`.
  *
- *   npm run bench -- locomo-tune --data FILE --data-dir DIR [--grid NAME]
+ * Each workspace is also asked a sample of the other conversations' questions (`foreignQuestions`): the share
+ * answered `none` there, and among its own answerable questions, measure refusal.
+ *
+ * `--loo`: leave one conversation out. For each conversation, the tuning of the grid with the best objective
+ * on the other four is chosen and scored on it; the held-out scores, pooled over the five folds (each question
+ * counted once, under a tuning chosen without its conversation), are the figure that tuning to the file's
+ * particulars cannot inflate. Objective: mean of R@5, R@10 and MRR, plus half the foreign `none` rate, minus
+ * twice any answerable `none` rate above 0.10.
+ *
+ *   npm run bench -- locomo-tune --data FILE --data-dir DIR [--grid NAME] [--mode hybrid|lexical|semantic] [--loo]
  */
 export async function tuneLocomo(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
-    options: { data: { type: "string" }, "data-dir": { type: "string" }, grid: { type: "string", default: "fusion" } },
+    options: {
+      data: { type: "string" },
+      "data-dir": { type: "string" },
+      grid: { type: "string", default: "fusion" },
+      mode: { type: "string", default: "hybrid" },
+      loo: { type: "boolean", default: false },
+    },
   });
   if (!values.data || !values["data-dir"]) throw new Error("--data and --data-dir are required");
+  const mode = values.mode as "hybrid" | "lexical" | "semantic";
   const conversations = JSON.parse(await readFile(values.data, "utf8")) as Conversation[];
   const chroma = await startOwnedChroma(values["data-dir"]);
   const tokens = await loadTokenRegistry(join(values["data-dir"], "tokens.yaml"));
   const embedder = cachingEmbedder(await createEmbedder({ kind: "local" }, silentLogger));
+  const results: Array<{ name: string; byConversation: Map<string, Outcome> }> = [];
   try {
     for (const [name, tuning] of grid(values.grid!)) {
       const runtime = await createRuntime({ chromaUrl: chroma.url, embeddings: { kind: "local" }, tokens, log: silentLogger, embedder, processMetrics: false, tuning });
-      const byCategory = new Map<number, Score[]>();
+      const byConversation = new Map<string, Outcome>();
       for (const c of conversations) {
         const principal = { workspace: workspaceOf(c), agent: agentOf(c.speaker_a), role: "agent" as const };
+        const ask = (question: string) =>
+          runtime.memories.queryMemories(principal, { query: question, limit: 10, mode, include_superseded: false, detail: "full" });
+        const outcome: Outcome = { scores: [], answerable: [], foreign: [] };
         for (const qa of c.qa) {
-          const evidence = evidenceOf(qa);
-          if (!(qa.category in CATEGORIES) || evidence.size === 0) continue;
-          const result = await runtime.memories.queryMemories(principal, { query: qa.question, limit: 10, mode: "hybrid", include_superseded: false, detail: "full" });
+          if (!isAnswerable(qa)) continue;
+          const result = await ask(qa.question);
           const ranked = result.hits.map((h) => ("refs" in h.memory ? h.memory.refs[0]! : ""));
-          byCategory.set(qa.category, [...(byCategory.get(qa.category) ?? []), score(ranked, evidence)]);
+          outcome.scores.push({ category: qa.category, score: score(ranked, evidenceOf(qa)) });
+          outcome.answerable.push(result.confidence);
         }
+        for (const qa of foreignQuestions(conversations, c)) outcome.foreign.push((await ask(qa.question)).confidence);
+        byConversation.set(c.sample_id, outcome);
       }
-      const all = mean([...byCategory.values()].flat());
-      const cats = [...byCategory].sort(([a], [b]) => a - b).map(([cat, s]) => `${CATEGORIES[cat]} ${mean(s).recall_at_10.toFixed(3)}`);
-      console.log(`${name.padEnd(40)} R@5 ${all.recall_at_5.toFixed(3)}  R@10 ${all.recall_at_10.toFixed(3)}  MRR ${all.mrr.toFixed(3)}  | ${cats.join(", ")}`);
+      results.push({ name, byConversation });
+      console.log(`${name.padEnd(48)} ${describe(pool([...byConversation.values()]))}`);
       await runtime.close();
     }
   } finally {
     await chroma.stop();
   }
+  if (!values.loo) return;
+  console.log("leave one conversation out (tuning chosen on the other four):");
+  const heldOut: Outcome[] = [];
+  for (const c of conversations) {
+    const train = (r: (typeof results)[number]) => pool(conversations.filter((o) => o !== c).map((o) => r.byConversation.get(o.sample_id)!));
+    const chosen = results.reduce((best, r) => (objective(train(r)) > objective(train(best)) ? r : best));
+    const outcome = chosen.byConversation.get(c.sample_id)!;
+    heldOut.push(outcome);
+    console.log(`  ${c.sample_id.padEnd(8)} chose ${chosen.name.padEnd(48)} held out: ${describe(pool([outcome]))}`);
+  }
+  console.log(`  ${"LOO".padEnd(63)} pooled:   ${describe(pool(heldOut))}`);
 }
+
+interface Outcome {
+  scores: Array<{ category: number; score: Score }>;
+  /** The response's confidence for each own answerable question, and for each foreign one. */
+  answerable: string[];
+  foreign: string[];
+}
+
+interface Pooled extends Score {
+  answerable_none_rate: number;
+  foreign_none_rate: number;
+  by_category: Record<string, number>;
+}
+
+function pool(outcomes: Outcome[]): Pooled {
+  const scores = outcomes.flatMap((o) => o.scores);
+  const cats = [...new Set(scores.map((s) => s.category))].sort();
+  return {
+    ...mean(scores.map((s) => s.score)),
+    answerable_none_rate: noneRate(outcomes.flatMap((o) => o.answerable)),
+    foreign_none_rate: noneRate(outcomes.flatMap((o) => o.foreign)),
+    by_category: Object.fromEntries(cats.map((cat) => [CATEGORIES[cat]!, mean(scores.filter((s) => s.category === cat).map((s) => s.score)).recall_at_10])),
+  };
+}
+
+const objective = (p: Pooled) =>
+  (p.recall_at_5 + p.recall_at_10 + p.mrr) / 3 + 0.5 * p.foreign_none_rate - 2 * Math.max(0, p.answerable_none_rate - 0.1);
+
+const describe = (p: Pooled) =>
+  `R@5 ${p.recall_at_5.toFixed(3)}  R@10 ${p.recall_at_10.toFixed(3)}  any@5 ${p.any_at_5.toFixed(3)}  MRR ${p.mrr.toFixed(3)}  none: foreign ${p.foreign_none_rate.toFixed(3)} answerable ${p.answerable_none_rate.toFixed(3)}  | ` +
+  Object.entries(p.by_category).map(([c, r]) => `${c} ${r.toFixed(3)}`).join(", ");
 
 function grid(name: string): Array<[string, RetrievalTuning]> {
   const base = DEFAULT_TUNING;
@@ -120,6 +195,114 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
     }
     case "default":
       return [["default tuning", base]];
+    case "rankfusion": {
+      // Per-retriever k: a small lexical k keeps BM25's order at the top; dense weight; similarity scaling.
+      const t = (lexicalK: number, semantic: number, scaledSim = false, semanticK = 60): [string, RetrievalTuning] => [
+        `lexK ${lexicalK} semK ${semanticK} sem ${semantic}${scaledSim ? " scaled" : ""}`,
+        { ...base, fusion: { lexical: 1, semantic, k: 60, lexicalK, semanticK, similarityScaled: scaledSim } },
+      ];
+      return [
+        t(60, 0.1), t(60, 0), t(20, 0.1), t(10, 0.1), t(5, 0.1), t(2, 0.1),
+        t(10, 0.2), t(5, 0.2), t(5, 0.3), t(10, 0.3, true), t(5, 0.5, true), t(5, 1, true), t(2, 0.5, true),
+      ];
+    }
+    case "feedback": {
+      const t = (hits: number, terms: number, weight: number, minHits = 2): [string, RetrievalTuning] => [
+        `feedback ${hits} hits ${terms} terms w ${weight} min ${minHits}`,
+        { ...base, feedback: { hits, terms, weight, minHits } },
+      ];
+      return [t(10, 0, 0.3), t(5, 5, 0.3), t(10, 10, 0.3), t(10, 10, 0.5), t(10, 20, 0.3), t(20, 10, 0.3), t(10, 10, 0.2, 3), t(5, 10, 0.5, 1)];
+    }
+    case "lexical": {
+      // On top of RRF with lexical k 20: coordination and feedback.
+      const fusion = { ...base.fusion, lexicalK: 20 };
+      const t = (label: string, patch: Partial<RetrievalTuning>): [string, RetrievalTuning] => [label, { ...base, fusion, ...patch }];
+      return [
+        ["default (lexK 60)", base],
+        t("lexK 20", {}),
+        t("lexK 20 coord^2", { bm25: { ...base.bm25, coordination: 2 } }),
+        t("lexK 20 coord^0.5", { bm25: { ...base.bm25, coordination: 0.5 } }),
+        t("lexK 20 idf coord", { bm25: { ...base.bm25, idfCoordination: true } }),
+        t("lexK 20 idf coord^2", { bm25: { ...base.bm25, idfCoordination: true, coordination: 2 } }),
+        t("lexK 20 fb 5/5/0.3", { feedback: { hits: 5, terms: 5, minHits: 2, weight: 0.3 } }),
+        t("lexK 20 fb 20/10/0.3", { feedback: { hits: 20, terms: 10, minHits: 2, weight: 0.3 } }),
+      ];
+    }
+    case "combined": {
+      // lexical k 20 with idf coordination and feedback, side by side.
+      const fusion = { ...base.fusion, lexicalK: 20 };
+      const t = (label: string, idf: boolean, feedback?: RetrievalTuning["feedback"], semantic = 0.1): [string, RetrievalTuning] => [
+        label,
+        { ...base, fusion: { ...fusion, semantic }, bm25: { ...base.bm25, idfCoordination: idf }, ...(feedback ? { feedback } : {}) },
+      ];
+      return [
+        t("lexK 20", false),
+        t("lexK 20 idf coord", true),
+        t("lexK 20 idf coord fb 5/5/0.3", true, { hits: 5, terms: 5, minHits: 2, weight: 0.3 }),
+        t("lexK 20 idf coord fb 5/5/0.2", true, { hits: 5, terms: 5, minHits: 2, weight: 0.2 }),
+        t("lexK 20 idf coord fb 10/5/0.3", true, { hits: 10, terms: 5, minHits: 2, weight: 0.3 }),
+        t("lexK 20 idf coord fb 5/10/0.3", true, { hits: 5, terms: 10, minHits: 2, weight: 0.3 }),
+        t("lexK 20 fb 5/5/0.3", false, { hits: 5, terms: 5, minHits: 2, weight: 0.3 }),
+        t("lexK 20 idf coord fb 5/5/0.3 sem 0.3", true, { hits: 5, terms: 5, minHits: 2, weight: 0.3 }, 0.3),
+      ];
+    }
+    case "context2": {
+      // Turn context and feedback on top of the defaults.
+      const t = (neighbourShare: number, terms = 5, hits = 10): [string, RetrievalTuning] => [
+        `ctx ${neighbourShare} fb ${hits}/${terms}`,
+        { ...base, neighbourShare, feedback: { ...base.feedback, hits, terms } },
+      ];
+      return [t(0.3), t(0.2), t(0.4), t(0.5), t(0.3, 8), t(0.4, 8), t(0.3, 5, 15)];
+    }
+    case "session6": {
+      // Session 6's candidates side by side, for one leave-one-conversation-out figure over all of them.
+      const old: RetrievalTuning = {
+        ...base,
+        fusion: { lexical: 1, semantic: 0.1, k: 60 },
+        bm25: { k: 1.2, b: 0.7, d: 0.5 },
+        feedback: { ...base.feedback, terms: 0 },
+      };
+      const confidence = (low: number, medium: number, semanticAlone: "medium" | "high") => ({ lexical: { low, medium, high: 0.9 }, semanticAlone });
+      return [
+        ["session 5 ranking", old],
+        ["lexK 20", { ...old, fusion: { ...old.fusion, lexicalK: 20 } }],
+        ["lexK 20 idf coord", { ...old, fusion: { ...old.fusion, lexicalK: 20 }, bm25: base.bm25 }],
+        ["default (lexK 20 idf coord fb 10/5/0.3)", base],
+        ["default, fb 5/5/0.3", { ...base, feedback: { ...base.feedback, hits: 5 } }],
+        ["default, fb 10/10/0.3", { ...base, feedback: { ...base.feedback, terms: 10 } }],
+        ["default, ctx 0.4", { ...base, neighbourShare: 0.4 }],
+        ["default, sem 0.3", { ...base, fusion: { ...base.fusion, semantic: 0.3 } }],
+        ["default, conf 0.4/0.6 sem-alone high", { ...base, confidence: confidence(0.4, 0.6, "high") }],
+        ["default, conf 0.45/0.6 sem-alone medium", { ...base, confidence: confidence(0.45, 0.6, "medium") }],
+      ];
+    }
+    case "bm25-6": {
+      // BM25 and field weights again, on session 6's defaults.
+      const t = (label: string, patch: Partial<RetrievalTuning>): [string, RetrievalTuning] => [label, { ...base, ...patch }];
+      return [
+        t("default", {}),
+        t("b 0.5", { bm25: { ...base.bm25, b: 0.5 } }),
+        t("b 0.85", { bm25: { ...base.bm25, b: 0.85 } }),
+        t("k 0.9", { bm25: { ...base.bm25, k: 0.9 } }),
+        t("k 1.6", { bm25: { ...base.bm25, k: 1.6 } }),
+        t("d 0", { bm25: { ...base.bm25, d: 0 } }),
+        t("d 1", { bm25: { ...base.bm25, d: 1 } }),
+        t("prompt 0.3", { turnFields: { ...base.turnFields, prompt: 0.3 } }),
+        t("prompt 0.7", { turnFields: { ...base.turnFields, prompt: 0.7 } }),
+        t("agent 1", { turnFields: { ...base.turnFields, agent: 1 } }),
+        t("thought 0.5", { turnFields: { ...base.turnFields, thought: 0.5 } }),
+      ];
+    }
+    case "confidence": {
+      const t = (low: number, medium: number, high: number, semanticAlone: "low" | "medium" | "high"): [string, RetrievalTuning] => [
+        `info ${low}/${medium}/${high} semantic alone ${semanticAlone}`,
+        { ...base, confidence: { lexical: { low, medium, high }, semanticAlone } },
+      ];
+      return [
+        t(0.3, 0.6, 0.9, "high"), t(0.35, 0.6, 0.9, "high"), t(0.4, 0.6, 0.9, "high"), t(0.45, 0.6, 0.9, "high"), t(0.5, 0.7, 0.9, "high"),
+        t(0.3, 0.6, 0.9, "medium"), t(0.35, 0.6, 0.9, "medium"), t(0.4, 0.6, 0.9, "medium"), t(0.45, 0.6, 0.9, "medium"), t(0.5, 0.7, 0.9, "medium"),
+      ];
+    }
     default:
       throw new Error(`unknown grid ${name}`);
   }

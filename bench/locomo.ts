@@ -12,20 +12,27 @@ import {
   bump,
   CATEGORIES,
   evidenceOf,
+  foreignQuestions,
   importWrites,
+  isAnswerable,
   mean,
+  noneRate,
   score,
   workspaceOf,
   type Conversation,
   type Score,
 } from "./locomo-data.js";
-import { round } from "./stats.js";
+import { percentile, round } from "./stats.js";
 
 /**
  * Retrieval quality on LoCoMo (Maharana et al., ACL 2024): each conversation is imported into its own
  * workspace through the public API, then every question of categories 1-4 is asked through
  * query_raw_memories and its hits are scored against the annotated evidence turns — for dense only,
  * lexical only and hybrid, side by side. Category 5 (adversarial: not answerable) shows the confidence.
+ * Refusal: each workspace is also asked a sample of the other conversations' questions (foreignQuestions);
+ * `refusal` reports the share of those answered `none`, and of the workspace's own answerable questions.
+ * `response_bytes_p50`: the median byte size of a query_raw_memories response's JSON text, over every query
+ * the bench makes.
  *
  *   npm run bench -- locomo --data ../shared/bench/locomo/locomo-dev.json [--json] [--conversations N] [--data-dir DIR]
  */
@@ -70,13 +77,18 @@ export async function benchLocomo(argv: string[]): Promise<void> {
     config: loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_PORT: "0", CAIRN_TOKENS_FILE: tokensFile }),
     log: silentLogger,
   });
+  const responseBytes: number[] = [];
+  /** The dialog turn each stored memory was imported from (its `dia_id`, also kept as its first ref). */
+  const diaOf = new Map<string, string>();
   const post = async (path: string, token: string, body: unknown) => {
     const response = await fetch(new URL(path, stack.url), {
       method: "POST",
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
       body: JSON.stringify(body),
     });
-    const json = (await response.json()) as any;
+    const text = await response.text();
+    if (path === "/v1/memories/query") responseBytes.push(Buffer.byteLength(text));
+    const json = JSON.parse(text) as any;
     if (!response.ok) throw new Error(`${path} answered ${response.status}: ${JSON.stringify(json)}`);
     return json;
   };
@@ -91,7 +103,8 @@ export async function benchLocomo(argv: string[]): Promise<void> {
         Array.from({ length: Number(values.concurrency) }, async () => {
           while (next < writes.length) {
             const write = writes[next++]!;
-            await post("/v1/memories", tokens.get(`${workspaceOf(c)}/${write.agent}`)!, write.body);
+            const written = await post("/v1/memories", tokens.get(`${workspaceOf(c)}/${write.agent}`)!, write.body);
+            diaOf.set(written.id, (write.body.refs as string[])[0]!);
             imported++;
           }
         }),
@@ -103,6 +116,7 @@ export async function benchLocomo(argv: string[]): Promise<void> {
     // 2. Ask every question in every mode.
     const perMode = new Map<Mode, Map<number, Score[]>>();
     const confidence = { answerable: new Map<string, number>(), adversarial: new Map<string, number>() };
+    const refusals = { answerable: [] as string[], foreign: [] as string[] };
     for (const c of conversations) {
       const token = tokens.get(`${workspaceOf(c)}/${agentOf(c.speaker_a as string)}`)!;
       for (const qa of c.qa) {
@@ -112,18 +126,28 @@ export async function benchLocomo(argv: string[]): Promise<void> {
           bump(confidence.adversarial, res.confidence);
           continue;
         }
-        if (!(qa.category in CATEGORIES) || evidence.size === 0) continue;
+        if (!isAnswerable(qa)) continue;
         for (const mode of MODES) {
-          const res = await post("/v1/memories/query", token, { query: qa.question, limit: 10, mode, detail: "full" });
-          if (mode === "hybrid") bump(confidence.answerable, res.confidence);
-          const ranked: string[] = res.hits.map((h: { memory: { refs: string[] } }) => h.memory.refs[0]);
+          // Asked as an agent asks, brief: each hit's id leads back to the dialog turn it was imported from.
+          const res = await post("/v1/memories/query", token, { query: qa.question, limit: 10, mode });
+          if (mode === "hybrid") {
+            bump(confidence.answerable, res.confidence);
+            refusals.answerable.push(res.confidence);
+          }
+          const ranked: string[] = res.hits.map((h: { memory: { id: string } }) => diaOf.get(h.memory.id) ?? "");
           const byCategory = perMode.get(mode) ?? new Map<number, Score[]>();
           byCategory.set(qa.category, [...(byCategory.get(qa.category) ?? []), score(ranked, evidence)]);
           perMode.set(mode, byCategory);
         }
       }
+      // Questions whose evidence is in another workspace, in the default mode.
+      for (const qa of foreignQuestions(conversations, c)) {
+        refusals.foreign.push((await post("/v1/memories/query", token, { query: qa.question, limit: 10 })).confidence);
+      }
       log(`asked ${c.sample_id}`);
     }
+    const refusal = { foreign_none_rate: noneRate(refusals.foreign), answerable_none_rate: noneRate(refusals.answerable) };
+    const response_bytes_p50 = percentile(responseBytes, 50);
 
     const summary = Object.fromEntries(
       MODES.map((mode) => {
@@ -140,6 +164,10 @@ export async function benchLocomo(argv: string[]): Promise<void> {
     ) as Record<Mode, Score & { by_category: Record<string, Score> }>;
     const seconds = round((performance.now() - started) / 1000, 1);
     printTable(summary, confidence, imported, round(importSeconds, 1), seconds);
+    console.log("refusal (hybrid)   questions   answered none");
+    console.log(`foreign            ${String(refusals.foreign.length).padStart(9)}   ${refusal.foreign_none_rate.toFixed(3)}`);
+    console.log(`answerable         ${String(refusals.answerable.length).padStart(9)}   ${refusal.answerable_none_rate.toFixed(3)}`);
+    console.log(`response bytes p50: ${response_bytes_p50} (over ${responseBytes.length} query_raw_memories responses)`);
     if (values.json) {
       const { by_category, ...overall } = summary.hybrid;
       console.log(
@@ -148,6 +176,8 @@ export async function benchLocomo(argv: string[]): Promise<void> {
           by_category,
           ablations: { semantic: summary.semantic, lexical: summary.lexical },
           confidence: { answerable: Object.fromEntries(confidence.answerable), adversarial: Object.fromEntries(confidence.adversarial) },
+          refusal,
+          response_bytes_p50,
           turns: imported,
           seconds,
         }),

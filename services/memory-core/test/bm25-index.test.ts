@@ -133,11 +133,22 @@ describe("Bm25Index", () => {
       actual.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i]!.score, 9));
       expect(actual.length).toBe(20);
     }
+    // The same with idf-weighted coordination (and an unseen term): each record's sum times
+    // 1 + (terms asked - 1) x the share of the query's idf it holds.
+    const byIdf = new Bm25Index<string>(Object.keys(boosts), boosts, { ...params, idfCoordination: true });
+    for (const [id, record] of live) byIdf.put(id, record, id);
+    for (const query of ["found cache timeout raree4", "found cache", "found rarea0 rareb1", "timeout found", "found cache nowhere"]) {
+      const expected = reference(live, query, true).slice(0, 20);
+      const actual = byIdf.search(query, 20, all);
+      expect(actual.map((h) => h.id)).toEqual(expected.map((h) => h.id));
+      actual.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i]!.score, 9));
+      actual.forEach((h, i) => expect(h.informative).toBeCloseTo(expected[i]!.informative, 9));
+    }
   });
 });
 
 /** BM25+ with MiniSearch's multiplier, computed the plain way: every record, every query term, every field. */
-function reference(records: typeof corpus, query: string) {
+function reference(records: typeof corpus, query: string, idfCoordination = false) {
   const fields = Object.keys(boosts) as Array<keyof typeof boosts>;
   const termsOf = (text: string) => tokenize(text).map(toTerm).filter((t): t is string => t !== null);
   const queryTerms = [...new Set(termsOf(query))];
@@ -146,9 +157,16 @@ function reference(records: typeof corpus, query: string) {
   const average = (f: keyof typeof boosts) => averages.get(f)!;
   const held = new Map(fields.map((f) => [f, records.map(([, r]) => termsOf(r[f]))]));
   const documentFrequency = (f: keyof typeof boosts, term: string) => held.get(f)!.filter((terms) => terms.includes(term)).length;
+  // A term's information: its idf over records, its df the largest of its fields' (1 when no record holds it).
+  const info = (term: string) => {
+    const df = Math.max(1, ...fields.map((f) => documentFrequency(f, term)));
+    return Math.log(1 + (records.length - df + 0.5) / (df + 0.5));
+  };
+  const total = queryTerms.reduce((sum, t) => sum + info(t), 0);
   const scored = records.map(([id, record], n) => {
     let sum = 0;
     let matched = 0;
+    let held = 0;
     for (const term of queryTerms) {
       let holds = false;
       for (const f of fields) {
@@ -160,9 +178,13 @@ function reference(records: typeof corpus, query: string) {
         const { k, b, d } = params;
         sum += boosts[f] * idf * (d + (freq * (k + 1)) / (freq + k * (1 - b + (b * lengthOf(record[f])) / average(f))));
       }
-      if (holds) matched += 1;
+      if (holds) {
+        matched += 1;
+        held += info(term);
+      }
     }
-    return { id, n, score: sum * matched };
+    const informative = Math.min(1, held / total);
+    return { id, n, informative, score: sum * (idfCoordination ? (matched > 0 ? 1 + (queryTerms.length - 1) * informative : 0) : matched) };
   });
   return scored.filter((s) => s.score > 0).sort((a, b) => b.score - a.score || a.n - b.n);
 }

@@ -199,6 +199,61 @@ describe("hybrid retrieval", () => {
   });
 });
 
+describe("confidence that refuses", () => {
+  // A realistic small store: a coding team's turns, with the generic words every project shares (team, build,
+  // test, decided, next, week).
+  const store = uniqueWorkspace("refuse");
+  const agent = makeToken(store, "dev");
+  const refuse = useCairn([agent]);
+  const turns = [
+    ["Why do the integration tests time out on CI?", "The Postgres container starts after the tests; the health check was missing.", "Added a health check and a wait; the suite passes in 6 minutes."],
+    ["Pick a queue for the billing events.", "RabbitMQ needs an operator; SQS is already in the account.", "Decided on SQS for billing events; the team agreed."],
+    ["The nightly build failed again.", "The Docker layer cache was evicted, so the build ran out of time.", "Pinned the base image and raised the build timeout to 40 minutes."],
+    ["Plan the next week.", "Two open tickets block the release: AUTH-412 and PAY-77.", "Next week: fix AUTH-412 first, then PAY-77, then tag the release."],
+    ["Review the pull request for the search page.", "Pagination drops the last item when the page is full.", "Asked for a test of a full last page before merging."],
+    ["Rotate the API keys.", "Old keys expire on Monday; three services still read them from env files.", "Moved the keys to the secrets manager and rotated them."],
+    ["Why is the dashboard slow?", "Each widget asks the metrics API on its own; forty requests per page load.", "Batched the widget queries into one request; load time fell from 4 s to 600 ms."],
+    ["Decide how we version the public API.", "Header versioning hides the version from logs; URL versioning is visible.", "Decided on URL versioning (/v1, /v2) for the public API."],
+  ];
+  const write = async (session_id: string, [prompt, thought, response]: string[]) => {
+    const res = await http(refuse.url, "POST", "/v1/memories", { token: agent.token, body: { session_id, prompt, thought, response } });
+    expect(res.status).toBe(201);
+  };
+  const ask = async (body: Record<string, unknown>) => {
+    const res = await http(refuse.url, "POST", "/v1/memories/query", { token: agent.token, body });
+    expect(res.status).toBe(200);
+    return res.body as { hits: Array<{ confidence: string; matched_by: string[] }>; confidence: string };
+  };
+
+  it("answers none to an unrelated question over a small store, and at least medium to a related one", async () => {
+    for (const [i, turn] of turns.entries()) await write(`refuse-${i % 3}`, turn!);
+    // Shares generic words with the store (two of its five terms are in one turn: next, release), but
+    // nothing it is about.
+    const unrelated = "What did the team decide for the next release party?";
+    const far = await ask({ query: unrelated });
+    expect(far.confidence).toBe("none");
+    expect(far.hits.every((h) => h.confidence === "none")).toBe(true);
+    expect((await ask({ query: unrelated, min_confidence: "low" })).hits).toEqual([]);
+    const related = "Which queue did the team decide on for billing events?";
+    const near = await ask({ query: related, min_confidence: "low" });
+    expect(near.hits.length).toBeGreaterThan(0);
+    expect(["medium", "high"]).toContain(near.confidence);
+    expect(["medium", "high"]).toContain(near.hits[0]!.confidence);
+  });
+
+  it("does not read similarity alone, with no word in common, as medium or high", async () => {
+    // The local embedder puts these two close (cosine above its `high` floor) with no word in common.
+    await write("refuse-paraphrase", ["Is the dog ok?", "My dog is sick.", "My dog is sick."]);
+    for (const mode of ["hybrid", "semantic"]) {
+      const res = await ask({ query: "the puppy is unwell", mode, session_id: "refuse-paraphrase" });
+      expect(res.hits.length).toBeGreaterThan(0);
+      expect(res.hits[0]!.matched_by).toEqual(["semantic"]);
+      for (const hit of res.hits) expect(["none", "low"]).toContain(hit.confidence);
+      expect(["none", "low"]).toContain(res.confidence);
+    }
+  });
+});
+
 describe("hybrid summaries", () => {
   it("finds a summary by an exact word through the lexical retriever", async () => {
     const common = {

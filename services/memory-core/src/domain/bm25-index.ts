@@ -8,6 +8,13 @@ export interface Bm25Params {
   b: number;
   /** BM25+ lower bound: a match counts for at least this much of its term's idf. */
   d: number;
+  /**
+   * Coordination: a record's sum is multiplied by the number of distinct query terms it holds (MiniSearch's
+   * scoring, the default), raised to `coordination` (1 when absent); with `idfCoordination`, by
+   * 1 + (distinct query terms − 1) × `informative` instead, so that holding a rare term counts for more.
+   */
+  coordination?: number;
+  idfCoordination?: boolean;
 }
 
 export interface Bm25Hit<T> {
@@ -17,10 +24,18 @@ export interface Bm25Hit<T> {
   score: number;
   /** Distinct query terms the record holds. */
   matchedTerms: number;
+  /**
+   * The share of the query's information the record holds: the idf of the distinct query terms it holds over
+   * the idf of all of them, a term the index does not hold counting as the rarest it could hold (df 1). A query whose most
+   * specific words are nowhere in the index is mostly not covered, whatever common words it shares.
+   */
+  informative: number;
 }
 
 /** One term in one field: the records holding it, with their term frequencies, in insertion order. */
 interface Posting {
+  /** The term it is a posting of (pseudo-relevance feedback reads a record's terms from its postings). */
+  term: string;
   docs: number[];
   freqs: number[];
   /** Entries whose record is still in the index; the rest are dropped lazily, when the posting is next read. */
@@ -48,6 +63,29 @@ interface TermPlan {
   bound: number;
   /** Every field posting can be looked up by document number. */
   dense: boolean;
+  /** The term's idf over records (its df the largest of its fields'), for `informative`; 0 for an added term. */
+  info: number;
+  /** Counts among the distinct query terms a record holds (a term added by feedback does not). */
+  counts: boolean;
+}
+
+/**
+ * A query as weighted terms: `asked`, the terms the question itself holds (they count for a record's
+ * `matchedTerms` and `informative`), and terms added by pseudo-relevance feedback with their weights.
+ */
+export interface WeightedQuery {
+  asked: ReadonlyMap<string, number>;
+  added: ReadonlyMap<string, number>;
+}
+
+/** The distinct terms of a text, each weighted by how often it occurs. */
+export function weightedTerms(text: string): Map<string, number> {
+  const weights = new Map<string, number>();
+  for (const token of tokenize(text)) {
+    const term = toTerm(token);
+    if (term !== null) weights.set(term, (weights.get(term) ?? 0) + 1);
+  }
+  return weights;
 }
 
 /** A posting held by at least this share of the records gets a by-document lookup table. */
@@ -147,8 +185,8 @@ export class Bm25Index<T> {
    * The best `limit` records among those `accept` lets through, best first. `accept` judges a record's item,
    * and is asked only of records that would enter the current best `limit`, so a selective filter stays cheap.
    */
-  search(text: string, limit: number, accept: (item: T) => boolean): Array<Bm25Hit<T>> {
-    const plans = this.plan(text);
+  search(text: string | WeightedQuery, limit: number, accept: (item: T) => boolean): Array<Bm25Hit<T>> {
+    const { plans, info } = this.plan(text);
     if (plans.length === 0 || limit <= 0) return [];
 
     // Terms with a lookup table need not be scanned: scan the others, or else the one with the fewest entries,
@@ -158,12 +196,14 @@ export class Bm25Index<T> {
     if (dense.length > 0 && plans.length > 1) {
       const scanned = sparse.length > 0 ? sparse : [dense.reduce((a, b) => (entries(b) < entries(a) ? b : a))];
       const looked = dense.filter((t) => !scanned.includes(t));
-      const { hits, full } = this.score(scanned, looked, limit, accept);
-      // A record holding only looked-up terms scores at most (their count) × (the sum of their bounds).
-      const ceiling = looked.length * looked.reduce((sum, t) => sum + t.bound, 0);
+      const { hits, full } = this.score(scanned, looked, limit, accept, info);
+      // A record holding only looked-up terms scores at most (the coordination they could earn it) × (the sum of
+      // their bounds).
+      const ceiling = this.coordination(looked.filter((t) => t.counts).length, looked.reduce((sum, t) => sum + t.info, 0), info) *
+        looked.reduce((sum, t) => sum + t.bound, 0);
       if (full && hits.at(-1)!.score > ceiling) return hits;
     }
-    return this.score(plans, [], limit, accept).hits;
+    return this.score(plans, [], limit, accept, info).hits;
   }
 
   /**
@@ -171,10 +211,10 @@ export class Bm25Index<T> {
    * first, with the same scores: each record is looked up in the terms with a lookup table, and the other
    * terms' postings are scanned for it. Its cost follows the records given, not the records that hold a term.
    */
-  searchAmong(text: string, limit: number, ids: readonly string[]): Array<Bm25Hit<T>> {
-    const plans = this.plan(text);
+  searchAmong(text: string | WeightedQuery, limit: number, ids: readonly string[]): Array<Bm25Hit<T>> {
+    const { plans, info } = this.plan(text);
     if (plans.length === 0 || limit <= 0 || ids.length === 0) return [];
-    const { score, lastTerm, distinct, touched, among } = this.scratchFor();
+    const { score, lastTerm, distinct, gained, touched, among } = this.scratchFor();
     const members: number[] = [];
     for (const id of ids) {
       const n = this.numbers.get(id);
@@ -188,7 +228,8 @@ export class Bm25Index<T> {
       if (lastTerm[n] !== term.index) {
         if (lastTerm[n] === 0) touched.push(n);
         lastTerm[n] = term.index;
-        distinct[n]! += 1;
+        if (term.counts) distinct[n]! += 1;
+        gained[n]! += term.info;
       }
       score[n]! += factor * (d + (freq * k1) / (freq + base + slopes[field]! * this.lengths[field]![n]!));
     };
@@ -205,12 +246,48 @@ export class Bm25Index<T> {
       }
     }
     for (const n of members) among[n] = 0;
-    return this.rank(limit, () => true, [], { d, k1, base });
+    return this.rank(limit, () => true, [], { d, k1, base }, info);
+  }
+
+  /**
+   * Pseudo-relevance feedback (RM3-like): the terms the given hits hold that the query does not, each weighted
+   * by the hits' scores relative to the best (once per hit) times its idf over records; the best `count` of
+   * those held by at least `minHits` hits, scaled so that the best weighs `weight`.
+   */
+  feedbackTerms(hits: ReadonlyArray<Bm25Hit<T>>, exclude: ReadonlyMap<string, number>, count: number, weight: number, minHits = 2): Map<string, number> {
+    const top = hits[0]?.score ?? 0;
+    if (top <= 0 || count <= 0) return new Map();
+    const mass = new Map<string, { sum: number; hits: number; df: number }>();
+    for (const hit of hits) {
+      const n = this.numbers.get(hit.id);
+      if (n === undefined) continue;
+      const seen = new Set<string>();
+      for (const posting of this.memberships[n] ?? []) {
+        const term = posting.term;
+        if (exclude.has(term)) continue;
+        const entry = mass.get(term) ?? { sum: 0, hits: 0, df: 0 };
+        entry.df = Math.max(entry.df, posting.live);
+        if (!seen.has(term)) {
+          seen.add(term);
+          entry.sum += hit.score / top;
+          entry.hits += 1;
+        }
+        mass.set(term, entry);
+      }
+    }
+    const documents = this.size;
+    const scored = [...mass]
+      .filter(([, e]) => e.hits >= minHits)
+      .map(([term, e]) => [term, e.sum * Math.log(1 + (documents - e.df + 0.5) / (e.df + 0.5))] as const)
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .slice(0, count);
+    const best = scored[0]?.[1] ?? 0;
+    return new Map(best > 0 ? scored.map(([term, w]) => [term, (weight * w) / best]) : []);
   }
 
   /** Scans the postings of `scanned`, then ranks the records reached, adding `looked` to each by lookup. */
-  private score(scanned: TermPlan[], looked: TermPlan[], limit: number, accept: (item: T) => boolean) {
-    const { score, lastTerm, distinct, touched } = this.scratchFor();
+  private score(scanned: TermPlan[], looked: TermPlan[], limit: number, accept: (item: T) => boolean, info: number) {
+    const { score, lastTerm, distinct, gained, touched } = this.scratchFor();
     // BM25+'s term-frequency part, inlined in the loop below: it runs once per posting entry reached, the
     // hottest code of a query.
     const { d, k1, base, slopes } = this.saturation();
@@ -218,6 +295,8 @@ export class Bm25Index<T> {
     const ids = this.ids;
     for (const term of scanned) {
       const index = term.index;
+      const termInfo = term.info;
+      const counts = term.counts ? 1 : 0;
       for (const { field, posting, factor } of term.fields) {
         const { docs, freqs } = posting;
         const slope = slopes[field]!;
@@ -228,7 +307,8 @@ export class Bm25Index<T> {
           if (lastTerm[n] !== index) {
             if (lastTerm[n] === 0) touched.push(n);
             lastTerm[n] = index;
-            distinct[n]! += 1;
+            distinct[n]! += counts;
+            gained[n]! += termInfo;
           }
           const freq = freqs[i]!;
           score[n]! += factor * (d + (freq * k1) / (freq + base + slope * lengths[n]!));
@@ -242,9 +322,11 @@ export class Bm25Index<T> {
         slope: slopes[field]!,
         factor,
         firstOfTerm: i === 0,
+        info: term.info,
+        counts: term.counts,
       })),
     );
-    const hits = this.rank(limit, accept, lookups, { d, k1, base });
+    const hits = this.rank(limit, accept, lookups, { d, k1, base }, info);
     return { hits, full: hits.length >= limit };
   }
 
@@ -258,14 +340,16 @@ export class Bm25Index<T> {
     accept: (item: T) => boolean,
     lookups: Lookup[],
     { d, k1, base }: { d: number; k1: number; base: number },
+    info: number,
   ): Array<Bm25Hit<T>> {
-    const { score, distinct, touched, finals, matched } = this.scratch;
+    const { score, distinct, gained, touched, finals, matched, covered } = this.scratch;
     const reached = touched.length;
     const count = lookups.length;
     for (let j = 0; j < reached; j++) {
       const n = touched[j]!;
       let sum = score[n]!;
       let terms = distinct[n]!;
+      let held = gained[n]!;
       let termReached = false;
       for (let l = 0; l < count; l++) {
         const lookup = lookups[l]!;
@@ -276,11 +360,14 @@ export class Bm25Index<T> {
         sum += lookup.factor * (d + (freq * k1) / (freq + base + lookup.slope * lookup.lengths[n]!));
         if (!termReached) {
           termReached = true;
-          terms += 1;
+          if (lookup.counts) terms += 1;
+          held += lookup.info;
         }
       }
-      finals[j] = sum * terms;
+      // A record reached by added terms alone counts as holding one.
+      finals[j] = sum * this.coordination(terms, held, info);
       matched[j] = terms;
+      covered[j] = held;
     }
     // Nearly every record passes the usual filter (validity), so rank by score alone first and judge only the
     // page; rank again with the filter only when it turns one of them down.
@@ -290,7 +377,13 @@ export class Bm25Index<T> {
     if (!page.every(passes)) page = this.best(limit, reached, passes);
     const hits = page.map((j) => {
       const n = touched[j]!;
-      return { id: this.ids[n]!, item: items[n] as T, score: finals[j]!, matchedTerms: matched[j]! };
+      return {
+        id: this.ids[n]!,
+        item: items[n] as T,
+        score: finals[j]!,
+        matchedTerms: matched[j]!,
+        informative: info > 0 ? Math.min(1, covered[j]! / info) : 0,
+      };
     });
     this.scratch.end();
     return hits;
@@ -305,9 +398,23 @@ export class Bm25Index<T> {
     return heap.drain();
   }
 
+  /**
+   * What a record's sum is multiplied by, for holding `terms` of the query's distinct terms worth `held` of
+   * its information `info` (Bm25Params.coordination). A record reached by added terms alone counts as holding one.
+   */
+  private coordination(terms: number, held: number, info: number): number {
+    const { coordination: power = 1, idfCoordination } = this.params;
+    const base = idfCoordination ? 1 + (this.scratch.asked - 1) * (info > 0 ? Math.min(1, held / info) : 0) : Math.max(1, terms);
+    return power === 1 ? base : base ** power;
+  }
+
   /** Accumulators for one query, as large as the index. */
   private scratchFor(): Scratch {
-    if (this.scratch.capacity < this.ids.length) this.scratch = new Scratch(Math.max(1024, this.ids.length * 2));
+    if (this.scratch.capacity < this.ids.length) {
+      const asked = this.scratch.asked;
+      this.scratch = new Scratch(Math.max(1024, this.ids.length * 2));
+      this.scratch.asked = asked;
+    }
     return this.scratch.begin();
   }
 
@@ -320,30 +427,40 @@ export class Bm25Index<T> {
     return { d, k1: k + 1, base: k * (1 - b), slopes: this.totalLength.map((total) => (k * b) / (total / this.size || 1)) };
   }
 
-  /** The query's distinct terms that the index holds, with their idf, bounds and lookup tables. */
-  private plan(text: string): TermPlan[] {
-    const weights = new Map<string, number>();
-    for (const token of tokenize(text)) {
-      const term = toTerm(token);
-      if (term !== null) weights.set(term, (weights.get(term) ?? 0) + 1);
-    }
+  /**
+   * The query's distinct terms that the index holds, with their idf, bounds and lookup tables; and the
+   * information of all its distinct terms (see Bm25Hit.informative).
+   */
+  private plan(query: string | WeightedQuery): { plans: TermPlan[]; info: number } {
+    const asked = typeof query === "string" ? weightedTerms(query) : query.asked;
+    this.scratch.asked = asked.size;
+    const added = typeof query === "string" ? undefined : query.added;
+    const weights = added ? [...asked, ...[...added].filter(([t]) => !asked.has(t))] : asked;
     const documents = this.size;
     const { k, b, d } = this.params;
     const plans: TermPlan[] = [];
+    const termIdf = (df: number) => Math.log(1 + (documents - df + 0.5) / (df + 0.5));
+    let info = 0;
     let index = 0;
     for (const [term, weight] of weights) {
       index += 1;
+      const counts = asked.has(term);
       const byField = this.postings.get(term);
-      if (!byField) continue;
+      if (!byField) {
+        if (counts) info += termIdf(1);
+        continue;
+      }
       const fields: FieldPlan[] = [];
       let bound = 0;
       let dense = true;
+      let df = 0;
       for (let f = 0; f < this.fieldCount; f++) {
         const posting = byField[f];
         if (!posting || posting.live === 0) continue;
         this.compactIfDirty(posting);
         if (!posting.dense && posting.live >= documents * DENSE_SHARE) posting.dense = denseOf(posting);
         dense &&= posting.dense !== undefined;
+        df = Math.max(df, posting.live);
         const idf = Math.log(1 + (documents - posting.live + 0.5) / (posting.live + 0.5));
         const factor = weight * this.boosts[f]! * idf;
         const average = this.totalLength[f]! / documents || 1;
@@ -351,9 +468,11 @@ export class Bm25Index<T> {
         bound += factor * (d + saturation);
         fields.push({ field: f, posting, factor });
       }
-      if (fields.length > 0) plans.push({ index, fields, bound, dense });
+      const termInfo = counts ? termIdf(Math.max(1, df)) : 0;
+      info += termInfo;
+      if (fields.length > 0) plans.push({ index, fields, bound, dense, info: termInfo, counts });
     }
-    return plans;
+    return { plans, info };
   }
 
   private posting(term: string, field: number): Posting {
@@ -364,7 +483,7 @@ export class Bm25Index<T> {
     }
     let posting = byField[field];
     if (!posting) {
-      posting = { docs: [], freqs: [], live: 0, maxFreq: 0, minLength: Number.POSITIVE_INFINITY };
+      posting = { term, docs: [], freqs: [], live: 0, maxFreq: 0, minLength: Number.POSITIVE_INFINITY };
       byField[field] = posting;
     }
     return posting;
@@ -395,6 +514,9 @@ interface Lookup {
   factor: number;
   /** The first of its term's fields: a record reached here or in the term's next fields counts the term once. */
   firstOfTerm: boolean;
+  /** Its term's idf over records (TermPlan.info). */
+  info: number;
+  counts: boolean;
 }
 
 /** Posting entries a scan of the term would read. */
@@ -431,6 +553,8 @@ class Scratch {
   readonly lastTerm: Uint32Array;
   /** Distinct query terms that reached each record. */
   readonly distinct: Uint16Array;
+  /** The summed idf (TermPlan.info) of the distinct query terms that reached each record. */
+  readonly gained: Float64Array;
   /** 1 for the records a `searchAmong` is limited to, while it runs. */
   readonly among: Uint8Array;
   /** Document numbers of the records the query reached, in the order reached. */
@@ -438,11 +562,16 @@ class Scratch {
   /** By position in `touched`: the record's final score, and the distinct query terms it holds. */
   readonly finals: Float64Array;
   readonly matched: Uint16Array;
+  readonly covered: Float64Array;
+  /** The current query's distinct asked terms. */
+  asked = 0;
 
   constructor(readonly capacity: number) {
     this.among = new Uint8Array(capacity);
     this.finals = new Float64Array(capacity);
     this.matched = new Uint16Array(capacity);
+    this.covered = new Float64Array(capacity);
+    this.gained = new Float64Array(capacity);
     this.score = new Float64Array(capacity);
     this.lastTerm = new Uint32Array(capacity);
     this.distinct = new Uint16Array(capacity);
@@ -458,6 +587,7 @@ class Scratch {
       this.score[n] = 0;
       this.lastTerm[n] = 0;
       this.distinct[n] = 0;
+      this.gained[n] = 0;
     }
     this.touched.length = 0;
   }

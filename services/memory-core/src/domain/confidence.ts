@@ -4,8 +4,12 @@ import type { Confidence } from "./types.js";
 /**
  * How sure a hit is, from what the two retrievers saw:
  * - semantic: the cosine similarity against floors calibrated per embedding model (bench/ measures them);
- * - lexical: the share of the query's terms the record holds (coverage);
- * - agreement: high needs both retrievers to vouch for the record strongly.
+ * - lexical: the share of the query's information the record holds — the idf of the query terms it holds over
+ *   the idf of all of them, a term nowhere in the store counting as one held once (`informative`). Sharing a
+ *   question's common words ("support", "group") while its specific ones (a name, "sourdough") are absent
+ *   from the store is not support;
+ * - agreement: high needs both retrievers to vouch for the record strongly; similarity without lexical
+ *   support is at most `low` (a weak embedder finds every chat about feelings similar to every other).
  * A response's confidence is its best hit's; `min_confidence` drops hits below a level.
  */
 
@@ -21,7 +25,18 @@ const SEMANTIC_FLOORS: Record<string, Floors> = {
 };
 // OpenAI-compatible embedding models typically spread unrelated text higher.
 const DEFAULT_SEMANTIC_FLOORS: Floors = { high: 0.75, medium: 0.62, low: 0.5 };
-const COVERAGE_FLOORS: Floors = { high: 1, medium: 0.75, low: 0.4 };
+
+export interface ConfidenceTuning {
+  /** Floors on `informative` (share of the query's idf held). */
+  lexical: Floors;
+  /** The semantic level at which similarity alone (no lexical support) reads as `low`. */
+  semanticAlone: "low" | "medium" | "high";
+}
+
+export const DEFAULT_CONFIDENCE: ConfidenceTuning = {
+  lexical: { high: 0.9, medium: 0.7, low: 0.5 },
+  semanticAlone: "medium",
+};
 
 const LEVELS: readonly Confidence[] = ["none", "low", "medium", "high"];
 const rank = (c: Confidence) => LEVELS.indexOf(c);
@@ -30,8 +45,8 @@ export interface HitEvidence {
   matchedBy: readonly Retriever[];
   /** Cosine similarity, when the semantic retriever found the record. */
   similarity?: number;
-  /** Share of query terms held, when the lexical retriever found the record. */
-  coverage?: number;
+  /** Share of the query's information held (LexicalHit.informative), when the lexical retriever found it. */
+  informative?: number;
 }
 
 const semanticFloors = (embeddingModel: string): Floors => SEMANTIC_FLOORS[embeddingModel] ?? DEFAULT_SEMANTIC_FLOORS;
@@ -40,15 +55,19 @@ const semanticFloors = (embeddingModel: string): Floors => SEMANTIC_FLOORS[embed
 export const semanticFloor = (embeddingModel: string, level: "low" | "medium" | "high") =>
   semanticFloors(embeddingModel)[level];
 
-export function hitConfidence(evidence: HitEvidence, embeddingModel: string): Confidence {
+export function hitConfidence(
+  evidence: HitEvidence,
+  embeddingModel: string,
+  tuning: ConfidenceTuning = DEFAULT_CONFIDENCE,
+): Confidence {
   const semantic =
     evidence.similarity === undefined ? "none" : level(evidence.similarity, semanticFloors(embeddingModel));
-  const lexical = evidence.coverage === undefined ? "none" : level(evidence.coverage, COVERAGE_FLOORS);
-  const both = evidence.matchedBy.length > 1;
-  if (both && semantic === "high" && rank(lexical) >= rank("medium")) return "high";
-  if (both && rank(semantic) >= rank("medium") && rank(lexical) >= rank("low")) return "medium";
-  if (semantic === "high" || lexical === "high") return "medium";
-  return rank(semantic) >= rank("low") || rank(lexical) >= rank("low") ? "low" : "none";
+  const lexical = evidence.informative === undefined ? "none" : level(evidence.informative, tuning.lexical);
+  // No lexical support: similarity alone is at most low.
+  if (lexical === "none") return rank(semantic) >= rank(tuning.semanticAlone) ? "low" : "none";
+  if (semantic === "high" && rank(lexical) >= rank("medium")) return "high";
+  if (rank(semantic) >= rank("medium") || lexical === "high") return "medium";
+  return "low";
 }
 
 function level(value: number, floors: Floors): Confidence {

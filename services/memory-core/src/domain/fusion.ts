@@ -4,6 +4,10 @@ export interface RankedList {
   retriever: Retriever;
   ids: readonly string[];
   weight: number;
+  /** This list's own k (default: the fusion's). A small k keeps this list's order at the top. */
+  k?: number;
+  /** Per entry, a factor on `weight` (how sure the retriever is of that entry). */
+  weights?: readonly number[];
 }
 
 export interface Fused {
@@ -14,13 +18,16 @@ export interface Fused {
   ranks: Partial<Record<Retriever, number>>;
 }
 
-/** Reciprocal rank fusion (Cormack et al. 2009): sum of weight / (k + rank) over the lists; best first. */
+/**
+ * Reciprocal rank fusion (Cormack et al. 2009): sum of weight / (k + rank) over the lists; best first. Each list
+ * may have its own k and a weight per entry.
+ */
 export function reciprocalRankFusion(lists: readonly RankedList[], k = 60): Fused[] {
   const fused = new Map<string, Fused>();
   for (const list of lists) {
     list.ids.forEach((id, index) => {
       const entry = fused.get(id) ?? { id, score: 0, matchedBy: [], ranks: {} };
-      entry.score += list.weight / (k + index + 1);
+      entry.score += (list.weight * (list.weights?.[index] ?? 1)) / ((list.k ?? k) + index + 1);
       entry.matchedBy.push(list.retriever);
       entry.ranks[list.retriever] = index + 1;
       fused.set(id, entry);

@@ -169,7 +169,12 @@ export class LexicalCatalog {
     const index =
       collection === "turns"
         ? new LexicalIndex(
-            this.rankers.create({ boosts: this.tuning.turnFields, bm25: this.tuning.bm25, neighbourShare: this.tuning.neighbourShare }),
+            this.rankers.create({
+              boosts: this.tuning.turnFields,
+              bm25: this.tuning.bm25,
+              neighbourShare: this.tuning.neighbourShare,
+              feedback: this.tuning.feedback,
+            }),
             TURN_KEY_FIELDS,
           )
         : new LexicalIndex(this.rankers.create({ boosts: this.tuning.summaryFields, bm25: this.tuning.bm25, neighbourShare: 0 }));

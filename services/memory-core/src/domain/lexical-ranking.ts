@@ -1,7 +1,6 @@
 import type { Metadata } from "../store/chroma-store.js";
-import { Bm25Index, type Bm25Params } from "./bm25-index.js";
+import { Bm25Index, weightedTerms, type Bm25Params, type WeightedQuery } from "./bm25-index.js";
 import { holds, type Condition } from "./filters.js";
-import { terms } from "./text-analysis.js";
 
 const CONTEXT_POOL = 200;
 
@@ -10,6 +9,8 @@ export interface LexicalHit {
   score: number;
   /** Share of the query's distinct terms that the record holds. */
   coverage: number;
+  /** Share of the query's information (its terms' idf) that the record holds: Bm25Hit.informative. */
+  informative: number;
 }
 
 /** What the ranking is given of a record: its searchable fields and the metadata that queries filter on. */
@@ -32,6 +33,18 @@ export interface RankingOptions {
   bm25: Bm25Params;
   /** Turn context: 0 for none (see RetrievalTuning.neighbourShare). */
   neighbourShare: number;
+  /** Pseudo-relevance feedback (see RetrievalTuning.feedback); absent or 0 terms for none. */
+  feedback?: FeedbackOptions;
+}
+
+export interface FeedbackOptions {
+  /** The best this many hits of a first pass lend terms... */
+  hits: number;
+  /** ...this many of them, held by at least `minHits` of those hits... */
+  terms: number;
+  minHits: number;
+  /** ...the best weighing this much against a query term's 1, for a second pass. */
+  weight: number;
 }
 
 /** A record as the ranking holds it; its BM25 hits carry it, so filters and turn context need no lookup by id. */
@@ -64,6 +77,7 @@ interface HeldHit {
   held: Held;
   score: number;
   coverage: number;
+  informative: number;
 }
 
 /**
@@ -76,11 +90,13 @@ export class LexicalRanking {
   private readonly held = new Map<string, Held>();
   private readonly sessions = new Map<string, Session>();
   private readonly neighbourShare: number;
+  private readonly feedback: FeedbackOptions | undefined;
   private queries = 0;
 
   constructor(options: RankingOptions) {
     this.bm25 = new Bm25Index(Object.keys(options.boosts), options.boosts, options.bm25);
     this.neighbourShare = options.neighbourShare;
+    this.feedback = options.feedback && options.feedback.terms > 0 ? options.feedback : undefined;
   }
 
   put(document: RankedDocument): void {
@@ -122,7 +138,8 @@ export class LexicalRanking {
 
   /** The best `limit` records that meet the conditions. */
   query({ text, limit, conditions, among }: LexicalQuery): LexicalHit[] {
-    const asked = terms(text).length;
+    const question = weightedTerms(text);
+    const asked = question.size;
     if (asked === 0) return [];
     // `matches` (filters.ts) over a held record.
     const accept = (held: Held) => {
@@ -132,10 +149,25 @@ export class LexicalRanking {
     // Turn context can lift a record by at most `neighbourShare` of the best score, so records below the
     // first `CONTEXT_POOL` cannot reach the top `limit` through it in any realistic ranking.
     const pool = this.neighbourShare > 0 ? Math.max(limit, CONTEXT_POOL) : limit;
-    const found = among ? this.bm25.searchAmong(text, pool, among) : this.bm25.search(text, pool, accept);
-    const hits = found.map((h) => ({ held: h.item, score: h.score, coverage: Math.min(1, h.matchedTerms / asked) }));
+    const search = (q: string | WeightedQuery, k = pool) => (among ? this.bm25.searchAmong(q, k, among) : this.bm25.search(q, k, accept));
+    const feedback = this.feedback;
+    let found: ReturnType<typeof search> | undefined;
+    if (feedback) {
+      // Pseudo-relevance feedback: the first pass's best hits lend their distinctive terms to a second pass.
+      const first = search(text, feedback.hits);
+      const added = this.bm25.feedbackTerms(first, question, feedback.terms, feedback.weight, feedback.minHits);
+      if (added.size > 0) found = search({ asked: question, added });
+      else if (first.length < feedback.hits) found = first;
+    }
+    found ??= search(text);
+    const hits = found.map((h) => ({
+      held: h.item,
+      score: h.score,
+      coverage: Math.min(1, h.matchedTerms / asked),
+      informative: h.informative,
+    }));
     const ranked = this.neighbourShare > 0 ? this.withContext(hits, limit, accept) : hits;
-    return ranked.map((h) => ({ id: h.held.id, score: h.score, coverage: h.coverage }));
+    return ranked.map((h) => ({ id: h.held.id, score: h.score, coverage: h.coverage, informative: h.informative }));
   }
 
   /** The records just before and after this one in its session. */
@@ -180,7 +212,7 @@ export class LexicalRanking {
     const out: HeldHit[] = [];
     for (const hit of hits) {
       if (hit.score + lift < floor) break; // hits come best first
-      out.push({ held: hit.held, score: hit.score + share * bestNeighbour(hit.held), coverage: hit.coverage });
+      out.push({ held: hit.held, score: hit.score + share * bestNeighbour(hit.held), coverage: hit.coverage, informative: hit.informative });
     }
     if (lift >= floor) {
       const seen = new Set<Held>();
@@ -188,7 +220,7 @@ export class LexicalRanking {
         for (const held of this.neighbours(hit.held)) {
           if (isHit(held) || seen.has(held)) continue;
           seen.add(held);
-          if (accept(held)) out.push({ held, score: share * bestNeighbour(held), coverage: 0 });
+          if (accept(held)) out.push({ held, score: share * bestNeighbour(held), coverage: 0, informative: 0 });
         }
       }
     }

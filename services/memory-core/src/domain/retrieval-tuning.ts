@@ -1,10 +1,19 @@
+import type { Bm25Params } from "./bm25-index.js";
+import { DEFAULT_CONFIDENCE, type ConfidenceTuning } from "./confidence.js";
+
 /**
  * The knobs of hybrid retrieval, in one place. The defaults are what bench/ measured best on the LoCoMo
  * development file (docs/benchmarks.md); they are not per-deployment settings.
  */
 export interface RetrievalTuning {
-  /** Reciprocal rank fusion: each retriever's weight, and k. */
-  fusion: { lexical: number; semantic: number; k: number };
+  /**
+   * Reciprocal rank fusion: each retriever's weight, and k (optionally one per retriever: a small lexical k
+   * keeps BM25's order at the top, so the weak dense vote re-ranks near-ties only); `similarityScaled`: a dense
+   * entry weighs by how far its similarity stands above the noise floor.
+   */
+  fusion: { lexical: number; semantic: number; k: number; lexicalK?: number; semanticK?: number; similarityScaled?: boolean };
+  /** What confidence a hit reads (confidence.ts). */
+  confidence: ConfidenceTuning;
   /**
    * The dense list that enters the fusion holds only records at least this confident (a calibrated cosine
    * floor): below it, nearest neighbours are noise that rank fusion would weigh like a real match.
@@ -18,15 +27,23 @@ export interface RetrievalTuning {
    * after it in its session), so that an answer is found beside the question it answers.
    */
   neighbourShare: number;
+  /**
+   * Pseudo-relevance feedback on turns (RM3-like): the first lexical pass's best `hits` lend up to `terms` of
+   * their distinctive terms (held by at least `minHits` of them), the best weighing `weight`, to a second
+   * pass. 0 terms: one pass.
+   */
+  feedback: { hits: number; terms: number; minHits: number; weight: number };
   /** BM25+ parameters: term-frequency saturation k, length normalisation b, lower bound d. */
-  bm25: { k: number; b: number; d: number };
+  bm25: Bm25Params;
 }
 
 export const DEFAULT_TUNING: RetrievalTuning = {
-  fusion: { lexical: 1, semantic: 0.1, k: 60 },
+  fusion: { lexical: 1, semantic: 0.1, k: 60, lexicalK: 20 },
+  confidence: DEFAULT_CONFIDENCE,
   semanticGate: "low",
   turnFields: { agent: 2, prompt: 0.5, thought: 1, response: 1, labels: 1 },
   summaryFields: { title: 2, summary: 1, details: 1, agents: 1 },
   neighbourShare: 0.3,
-  bm25: { k: 1.2, b: 0.7, d: 0.5 },
+  feedback: { hits: 10, terms: 5, minHits: 2, weight: 0.3 },
+  bm25: { k: 1.2, b: 0.7, d: 0.5, idfCoordination: true },
 };

@@ -47,7 +47,7 @@ export class HybridRetrieval {
     store: ChromaStore,
     private readonly embedder: Embedder,
     private readonly lexical: LexicalCatalog,
-    private readonly tuning: Pick<RetrievalTuning, "fusion" | "semanticGate">,
+    private readonly tuning: Pick<RetrievalTuning, "fusion" | "semanticGate" | "confidence">,
   ) {
     this.denseSide = new DenseRetrieval(store, embedder, lexical);
   }
@@ -70,15 +70,22 @@ export class HybridRetrieval {
     const [dense, { value: lexical }] = await Promise.all([densePending, lexicalPending]);
     const floor = semanticFloor(this.embedder.model, this.tuning.semanticGate);
     const denseRanked = request.mode === "semantic" ? dense : dense.filter((d) => 1 - d.distance >= floor);
+    const { fusion } = this.tuning;
     const fused = reciprocalRankFusion(
       [
-        { retriever: "semantic", ids: denseRanked.map((d) => d.record.id), weight: this.tuning.fusion.semantic },
-        { retriever: "lexical", ids: lexical.map((l) => l.id), weight: this.tuning.fusion.lexical },
+        {
+          retriever: "semantic",
+          ids: denseRanked.map((d) => d.record.id),
+          weight: fusion.semantic,
+          k: fusion.semanticK ?? fusion.k,
+          ...(fusion.similarityScaled ? { weights: denseRanked.map((d) => scaled(1 - d.distance, floor)) } : {}),
+        },
+        { retriever: "lexical", ids: lexical.map((l) => l.id), weight: fusion.lexical, k: fusion.lexicalK ?? fusion.k },
       ],
-      this.tuning.fusion.k,
+      fusion.k,
     );
     const similarity = new Map(dense.map((d) => [d.record.id, 1 - d.distance]));
-    const coverage = new Map(lexical.map((l) => [l.id, l.coverage]));
+    const informative = new Map(lexical.map((l) => [l.id, l.informative]));
     const ranked = fused
       .map((f) => ({
         fused: f,
@@ -86,9 +93,10 @@ export class HybridRetrieval {
           {
             matchedBy: f.matchedBy,
             ...(similarity.has(f.id) ? { similarity: similarity.get(f.id)! } : {}),
-            ...(coverage.has(f.id) ? { coverage: coverage.get(f.id)! } : {}),
+            ...(informative.has(f.id) ? { informative: informative.get(f.id)! } : {}),
           },
           this.embedder.model,
+          this.tuning.confidence,
         ),
       }))
       .filter((r) => atLeast(r.confidence, request.minConfidence))
@@ -102,5 +110,8 @@ export class HybridRetrieval {
     });
   }
 }
+
+/** How far a similarity stands above the noise floor, 0 at the floor to 1 at identity. */
+const scaled = (similarity: number, floor: number) => Math.max(0, (similarity - floor) / (1 - floor));
 
 const round = (n: number) => Math.round(n * 1e6) / 1e6;

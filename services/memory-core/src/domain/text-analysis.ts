@@ -23,9 +23,36 @@ const STOP_WORDS = new Set(
 const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu;
 const COMPOUND = /[\p{L}\p{N}]+(?:[-_./:][\p{L}\p{N}]+)+/gu;
 
-/** Raw tokens: compounds whole, then every word. */
+const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+const MONTH = "(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)";
+const ISO_DATE = /\b(\d{4})-(\d{2})-(\d{2})\b/g;
+const DAY_MONTH_YEAR = new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH}\\.?,?\\s+(\\d{4})\\b`, "gi");
+const MONTH_DAY_YEAR = new RegExp(`\\b${MONTH}\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?,?\\s+(\\d{4})\\b`, "gi");
+const MONTH_YEAR = new RegExp(`\\b${MONTH}\\.?,?\\s+(\\d{4})\\b`, "gi");
+
+/**
+ * Dates in a text as ISO terms, however written: "9 November, 2022", "November 9th 2022" and "2022-11-09" each
+ * give the day 2022-11-09 and the month 2022-11; "November 2022" gives the month. A question that names a date
+ * then matches a memory that holds it in another spelling.
+ */
+export function dateTokens(text: string): string[] {
+  const out: string[] = [];
+  const pad = (n: string | number) => String(n).padStart(2, "0");
+  const month = (name: string) => pad(MONTHS.indexOf(name.slice(0, 3).toLowerCase()) + 1);
+  const day = (y: string, m: string, d: string) => {
+    if (Number(d) < 1 || Number(d) > 31) return;
+    out.push(`${y}-${m}-${pad(d)}`, `${y}-${m}`);
+  };
+  for (const [, y, m] of text.matchAll(ISO_DATE)) out.push(`${y}-${m}`);
+  for (const [, d, m, y] of text.matchAll(DAY_MONTH_YEAR)) day(y!, month(m!), d!);
+  for (const [, m, d, y] of text.matchAll(MONTH_DAY_YEAR)) day(y!, month(m!), d!);
+  for (const [, m, y] of text.matchAll(MONTH_YEAR)) out.push(`${y}-${month(m!)}`);
+  return [...new Set(out)];
+}
+
+/** Raw tokens: compounds whole, then every word, then dates as ISO terms (dateTokens). */
 export function tokenize(text: string): string[] {
-  return [...(text.match(COMPOUND) ?? []), ...(text.match(WORD) ?? [])];
+  return [...(text.match(COMPOUND) ?? []), ...(text.match(WORD) ?? []), ...dateTokens(text)];
 }
 
 /** A token as an index term, or null for a stop word. */
