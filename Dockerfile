@@ -4,7 +4,7 @@
 #   docker build -t cairn:0.1.0 .
 # Chroma is not in it: compose runs the official chromadb/chroma image beside it.
 
-ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+ARG NODE_IMAGE=node:24.22.3-bookworm-slim
 
 # Every workspace's package.json at its place, and nothing else, so the dependency layer below is rebuilt only
 # when a manifest or the lock file changes.

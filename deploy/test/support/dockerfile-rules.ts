@@ -1,5 +1,6 @@
 /**
- * The rules of the services' Dockerfile (issue 6): multi-stage on a pinned Node 20 slim image, production
+ * The rules of the services' Dockerfile (issues 6 and 16): multi-stage on a pinned slim image of the current Node
+ * LTS line, production
  * dependencies only, an unprivileged user, a healthcheck, and no secret in a build argument or environment.
  */
 export function dockerfileViolations(text: string): string[] {
@@ -14,8 +15,8 @@ export function dockerfileViolations(text: string): string[] {
   if (stages.length < 2) out.push("not multi-stage");
   for (const stage of stages) {
     const image = stage.split(/\s+/)[1]!.replace(/^\$\{?([A-Za-z0-9_]+)\}?$/, (_, name: string) => args.get(name) ?? "");
-    if (!/^node:20\.\d+\.\d+-[a-z]+-slim(@sha256:[0-9a-f]{64})?$/.test(image)) {
-      out.push(`stage image ${image || stage} is not a pinned Node 20 slim image`);
+    if (!/^node:24\.\d+\.\d+-[a-z]+-slim(@sha256:[0-9a-f]{64})?$/.test(image)) {
+      out.push(`stage image ${image || stage} is not a pinned Node 24 slim image`);
     }
   }
   if (!lines.some((line) => /^RUN\s.*\bnpm ci\b.*--omit=dev/.test(line))) out.push("no `npm ci --omit=dev`");
