@@ -6,6 +6,7 @@ import { benchSummarizer } from "./summarizer.js";
 import { benchSummariesQuality } from "./summaries-quality.js";
 import { benchOpsCli } from "./ops-cli.js";
 import { benchTools } from "./tools.js";
+import { benchWrites } from "./writes.js";
 
 /** `npm run bench -- <name> [options]`: benchmarks print figures and ratios; they are not tests. */
 const benches: Record<string, (argv: string[]) => Promise<void>> = {
@@ -17,6 +18,7 @@ const benches: Record<string, (argv: string[]) => Promise<void>> = {
   "summaries-quality": benchSummariesQuality,
   "ops-cli": benchOpsCli,
   tools: benchTools,
+  writes: benchWrites,
 };
 
 const [name = "memory-core", ...rest] = process.argv.slice(2);

@@ -1,0 +1,106 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import yaml from "js-yaml";
+import { newToken, parseTokensFile, TokenRegistry } from "../services/memory-core/src/auth/tokens.js";
+import { startEmbeddedChroma } from "../services/memory-core/src/embedded/chroma-server.js";
+import { createEmbedder } from "../services/memory-core/src/embeddings/create.js";
+import { createApp } from "../services/memory-core/src/http/app.js";
+import { silentLogger } from "../services/memory-core/src/logger.js";
+import { createRuntime } from "../services/memory-core/src/runtime.js";
+import { ChromaFaults } from "../services/memory-core/test/support/chroma-faults.js";
+import { corpus } from "./corpus.js";
+import { summarize, timed } from "./stats.js";
+import { startHashStub } from "./timed-embedder.js";
+
+/**
+ * What one `add_memory` costs on its way to Chroma: Chroma requests per write (counted by a pass-through proxy
+ * in front of the real Chroma), and the write's latency alone and under concurrent writers, with the hashing
+ * embeddings stub so that the embedding does not hide the store's round trips.
+ *
+ *   npm run bench -- writes [--preload 2000] [--samples 200] [--writers 16] [--json]
+ *
+ * Client and server share one process here: latencies include the client's side of each request.
+ */
+export async function benchWrites(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      preload: { type: "string", default: "2000" },
+      samples: { type: "string", default: "200" },
+      writers: { type: "string", default: "16" },
+      json: { type: "boolean", default: false },
+    },
+  });
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const dir = await mkdtemp(join(tmpdir(), "cairn-bench-writes-"));
+  const chroma = await startEmbeddedChroma({ path: join(dir, "chroma"), logFile: join(dir, "chroma.log") });
+  const proxy = await ChromaFaults.start(chroma.url);
+  const stub = await startHashStub();
+  const embedder = await createEmbedder({ kind: "openai", baseUrl: stub.baseUrl, model: "hash-512", apiKey: undefined }, silentLogger);
+  const agents = Array.from({ length: 20 }, (_, i) => ({ token: newToken(), workspace: "writes", agent: `agent-${i}`, role: "agent" as const }));
+  const tokens = new TokenRegistry(parseTokensFile(yaml.dump({ tokens: agents })));
+  const runtime = await createRuntime({ chromaUrl: proxy.url, embeddings: { kind: "local" }, tokens, log: silentLogger, embedder, processMetrics: false });
+  const app = createApp({ executor: runtime.executor, tokens, metrics: runtime.metrics, readiness: () => runtime.readiness(), log: silentLogger, host: "127.0.0.1" });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, "127.0.0.1", () => resolve(s));
+  });
+  const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  const tokenOf = new Map(agents.map((a) => [a.agent, a.token]));
+  const write = async (turn: ReturnType<typeof corpus>[number], tag: string) => {
+    const { agent, ...body } = turn;
+    const response = await fetch(new URL("/v1/memories", url), {
+      method: "POST",
+      headers: { authorization: `Bearer ${tokenOf.get(agent)!}`, "content-type": "application/json" },
+      body: JSON.stringify({ ...body, session_id: `${body.session_id}-${tag}` }),
+    });
+    await response.arrayBuffer();
+    if (response.status !== 201) throw new Error(`add_memory answered ${response.status}`);
+  };
+  const run = async (turns: ReturnType<typeof corpus>, writers: number, tag: string) => {
+    const latencies: number[] = [];
+    const before = proxy.calls.length;
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: writers }, async () => {
+        while (next < turns.length) {
+          const turn = turns[next++]!;
+          latencies.push((await timed(() => write(turn, tag))).ms);
+        }
+      }),
+    );
+    const calls = proxy.calls.slice(before);
+    return { latency: summarize(latencies), chroma_requests_per_write: Number((calls.length / turns.length).toFixed(2)) };
+  };
+
+  try {
+    const preload = Number(values.preload);
+    const samples = Number(values.samples);
+    const writers = Number(values.writers);
+    await run(corpus(preload, { agents: 20, sessions: 200 }), 8, "preload");
+    log(`preloaded ${preload} turns`);
+    const alone = await run(corpus(samples, { agents: 20, sessions: 50, seed: 7 }), 1, "alone");
+    const concurrent = await run(corpus(samples * 2, { agents: 20, sessions: 50, seed: 11 }), writers, "concurrent");
+    const report = { preload, samples, writers, alone, concurrent };
+    if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
+    else {
+      const line = (name: string, r: typeof alone) =>
+        `${name.padEnd(22)} p50 ${r.latency.p50.toFixed(1)} ms  p95 ${r.latency.p95.toFixed(1)} ms  Chroma requests per write ${r.chroma_requests_per_write}`;
+      process.stdout.write(`add_memory over ${preload} stored turns, hashing embeddings stub\n`);
+      process.stdout.write(`${line("one writer", alone)}\n${line(`${writers} writers`, concurrent)}\n`);
+    }
+  } finally {
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+    await runtime.close();
+    await proxy.stop();
+    await stub.close();
+    await chroma.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
