@@ -1,5 +1,6 @@
 // ESLint flat config: @eslint/js and typescript-eslint recommended (not the type-checked set), Prettier owning layout.
 import js from "@eslint/js";
+import { defineConfig } from "eslint/config";
 import prettier from "eslint-config-prettier/flat";
 import globals from "globals";
 import tseslint from "typescript-eslint";
@@ -7,11 +8,11 @@ import tseslint from "typescript-eslint";
 const tsFiles = ["openapi/**/*.ts", "services/**/*.ts", "bench/**/*.ts", "testing/**/*.ts", "deploy/**/*.ts", "*.ts"];
 const testFiles = ["**/test/**/*.ts", "**/*.test.ts", "testing/**/*.ts"];
 
-export default tseslint.config(
+export default defineConfig(
   { ignores: ["**/node_modules/**", "**/dist/**", "**/coverage/**", ".cairn/**", ".test-data/**", "openapi/src/generated/**"] },
   {
     files: tsFiles,
-    extends: [js.configs.recommended, ...tseslint.configs.recommended],
+    extends: [js.configs.recommended, tseslint.configs.recommended],
     languageOptions: { globals: globals.node },
     rules: {
       // A leading underscore marks a deliberately unused name (Express's 4-argument error handler, `{ x: _x, ...rest }`
