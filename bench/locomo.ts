@@ -40,6 +40,12 @@ import { percentile, round } from "./stats.js";
 
 const MODES = ["semantic", "lexical", "hybrid"] as const;
 type Mode = (typeof MODES)[number];
+/** The fields this harness reads from memory-core's answers: a written memory's id, a query's confidence and hits. */
+interface Answer {
+  id: string;
+  confidence: string;
+  hits: { memory: { id: string } }[];
+}
 
 
 export async function benchLocomo(argv: string[]): Promise<void> {
@@ -88,7 +94,7 @@ export async function benchLocomo(argv: string[]): Promise<void> {
     });
     const text = await response.text();
     if (path === "/v1/memories/query") responseBytes.push(Buffer.byteLength(text));
-    const json = JSON.parse(text) as any;
+    const json = JSON.parse(text) as Answer;
     if (!response.ok) throw new Error(`${path} answered ${response.status}: ${JSON.stringify(json)}`);
     return json;
   };

@@ -13,7 +13,7 @@ const MIN_WORDS = 3;
 /** Sentences of one field: split at sentence ends and line breaks; fragments too short to say anything dropped. */
 export function splitSentences(text: string): string[] {
   return text
-    .split(/(?<=[.!?])\s+(?=["'`(\[]?[A-Z0-9])|\n+/)
+    .split(/(?<=[.!?])\s+(?=["'`([]?[A-Z0-9])|\n+/)
     .map((s) => s.replace(/^[-*•>#\s]+/, "").replace(/\s+/g, " ").trim())
     .filter((s) => s.split(" ").length >= MIN_WORDS)
     .map((s) => (s.length <= MAX_SENTENCE ? s : `${s.slice(0, MAX_SENTENCE - 1).trimEnd()}…`));

@@ -31,12 +31,11 @@ export class ChromaFaults {
   ) {}
 
   static async start(target: URL): Promise<ChromaFaults> {
-    let faults: ChromaFaults | undefined;
     const server = createServer((req, res) => {
       void readBody(req).then((body) => {
         const call = describeCall(req, body);
-        faults!.calls.push(call);
-        const action = faults!.rule(call);
+        faults.calls.push(call);
+        const action = faults.rule(call);
         if (action === "cut") {
           req.socket.destroy();
           return;
@@ -63,7 +62,7 @@ export class ChromaFaults {
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as AddressInfo;
-    faults = new ChromaFaults(server, new URL(`http://127.0.0.1:${port}`));
+    const faults = new ChromaFaults(server, new URL(`http://127.0.0.1:${port}`));
     return faults;
   }
 
