@@ -1,10 +1,57 @@
 import { prng } from "./stats.js";
 
-const SUBSYSTEMS = ["auth service", "billing worker", "search indexer", "CI pipeline", "payment gateway", "notification queue", "export job", "cache layer", "API gateway", "schema migrations", "feature flags", "rate limiter"];
-const ACTIONS = ["fix a flaky test in", "cut the p95 latency of", "refactor", "add retries to", "upgrade the client of", "profile", "document", "harden the error handling of"];
-const FINDINGS = ["a race between two writers", "an N+1 query on every request", "a missing index on the created_at column", "an unbounded retry loop", "a timeout that was too short for cold starts", "a memory leak in the connection pool", "a stale cache entry after deploys", "a lock held across a network call"];
-const CHOICES = ["a mutex around the refresh", "a batched query", "a partial index", "exponential backoff with jitter", "a longer timeout for the first call", "closing idle connections", "versioned cache keys", "moving the call outside the lock"];
-const NEXT = ["add a regression test", "measure again on staging", "open a ticket for the follow-up", "ask the reviewer about the trade-off", "remove the feature flag next week", "write the runbook entry"];
+const SUBSYSTEMS = [
+  "auth service",
+  "billing worker",
+  "search indexer",
+  "CI pipeline",
+  "payment gateway",
+  "notification queue",
+  "export job",
+  "cache layer",
+  "API gateway",
+  "schema migrations",
+  "feature flags",
+  "rate limiter",
+];
+const ACTIONS = [
+  "fix a flaky test in",
+  "cut the p95 latency of",
+  "refactor",
+  "add retries to",
+  "upgrade the client of",
+  "profile",
+  "document",
+  "harden the error handling of",
+];
+const FINDINGS = [
+  "a race between two writers",
+  "an N+1 query on every request",
+  "a missing index on the created_at column",
+  "an unbounded retry loop",
+  "a timeout that was too short for cold starts",
+  "a memory leak in the connection pool",
+  "a stale cache entry after deploys",
+  "a lock held across a network call",
+];
+const CHOICES = [
+  "a mutex around the refresh",
+  "a batched query",
+  "a partial index",
+  "exponential backoff with jitter",
+  "a longer timeout for the first call",
+  "closing idle connections",
+  "versioned cache keys",
+  "moving the call outside the lock",
+];
+const NEXT = [
+  "add a regression test",
+  "measure again on staging",
+  "open a ticket for the follow-up",
+  "ask the reviewer about the trade-off",
+  "remove the feature flag next week",
+  "write the runbook entry",
+];
 
 export interface CorpusTurn {
   agent: string;

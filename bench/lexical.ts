@@ -31,7 +31,14 @@ export async function benchLexical(argv: string[]): Promise<void> {
   const reports = [];
   for (const size of values.sizes.split(",").map(Number)) {
     const turns = corpus(size, { agents: 20, sessions: 500 });
-    const documents = turns.map((t, i) => ({ id: `t${i}`, agent: t.agent, prompt: t.prompt, thought: t.thought, response: t.response, labels: "" }));
+    const documents = turns.map((t, i) => ({
+      id: `t${i}`,
+      agent: t.agent,
+      prompt: t.prompt,
+      thought: t.thought,
+      response: t.response,
+      labels: "",
+    }));
 
     const ours = new Bm25Index<string>(Object.keys(boosts), boosts, DEFAULT_TUNING.bm25);
     let start = performance.now();

@@ -110,4 +110,3 @@ export const noneRate = (confidences: readonly string[]) =>
 export function bump(counts: Map<string, number>, key: string) {
   counts.set(key, (counts.get(key) ?? 0) + 1);
 }
-

@@ -58,7 +58,15 @@ export async function tuneLocomo(argv: string[]): Promise<void> {
   const results: Array<{ name: string; byConversation: Map<string, Outcome> }> = [];
   try {
     for (const [name, tuning] of grid(values.grid!)) {
-      const runtime = await createRuntime({ chromaUrl: chroma.url, embeddings: { kind: "local" }, tokens, log: silentLogger, embedder, processMetrics: false, tuning });
+      const runtime = await createRuntime({
+        chromaUrl: chroma.url,
+        embeddings: { kind: "local" },
+        tokens,
+        log: silentLogger,
+        embedder,
+        processMetrics: false,
+        tuning,
+      });
       const byConversation = new Map<string, Outcome>();
       for (const c of conversations) {
         const principal = { workspace: workspaceOf(c), agent: agentOf(c.speaker_a), role: "agent" as const };
@@ -86,7 +94,8 @@ export async function tuneLocomo(argv: string[]): Promise<void> {
   console.log("leave one conversation out (tuning chosen on the other four):");
   const heldOut: Outcome[] = [];
   for (const c of conversations) {
-    const train = (r: (typeof results)[number]) => pool(conversations.filter((o) => o !== c).map((o) => r.byConversation.get(o.sample_id)!));
+    const train = (r: (typeof results)[number]) =>
+      pool(conversations.filter((o) => o !== c).map((o) => r.byConversation.get(o.sample_id)!));
     const chosen = results.reduce((best, r) => (objective(train(r)) > objective(train(best)) ? r : best));
     const outcome = chosen.byConversation.get(c.sample_id)!;
     heldOut.push(outcome);
@@ -115,7 +124,9 @@ function pool(outcomes: Outcome[]): Pooled {
     ...mean(scores.map((s) => s.score)),
     answerable_none_rate: noneRate(outcomes.flatMap((o) => o.answerable)),
     foreign_none_rate: noneRate(outcomes.flatMap((o) => o.foreign)),
-    by_category: Object.fromEntries(cats.map((cat) => [CATEGORIES[cat]!, mean(scores.filter((s) => s.category === cat).map((s) => s.score)).recall_at_10])),
+    by_category: Object.fromEntries(
+      cats.map((cat) => [CATEGORIES[cat]!, mean(scores.filter((s) => s.category === cat).map((s) => s.score)).recall_at_10]),
+    ),
   };
 }
 
@@ -124,7 +135,9 @@ const objective = (p: Pooled) =>
 
 const describe = (p: Pooled) =>
   `R@5 ${p.recall_at_5.toFixed(3)}  R@10 ${p.recall_at_10.toFixed(3)}  any@5 ${p.any_at_5.toFixed(3)}  MRR ${p.mrr.toFixed(3)}  none: foreign ${p.foreign_none_rate.toFixed(3)} answerable ${p.answerable_none_rate.toFixed(3)}  | ` +
-  Object.entries(p.by_category).map(([c, r]) => `${c} ${r.toFixed(3)}`).join(", ");
+  Object.entries(p.by_category)
+    .map(([c, r]) => `${c} ${r.toFixed(3)}`)
+    .join(", ");
 
 function grid(name: string): Array<[string, RetrievalTuning]> {
   const base = DEFAULT_TUNING;
@@ -138,7 +151,15 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
   ];
   switch (name) {
     case "fusion":
-      return [withFusion(1, 1), withFusion(1, 0.5), withFusion(1, 0.3), withFusion(1, 0.15), withFusion(1, 0), withFusion(1, 0.5, 20), withFusion(1, 0.3, 10)];
+      return [
+        withFusion(1, 1),
+        withFusion(1, 0.5),
+        withFusion(1, 0.3),
+        withFusion(1, 0.15),
+        withFusion(1, 0),
+        withFusion(1, 0.5, 20),
+        withFusion(1, 0.3, 10),
+      ];
     case "fields":
       return [
         withFields({}, { lexical: 1, semantic: 0, k: 60 }),
@@ -165,7 +186,13 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
     case "bm25": {
       const t = (label: string, patch: Partial<RetrievalTuning>): [string, RetrievalTuning] => [
         label,
-        { ...base, turnFields: { ...base.turnFields, prompt: 0.5 }, neighbourShare: 0.3, fusion: { lexical: 1, semantic: 0, k: 60 }, ...patch },
+        {
+          ...base,
+          turnFields: { ...base.turnFields, prompt: 0.5 },
+          neighbourShare: 0.3,
+          fusion: { lexical: 1, semantic: 0, k: 60 },
+          ...patch,
+        },
       ];
       return [
         t("ctx 0.3", {}),
@@ -189,7 +216,13 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
     case "gate": {
       const t = (gate: RetrievalTuning["semanticGate"], semantic: number, k = 60): [string, RetrievalTuning] => [
         `gate ${gate} sem ${semantic} k ${k}`,
-        { ...base, turnFields: { ...base.turnFields, prompt: 0.5, agent: 2 }, neighbourShare: 0.3, semanticGate: gate, fusion: { lexical: 1, semantic, k } },
+        {
+          ...base,
+          turnFields: { ...base.turnFields, prompt: 0.5, agent: 2 },
+          neighbourShare: 0.3,
+          semanticGate: gate,
+          fusion: { lexical: 1, semantic, k },
+        },
       ];
       return [t("low", 0.1), t("medium", 0.1), t("medium", 0.3), t("medium", 0.5), t("medium", 1), t("high", 0.5), t("high", 1)];
     }
@@ -202,8 +235,19 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
         { ...base, fusion: { lexical: 1, semantic, k: 60, lexicalK, semanticK, similarityScaled: scaledSim } },
       ];
       return [
-        t(60, 0.1), t(60, 0), t(20, 0.1), t(10, 0.1), t(5, 0.1), t(2, 0.1),
-        t(10, 0.2), t(5, 0.2), t(5, 0.3), t(10, 0.3, true), t(5, 0.5, true), t(5, 1, true), t(2, 0.5, true),
+        t(60, 0.1),
+        t(60, 0),
+        t(20, 0.1),
+        t(10, 0.1),
+        t(5, 0.1),
+        t(2, 0.1),
+        t(10, 0.2),
+        t(5, 0.2),
+        t(5, 0.3),
+        t(10, 0.3, true),
+        t(5, 0.5, true),
+        t(5, 1, true),
+        t(2, 0.5, true),
       ];
     }
     case "feedback": {
@@ -211,7 +255,16 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
         `feedback ${hits} hits ${terms} terms w ${weight} min ${minHits}`,
         { ...base, feedback: { hits, terms, weight, minHits } },
       ];
-      return [t(10, 0, 0.3), t(5, 5, 0.3), t(10, 10, 0.3), t(10, 10, 0.5), t(10, 20, 0.3), t(20, 10, 0.3), t(10, 10, 0.2, 3), t(5, 10, 0.5, 1)];
+      return [
+        t(10, 0, 0.3),
+        t(5, 5, 0.3),
+        t(10, 10, 0.3),
+        t(10, 10, 0.5),
+        t(10, 20, 0.3),
+        t(20, 10, 0.3),
+        t(10, 10, 0.2, 3),
+        t(5, 10, 0.5, 1),
+      ];
     }
     case "lexical": {
       // On top of RRF with lexical k 20: coordination and feedback.
@@ -262,7 +315,10 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
         bm25: { k: 1.2, b: 0.7, d: 0.5 },
         feedback: { ...base.feedback, terms: 0 },
       };
-      const confidence = (low: number, medium: number, semanticAlone: "medium" | "high") => ({ lexical: { low, medium, high: 0.9 }, semanticAlone });
+      const confidence = (low: number, medium: number, semanticAlone: "medium" | "high") => ({
+        lexical: { low, medium, high: 0.9 },
+        semanticAlone,
+      });
       return [
         ["session 5 ranking", old],
         ["lexK 20", { ...old, fusion: { ...old.fusion, lexicalK: 20 } }],
@@ -299,8 +355,16 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
         { ...base, confidence: { lexical: { low, medium, high }, semanticAlone } },
       ];
       return [
-        t(0.3, 0.6, 0.9, "high"), t(0.35, 0.6, 0.9, "high"), t(0.4, 0.6, 0.9, "high"), t(0.45, 0.6, 0.9, "high"), t(0.5, 0.7, 0.9, "high"),
-        t(0.3, 0.6, 0.9, "medium"), t(0.35, 0.6, 0.9, "medium"), t(0.4, 0.6, 0.9, "medium"), t(0.45, 0.6, 0.9, "medium"), t(0.5, 0.7, 0.9, "medium"),
+        t(0.3, 0.6, 0.9, "high"),
+        t(0.35, 0.6, 0.9, "high"),
+        t(0.4, 0.6, 0.9, "high"),
+        t(0.45, 0.6, 0.9, "high"),
+        t(0.5, 0.7, 0.9, "high"),
+        t(0.3, 0.6, 0.9, "medium"),
+        t(0.35, 0.6, 0.9, "medium"),
+        t(0.4, 0.6, 0.9, "medium"),
+        t(0.45, 0.6, 0.9, "medium"),
+        t(0.5, 0.7, 0.9, "medium"),
       ];
     }
     default:

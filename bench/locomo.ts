@@ -37,7 +37,6 @@ import { percentile, round } from "./stats.js";
  *   npm run bench -- locomo --data ../shared/bench/locomo/locomo-dev.json [--json] [--conversations N] [--data-dir DIR]
  */
 
-
 const MODES = ["semantic", "lexical", "hybrid"] as const;
 type Mode = (typeof MODES)[number];
 /** The fields this harness reads from memory-core's answers: a written memory's id, a query's confidence and hits. */
@@ -46,7 +45,6 @@ interface Answer {
   confidence: string;
   hits: { memory: { id: string } }[];
 }
-
 
 export async function benchLocomo(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -163,7 +161,9 @@ export async function benchLocomo(argv: string[]): Promise<void> {
           mode,
           {
             ...mean(all),
-            by_category: Object.fromEntries([...byCategory].sort(([a], [b]) => a - b).map(([cat, scores]) => [CATEGORIES[cat], mean(scores)])),
+            by_category: Object.fromEntries(
+              [...byCategory].sort(([a], [b]) => a - b).map(([cat, scores]) => [CATEGORIES[cat], mean(scores)]),
+            ),
           },
         ];
       }),

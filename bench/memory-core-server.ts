@@ -17,10 +17,7 @@ export interface ServerOptions {
 }
 
 export type Request = { id: number } & (
-  | { type: "embed"; texts: string[] }
-  | { type: "time-embedding"; text: string }
-  | { type: "drain-embed-ms" }
-  | { type: "stop" }
+  { type: "embed"; texts: string[] } | { type: "time-embedding"; text: string } | { type: "drain-embed-ms" } | { type: "stop" }
 );
 export type Reply = { id: number; vectors?: number[][]; ms?: number; error?: string };
 export interface Ready {

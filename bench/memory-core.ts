@@ -119,7 +119,9 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
     const recentNext: number[] = [];
     for (let i = 0; i < samples; i++) {
       const token = tokens[i % tokens.length]!.token;
-      const first = await timed(async () => (await get("/v1/memories/recent?limit=20", token)).json() as Promise<{ turns: unknown[]; next_cursor: string }>);
+      const first = await timed(
+        async () => (await get("/v1/memories/recent?limit=20", token)).json() as Promise<{ turns: unknown[]; next_cursor: string }>,
+      );
       if (first.value.turns.length !== 20) throw new Error("query_recent_turns returned a short page");
       recentFirst.push(first.ms);
       const second = await timed(async () => (await get(`/v1/memories/recent?limit=20&before=${first.value.next_cursor}`, token)).json());
@@ -155,7 +157,10 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
     const chromaQueryHttp: number[] = [];
     for (const [i, query] of queries.entries()) {
       const token = tokens[i % tokens.length]!.token;
-      for (const [mode, times] of [["hybrid", hybrid], ["semantic", semantic]] as const) {
+      for (const [mode, times] of [
+        ["hybrid", hybrid],
+        ["semantic", semantic],
+      ] as const) {
         const { total, withoutEmbedding } = await search(query, token, mode);
         times.total.push(total);
         times.withoutEmbedding.push(withoutEmbedding);
@@ -172,7 +177,13 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
     bareChroma.close();
     // 5. Filtered by one session or one agent, against Chroma filtering on the same field (and nothing else);
     // and get_session for the same sessions.
-    const filtered = { session: [] as number[], agent: [] as number[], chromaSession: [] as number[], chromaAgent: [] as number[], getSession: [] as number[] };
+    const filtered = {
+      session: [] as number[],
+      agent: [] as number[],
+      chromaSession: [] as number[],
+      chromaAgent: [] as number[],
+      getSession: [] as number[],
+    };
     for (const [i, query] of queries.slice(0, 50).entries()) {
       const token = tokens[i % tokens.length]!.token;
       const session_id = `session-${(i * 37) % Number(values.sessions)}`;
@@ -182,9 +193,17 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
       if (listed.value.turns.length === 0) throw new Error("get_session returned no turns");
       filtered.getSession.push(listed.ms);
       filtered.agent.push((await search(query, token, "hybrid", { agent })).withoutEmbedding);
-      for (const [where, times] of [[{ session_id }, filtered.chromaSession], [{ agent }, filtered.chromaAgent]] as const) {
+      for (const [where, times] of [
+        [{ session_id }, filtered.chromaSession],
+        [{ agent }, filtered.chromaAgent],
+      ] as const) {
         const { ms } = await timed(() =>
-          collection.query({ queryEmbeddings: [vectors[i]!], nResults: 10, where: where as never, include: ["documents", "metadatas", "distances"] as never }),
+          collection.query({
+            queryEmbeddings: [vectors[i]!],
+            nResults: 10,
+            where: where as never,
+            include: ["documents", "metadatas", "distances"] as never,
+          }),
         );
         times.push(ms);
       }

@@ -22,7 +22,10 @@ import { round } from "./stats.js";
  *   npm run bench -- ops-cli [--n 2000] [--json]
  */
 export async function benchOpsCli(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { n: { type: "string", default: "2000" }, json: { type: "boolean", default: false } } });
+  const { values } = parseArgs({
+    args: argv,
+    options: { n: { type: "string", default: "2000" }, json: { type: "boolean", default: false } },
+  });
   const n = Number(values.n);
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const root = await mkdtemp(join(tmpdir(), "cairn-bench-ops-"));
@@ -49,8 +52,11 @@ export async function benchOpsCli(argv: string[]): Promise<void> {
   const cli = async (args: string[]) => {
     const t0 = performance.now();
     const code = await new Promise<number>((resolve) =>
-      execFile(process.execPath, [fileURLToPath(new URL("../services/ops-cli/bin/cairn.mjs", import.meta.url)), ...args], { env: { PATH: process.env.PATH ?? "" }, maxBuffer: 1 << 26 }, (error) =>
-        resolve(error ? Number((error as { code?: number }).code ?? 1) : 0),
+      execFile(
+        process.execPath,
+        [fileURLToPath(new URL("../services/ops-cli/bin/cairn.mjs", import.meta.url)), ...args],
+        { env: { PATH: process.env.PATH ?? "" }, maxBuffer: 1 << 26 },
+        (error) => resolve(error ? Number((error as { code?: number }).code ?? 1) : 0),
       ),
     );
     if (code !== 0) throw new Error(`cairn ${args[0]} exited ${code}`);
@@ -107,6 +113,15 @@ export async function benchOpsCli(argv: string[]): Promise<void> {
 
 function formatReport(r: Record<string, unknown>): string {
   return Object.entries(r)
-    .map(([k, v]) => `${k.padEnd(28)} ${typeof v === "object" ? Object.entries(v as object).map(([a, b]) => `${a}=${b}`).join("  ") : String(v)}`)
+    .map(
+      ([k, v]) =>
+        `${k.padEnd(28)} ${
+          typeof v === "object"
+            ? Object.entries(v as object)
+                .map(([a, b]) => `${a}=${b}`)
+                .join("  ")
+            : String(v)
+        }`,
+    )
     .join("\n");
 }

@@ -82,7 +82,10 @@ interface Scored {
   leakedFindings: string[][];
 }
 
-function score(fixture: SessionFixture, summary: { title: string; decisions: Array<{ decision: string }>; dropped: Array<{ approach: string }> }): Scored {
+function score(
+  fixture: SessionFixture,
+  summary: { title: string; decisions: Array<{ decision: string }>; dropped: Array<{ approach: string }> },
+): Scored {
   const { gold } = fixture;
   const decisions = summary.decisions.map((d) => d.decision);
   const dropped = summary.dropped.map((d) => d.approach);
@@ -111,11 +114,26 @@ function totals(items: Scored[]) {
   const ratio = (a: number, b: number) => (b === 0 ? null : round(a / b));
   return {
     sessions: items.length,
-    decision_precision: ratio(add((s) => s.extractedMatched), add((s) => s.extracted)),
-    decision_recall: ratio(add((s) => s.goldFound), add((s) => s.gold)),
-    title_accuracy: ratio(add((s) => Number(s.titleOk)), items.length),
-    dropped_recall: ratio(add((s) => s.goldDroppedFound), add((s) => s.goldDropped)),
-    dropped_precision: ratio(add((s) => s.droppedEntriesMatched), add((s) => s.droppedEntries)),
+    decision_precision: ratio(
+      add((s) => s.extractedMatched),
+      add((s) => s.extracted),
+    ),
+    decision_recall: ratio(
+      add((s) => s.goldFound),
+      add((s) => s.gold),
+    ),
+    title_accuracy: ratio(
+      add((s) => Number(s.titleOk)),
+      items.length,
+    ),
+    dropped_recall: ratio(
+      add((s) => s.goldDroppedFound),
+      add((s) => s.goldDropped),
+    ),
+    dropped_precision: ratio(
+      add((s) => s.droppedEntriesMatched),
+      add((s) => s.droppedEntries),
+    ),
     findings: add((s) => s.findings),
     findings_as_decisions: add((s) => s.leakedFindings.length),
     extracted_decisions: add((s) => s.extracted),

@@ -36,14 +36,16 @@ export async function benchSummarizer(argv: string[]): Promise<void> {
   const timing = await timedEmbedder(values.embedder);
   const { embedder, times: embedTimes } = timing;
 
-
   const dataDir = await mkdtemp(join(tmpdir(), "cairn-bench-summarizer-"));
   const sizes = [
     { turns: 20, sessions: Number(values["sessions-20"]), workspace: "bench-20" },
     { turns: 200, sessions: Number(values["sessions-200"]), workspace: "bench-200" },
   ];
   const tokensFile = join(dataDir, "tokens.yaml");
-  await writeFile(tokensFile, yaml.dump({ tokens: sizes.map((s) => ({ token: newToken(), workspace: s.workspace, agent: "agent-0", role: "agent" })) }));
+  await writeFile(
+    tokensFile,
+    yaml.dump({ tokens: sizes.map((s) => ({ token: newToken(), workspace: s.workspace, agent: "agent-0", role: "agent" })) }),
+  );
   const stack = await startStack({
     config: loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_PORT: "0", CAIRN_TOKENS_FILE: tokensFile }),
     log: silentLogger,
@@ -67,7 +69,11 @@ export async function benchSummarizer(argv: string[]): Promise<void> {
         tokens: new TokenRegistry([{ tokenSha256: "bench", workspace: size.workspace, agent: "summarizer", role: "agent" }]),
         log: silentLogger,
       };
-      const config = loadSummarizerConfig({ CAIRN_SUMMARY_WORKER: "off", CAIRN_SUMMARY_IDLE_MS: "0", CAIRN_SUMMARY_CONCURRENCY: values.concurrency });
+      const config = loadSummarizerConfig({
+        CAIRN_SUMMARY_WORKER: "off",
+        CAIRN_SUMMARY_IDLE_MS: "0",
+        CAIRN_SUMMARY_CONCURRENCY: values.concurrency,
+      });
       const summarizer = createSummarizer(config, parts);
 
       embedTimes.length = 0;
@@ -125,6 +131,8 @@ export async function benchSummarizer(argv: string[]): Promise<void> {
     );
   }
   if (results.length === 2) {
-    process.stdout.write(`  ratio 200/20 of per-session p50: ${round(results[1]!.one_at_a_time.per_session_ms.p50 / results[0]!.one_at_a_time.per_session_ms.p50)}\n`);
+    process.stdout.write(
+      `  ratio 200/20 of per-session p50: ${round(results[1]!.one_at_a_time.per_session_ms.p50 / results[0]!.one_at_a_time.per_session_ms.p50)}\n`,
+    );
   }
 }

@@ -22,9 +22,13 @@ export async function benchTools(argv: string[]): Promise<void> {
     report[role] = { tools_list_bytes: bytes({ tools }), tools: rows };
     if (!argv.includes("--json")) {
       process.stdout.write(`${role} token: tools/list ${bytes({ tools })} bytes, ${tools.length} tools\n`);
-      process.stdout.write(`  ${"tool".padEnd(20)} ${"bytes".padStart(6)} ${"descr".padStart(6)} ${"input".padStart(6)} ${"output".padStart(6)}\n`);
+      process.stdout.write(
+        `  ${"tool".padEnd(20)} ${"bytes".padStart(6)} ${"descr".padStart(6)} ${"input".padStart(6)} ${"output".padStart(6)}\n`,
+      );
       for (const r of rows) {
-        process.stdout.write(`  ${r.tool.padEnd(20)} ${String(r.bytes).padStart(6)} ${String(r.description).padStart(6)} ${String(r.input_schema).padStart(6)} ${String(r.output_schema).padStart(6)}\n`);
+        process.stdout.write(
+          `  ${r.tool.padEnd(20)} ${String(r.bytes).padStart(6)} ${String(r.description).padStart(6)} ${String(r.input_schema).padStart(6)} ${String(r.output_schema).padStart(6)}\n`,
+        );
       }
     }
   }

@@ -41,10 +41,29 @@ export async function benchWrites(argv: string[]): Promise<void> {
   const proxy = await ChromaFaults.start(chroma.url);
   const stub = await startHashStub();
   const embedder = await createEmbedder({ kind: "openai", baseUrl: stub.baseUrl, model: "hash-512", apiKey: undefined }, silentLogger);
-  const agents = Array.from({ length: 20 }, (_, i) => ({ token: newToken(), workspace: "writes", agent: `agent-${i}`, role: "agent" as const }));
+  const agents = Array.from({ length: 20 }, (_, i) => ({
+    token: newToken(),
+    workspace: "writes",
+    agent: `agent-${i}`,
+    role: "agent" as const,
+  }));
   const tokens = new TokenRegistry(parseTokensFile(yaml.dump({ tokens: agents })));
-  const runtime = await createRuntime({ chromaUrl: proxy.url, embeddings: { kind: "local" }, tokens, log: silentLogger, embedder, processMetrics: false });
-  const app = createApp({ executor: runtime.executor, tokens, metrics: runtime.metrics, readiness: () => runtime.readiness(), log: silentLogger, host: "127.0.0.1" });
+  const runtime = await createRuntime({
+    chromaUrl: proxy.url,
+    embeddings: { kind: "local" },
+    tokens,
+    log: silentLogger,
+    embedder,
+    processMetrics: false,
+  });
+  const app = createApp({
+    executor: runtime.executor,
+    tokens,
+    metrics: runtime.metrics,
+    readiness: () => runtime.readiness(),
+    log: silentLogger,
+    host: "127.0.0.1",
+  });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, "127.0.0.1", () => resolve(s));
   });

@@ -147,7 +147,9 @@ function answerChat(req: IncomingMessage, res: ServerResponse, body: any, behavi
     case "structured":
       return reply(JSON.stringify((behaviour.answer ?? defaultSummary)(text)));
     case "fenced":
-      return reply(`Here is the summary you asked for:\n\n\`\`\`json\n${JSON.stringify(defaultSummary(text), null, 2)}\n\`\`\`\nLet me know if you need more.`);
+      return reply(
+        `Here is the summary you asked for:\n\n\`\`\`json\n${JSON.stringify(defaultSummary(text), null, 2)}\n\`\`\`\nLet me know if you need more.`,
+      );
     case "malformed":
       return reply("I am sorry, I summarized the session in my head but cannot write it down: {not json at all.");
     case "slow": {
@@ -163,7 +165,10 @@ function answerChat(req: IncomingMessage, res: ServerResponse, body: any, behavi
       return reply(JSON.stringify(defaultSummary(text)));
     case "context-limit":
       if (text.length > behaviour.maxChars) {
-        return refuse(`This model's maximum context length is ${behaviour.maxChars} characters; the messages are longer.`, "context_length_exceeded");
+        return refuse(
+          `This model's maximum context length is ${behaviour.maxChars} characters; the messages are longer.`,
+          "context_length_exceeded",
+        );
       }
       return reply(JSON.stringify(defaultSummary(text)));
   }

@@ -114,9 +114,7 @@ describe("the compose rules catch", () => {
     expect(broken((c) => (c.services.chroma.image = "chromadb/chroma:latest"))).toContain(
       "chroma: image chromadb/chroma:latest is not pinned to a version",
     );
-    expect(broken((c) => (c.services.ollama.image = "ollama/ollama"))).toContain(
-      "ollama: image ollama/ollama is not pinned to a version",
-    );
+    expect(broken((c) => (c.services.ollama.image = "ollama/ollama"))).toContain("ollama: image ollama/ollama is not pinned to a version");
   });
 
   it("a long-running service without a healthcheck, and Chroma's that skips the heartbeat", () => {
@@ -142,9 +140,7 @@ describe("the compose rules catch", () => {
   });
 
   it("a second published service, and memory-core published beyond loopback", () => {
-    expect(broken((c) => (c.services.chroma.ports = ["127.0.0.1:8000:8000"]))).toContain(
-      "chroma: publishes ports; only memory-core may",
-    );
+    expect(broken((c) => (c.services.chroma.ports = ["127.0.0.1:8000:8000"]))).toContain("chroma: publishes ports; only memory-core may");
     expect(broken((c) => (c.services["memory-core"].ports = ["8790:8790"]))).toContain(
       "memory-core: port 8790:8790 is not bound to 127.0.0.1 by default",
     );
@@ -154,18 +150,12 @@ describe("the compose rules catch", () => {
   });
 
   it("Chroma on a network that is not internal", () => {
-    expect(broken((c) => (c.services.chroma.networks = ["backend", "edge"]))).toContain(
-      "chroma: on network edge, which is not internal",
-    );
-    expect(broken((c) => (c.networks.backend.internal = false))).toContain(
-      "chroma: on network backend, which is not internal",
-    );
+    expect(broken((c) => (c.services.chroma.networks = ["backend", "edge"]))).toContain("chroma: on network edge, which is not internal");
+    expect(broken((c) => (c.networks.backend.internal = false))).toContain("chroma: on network backend, which is not internal");
   });
 
   it("memory-core starting before Chroma is healthy", () => {
-    expect(broken((c) => (c.services["memory-core"].depends_on = ["chroma"]))).toContain(
-      "memory-core: does not wait for a healthy chroma",
-    );
+    expect(broken((c) => (c.services["memory-core"].depends_on = ["chroma"]))).toContain("memory-core: does not wait for a healthy chroma");
   });
 
   it("tokens outside a secret, and keys written into the file", () => {
@@ -205,8 +195,6 @@ describe("the compose rules catch", () => {
     expect(broken((_, env) => (env["local-model"]!.CAIRN_EMBEDDINGS = "local"))).toContain(
       "profiles/local-model.env does not take embeddings from the model server",
     );
-    expect(broken((c) => delete c.services.ollama.profiles)).toContain(
-      "ollama: an extra service must belong to the local-model profile",
-    );
+    expect(broken((c) => delete c.services.ollama.profiles)).toContain("ollama: an extra service must belong to the local-model profile");
   });
 });

@@ -37,9 +37,18 @@ describe("the Dockerfile", () => {
       [dockerfile.replace(/^USER .*$/m, "USER root"), "runs as root (USER root)"],
       [dockerfile.replace(/^HEALTHCHECK[^\n]*\\\n[^\n]*$/m, ""), "no HEALTHCHECK in the final stage"],
       [dockerfile.replace(/--omit=dev /, ""), "no `npm ci --omit=dev`"],
-      [dockerfile.replace(/^ARG NODE_IMAGE=.*$/m, "ARG NODE_IMAGE=node:latest"), "stage image node:latest is not a pinned Node 24 slim image"],
-      [dockerfile.replace(/^ARG NODE_IMAGE=.*$/m, "ARG NODE_IMAGE=node:24.22.3-bookworm"), "stage image node:24.22.3-bookworm is not a pinned Node 24 slim image"],
-      [dockerfile.replace(/^ARG NODE_IMAGE=.*$/m, "ARG NODE_IMAGE=node:20.20.2-bookworm-slim"), "stage image node:20.20.2-bookworm-slim is not a pinned Node 24 slim image"],
+      [
+        dockerfile.replace(/^ARG NODE_IMAGE=.*$/m, "ARG NODE_IMAGE=node:latest"),
+        "stage image node:latest is not a pinned Node 24 slim image",
+      ],
+      [
+        dockerfile.replace(/^ARG NODE_IMAGE=.*$/m, "ARG NODE_IMAGE=node:24.22.3-bookworm"),
+        "stage image node:24.22.3-bookworm is not a pinned Node 24 slim image",
+      ],
+      [
+        dockerfile.replace(/^ARG NODE_IMAGE=.*$/m, "ARG NODE_IMAGE=node:20.20.2-bookworm-slim"),
+        "stage image node:20.20.2-bookworm-slim is not a pinned Node 24 slim image",
+      ],
       [`${dockerfile}\nENV CAIRN_TOKEN=abc\n`, "a secret in the image: ENV CAIRN_TOKEN=abc"],
       [`${dockerfile}\nCOPY secrets/tokens.yaml /app/\n`, "copies a secret into the image: COPY secrets/tokens.yaml /app/"],
     ];

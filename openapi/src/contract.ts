@@ -69,10 +69,7 @@ export async function loadContract(path: string = CONTRACT_PATH): Promise<Contra
   let dereferenced: Record<string, unknown>;
   try {
     await SwaggerParser.validate(structuredClone(document) as never);
-    dereferenced = (await SwaggerParser.dereference(structuredClone(document) as never)) as unknown as Record<
-      string,
-      unknown
-    >;
+    dereferenced = (await SwaggerParser.dereference(structuredClone(document) as never)) as unknown as Record<string, unknown>;
   } catch (error) {
     throw new ContractError(`the contract is not valid OpenAPI: ${(error as Error).message}`);
   }
@@ -108,12 +105,7 @@ function flattenOperations(doc: Record<string, unknown>): Operation[] {
   return operations;
 }
 
-function flattenOperation(
-  path: string,
-  method: HttpMethod,
-  raw: Record<string, unknown>,
-  pathItem: Record<string, unknown>,
-): Operation {
+function flattenOperation(path: string, method: HttpMethod, raw: Record<string, unknown>, pathItem: Record<string, unknown>): Operation {
   const operationId = raw.operationId as string | undefined;
   if (!operationId || !/^[a-z][a-z0-9_]*$/.test(operationId)) {
     throw new ContractError(`${method.toUpperCase()} ${path} needs a snake_case operationId (it is the MCP tool name)`);

@@ -96,7 +96,12 @@ export function checkRoutes(markdown: string, contract: Contract): { routes: Doc
   const routes = extractRoutes(markdown);
   const templates = contract.operations.map((op) => ({
     method: op.method.toUpperCase(),
-    pattern: new RegExp(`^${op.path.split(/\{[^}]+\}/).map(escapeRegExp).join("[^/]+")}$`),
+    pattern: new RegExp(
+      `^${op.path
+        .split(/\{[^}]+\}/)
+        .map(escapeRegExp)
+        .join("[^/]+")}$`,
+    ),
   }));
   const problems = routes
     .filter((r) => !templates.some((t) => t.method === r.method && t.pattern.test(r.path)))

@@ -29,11 +29,16 @@ export function renderReference(contract: Contract): string {
     "|---|---|---|---|",
   );
   for (const op of contract.operations) {
-    out.push(`| [\`${op.operationId}\`](#${op.operationId}) | \`${op.method.toUpperCase()} ${op.path}\` | ${op.requiredRole} | ${cell(op.summary)} |`);
+    out.push(
+      `| [\`${op.operationId}\`](#${op.operationId}) | \`${op.method.toUpperCase()} ${op.path}\` | ${op.requiredRole} | ${cell(op.summary)} |`,
+    );
   }
   for (const op of contract.operations) out.push("", ...renderOperation(doc, op));
   out.push("", ...renderSchemas(doc), "", ...renderErrorCodes(doc));
-  return `${out.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd()}\n`;
+  return `${out
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trimEnd()}\n`;
 }
 
 type Doc = Record<string, unknown>;
@@ -63,7 +68,9 @@ function renderOperation(doc: Doc, op: Operation): string[] {
 
   out.push("", "**Output**", "");
   const responses = (raw.responses ?? {}) as Record<string, Doc>;
-  for (const status of Object.keys(responses).filter((s) => /^2\d\d$/.test(s)).sort()) {
+  for (const status of Object.keys(responses)
+    .filter((s) => /^2\d\d$/.test(s))
+    .sort()) {
     const response = resolveAll(doc, responses[status]!);
     const schema = (response.content as Record<string, { schema: JsonSchema }> | undefined)?.["application/json"]?.schema;
     const fields = schema ? Object.keys((resolveAll(doc, schema).properties ?? {}) as Doc) : [];
@@ -74,7 +81,9 @@ function renderOperation(doc: Doc, op: Operation): string[] {
   }
 
   out.push("", "**Errors**", "", "| status | code | when |", "|---|---|---|");
-  for (const status of Object.keys(responses).filter((s) => !/^2\d\d$/.test(s)).sort()) {
+  for (const status of Object.keys(responses)
+    .filter((s) => !/^2\d\d$/.test(s))
+    .sort()) {
     const description = oneLine(String(resolveAll(doc, responses[status]!).description ?? ""));
     const codes = codesIn(doc, description);
     out.push(`| ${status} | ${codes.map((c) => `\`${c}\``).join(", ") || "—"} | ${cell(description)} |`);
@@ -159,7 +168,11 @@ function row(doc: Doc, name: string, where: string, schema: JsonSchema, required
 
 function renderSchemas(doc: Doc): string[] {
   const schemas = ((doc.components as Doc).schemas ?? {}) as Record<string, JsonSchema>;
-  const out = ["## Schemas", "", "The objects that operations take and return. Scalar types (ids, names, timestamps) are shown inline where they are used."];
+  const out = [
+    "## Schemas",
+    "",
+    "The objects that operations take and return. Scalar types (ids, names, timestamps) are shown inline where they are used.",
+  ];
   for (const [name, schema] of Object.entries(schemas)) {
     if (!isObjectSchema(schema)) continue;
     out.push("", `### ${name}`, "");
@@ -170,7 +183,9 @@ function renderSchemas(doc: Doc): string[] {
     for (const [field, fieldSchema] of Object.entries(props)) {
       const flat = flatten(doc, fieldSchema);
       const text = typeof flat.description === "string" ? flat.description : "";
-      out.push(`| \`${field}\` | ${typeOf(doc, fieldSchema)} | ${required.has(field) ? "yes" : "no"} | ${limits(doc, flat)} | ${cell(text)} |`);
+      out.push(
+        `| \`${field}\` | ${typeOf(doc, fieldSchema)} | ${required.has(field) ? "yes" : "no"} | ${limits(doc, flat)} | ${cell(text)} |`,
+      );
     }
   }
   return out;

@@ -3,9 +3,7 @@ import addFormatsModule from "ajv-formats";
 import type { Contract, JsonSchema } from "./contract.js";
 
 // ajv-formats ships CommonJS; under ESM its default export is the function itself or sits on `.default`.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
-  ajv: Ajv2020,
-) => Ajv2020;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020;
 
 export interface FieldError {
   /** Where in the input, e.g. `tags/0` or `prompt`; empty for the input as a whole. */

@@ -9,7 +9,24 @@ describe("the contract", () => {
     const contract = await loadContract();
     expect(contract.document.openapi).toBe("3.1.0");
     expect(contract.operations.map((op) => op.operationId).sort()).toEqual(
-      ["add_memory", "forget_memory", "get_audit_log", "get_memory", "get_session", "mark_outdated", "query_raw_memories", "query_recent_turns", "query_summaries", "summarize_session", "supersede_memory", "export_records", "import_records", "verify_store", "repair_store", "reembed_records"].sort(),
+      [
+        "add_memory",
+        "forget_memory",
+        "get_audit_log",
+        "get_memory",
+        "get_session",
+        "mark_outdated",
+        "query_raw_memories",
+        "query_recent_turns",
+        "query_summaries",
+        "summarize_session",
+        "supersede_memory",
+        "export_records",
+        "import_records",
+        "verify_store",
+        "repair_store",
+        "reembed_records",
+      ].sort(),
     );
     for (const op of contract.operations) {
       expect(op.inputSchema.type).toBe("object");

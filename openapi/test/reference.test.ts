@@ -14,7 +14,8 @@ describe("the contract reference (docs/contract.md)", () => {
 
   it("renders differently as soon as the contract changes, so a stale reference is caught", async () => {
     const original = await readFile(CONTRACT_PATH, "utf8");
-    const marker = "description: Turns per page.\n          schema:\n            type: integer\n            minimum: 1\n            maximum: 100";
+    const marker =
+      "description: Turns per page.\n          schema:\n            type: integer\n            minimum: 1\n            maximum: 100";
     expect(original).toContain(marker);
     const dir = await mkdtemp(join(tmpdir(), "cairn-reference-"));
     try {

@@ -218,7 +218,8 @@ function checkLocalModelProfile(services: Dict, env: EnvFile | undefined, out: s
     out.push("profiles/local-model.env is missing");
     return;
   }
-  if (env.COMPOSE_PROFILES !== LOCAL_MODEL_PROFILE) out.push(`profiles/local-model.env does not turn on the ${LOCAL_MODEL_PROFILE} profile`);
+  if (env.COMPOSE_PROFILES !== LOCAL_MODEL_PROFILE)
+    out.push(`profiles/local-model.env does not turn on the ${LOCAL_MODEL_PROFILE} profile`);
   if (env.CAIRN_EMBEDDINGS !== "openai") out.push("profiles/local-model.env does not take embeddings from the model server");
   for (const variable of ["CAIRN_EMBEDDINGS_BASE_URL", "CAIRN_CHAT_BASE_URL"]) {
     let host: string | undefined;

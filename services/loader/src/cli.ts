@@ -55,7 +55,10 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
   const harness = HARNESSES[values.harness];
   const budget = { ...harness.budget };
-  for (const [flag, key] of [["budget-bytes", "bytes"], ["budget-lines", "lines"]] as const) {
+  for (const [flag, key] of [
+    ["budget-bytes", "bytes"],
+    ["budget-lines", "lines"],
+  ] as const) {
     const raw = values[flag];
     if (raw === undefined) continue;
     if (!/^\d+$/.test(raw) || Number(raw) === 0) return fail(2, `--${flag} must be a positive whole number, not "${raw}"`);

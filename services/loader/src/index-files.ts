@@ -23,7 +23,9 @@ export async function readAgentIndex(indexDir: string, agent: string): Promise<A
     throw new LoaderError(`the index folder ${indexDir} cannot be read (set --index-dir)`);
   }
   if (!agents.includes(agent)) {
-    throw new LoaderError(`unknown agent "${agent}": no folder ${join(indexDir, agent)}${agents.length ? ` (known: ${agents.sort().join(", ")})` : ""}`);
+    throw new LoaderError(
+      `unknown agent "${agent}": no folder ${join(indexDir, agent)}${agents.length ? ` (known: ${agents.sort().join(", ")})` : ""}`,
+    );
   }
   const index = await readFile(join(indexDir, agent, "MEMORY.md"), "utf8").catch(() => undefined);
   if (index === undefined) throw new LoaderError(`agent "${agent}" has no index: ${join(indexDir, agent, "MEMORY.md")} is missing`);

@@ -41,7 +41,9 @@ export async function lintPointers(index: string, memoryCore: URL, token: string
       status = response.status;
       body = ((await response.json().catch(() => ({}))) ?? {}) as typeof body;
     } catch {
-      return [{ pointer: memoryCore.origin, problem: "unreachable", fix: "start memory-core or unset CAIRN_URL; pointers were not checked" }];
+      return [
+        { pointer: memoryCore.origin, problem: "unreachable", fix: "start memory-core or unset CAIRN_URL; pointers were not checked" },
+      ];
     }
     if (status === 401 || status === 403) {
       return [{ pointer: memoryCore.origin, problem: "unauthorized", fix: "set CAIRN_TOKEN to a token of this workspace" }];

@@ -22,5 +22,5 @@ export function upsertBlock(existing: string, agent: string, content: string): s
 export function hasBrokenBlock(existing: string, agent: string): boolean {
   const start = existing.indexOf(begin(agent));
   const stop = existing.indexOf(end(agent));
-  return (start >= 0) !== (stop >= 0) || (start >= 0 && stop < start);
+  return start >= 0 !== stop >= 0 || (start >= 0 && stop < start);
 }

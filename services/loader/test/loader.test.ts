@@ -12,7 +12,10 @@ async function fixture(options: { index?: string; identity?: string } = {}) {
   const root = await mkdtemp(join(tmpdir(), "cairn-loader-"));
   await mkdir(join(root, "agents", "backend"), { recursive: true });
   if (options.index !== null) {
-    await writeFile(join(root, "agents", "backend", "MEMORY.md"), options.index ?? "- Lesson: retry payments only with an idempotency key.\n");
+    await writeFile(
+      join(root, "agents", "backend", "MEMORY.md"),
+      options.index ?? "- Lesson: retry payments only with an idempotency key.\n",
+    );
   }
   await writeFile(join(root, "agents", "backend", "identity.md"), options.identity ?? "You are backend, the payments engineer.\n");
   return root;
@@ -112,7 +115,10 @@ describe("errors: a line naming the problem, a non-zero exit, nothing written", 
     expect(badBudget.code).toBe(2);
     const nowhere = await run(root, "--agent", "backend", "--harness", "codex", "--target", join(root, "missing"));
     expect([nowhere.code, nowhere.stderr]).toEqual([1, expect.stringContaining("cannot be written")]);
-    await writeFile(join(root, "AGENTS.md"), "<!-- cairn:begin agent=backend (managed by cairn-load; edit the index, not this block) -->\nhalf\n");
+    await writeFile(
+      join(root, "AGENTS.md"),
+      "<!-- cairn:begin agent=backend (managed by cairn-load; edit the index, not this block) -->\nhalf\n",
+    );
     const broken = await run(root, "--agent", "backend", "--harness", "codex");
     expect([broken.code, broken.stderr]).toEqual([1, expect.stringContaining("without its end marker")]);
     expect(await readFile(join(root, "AGENTS.md"), "utf8")).toContain("half\n");
@@ -140,9 +146,15 @@ describe("lint against a running memory-core", () => {
       const live = await http(cairn.url, "POST", "/v1/memories", { token: dev.token, body: turn("lint-session", 1) });
       expect(live.status).toBe(201);
       const old = await http(cairn.url, "POST", "/v1/memories", { token: dev.token, body: turn("lint-session", 2) });
-      await http(cairn.url, "POST", `/v1/memories/${old.body.id}/supersede`, { token: dev.token, body: { by: live.body.id, reason: "reversed" } });
+      await http(cairn.url, "POST", `/v1/memories/${old.body.id}/supersede`, {
+        token: dev.token,
+        body: { by: live.body.id, reason: "reversed" },
+      });
       const stale = await http(cairn.url, "POST", "/v1/memories", { token: dev.token, body: turn("lint-session", 3) });
-      await http(cairn.url, "POST", `/v1/memories/${stale.body.id}/outdated`, { token: dev.token, body: { reason: "benchmark predates the refactor" } });
+      await http(cairn.url, "POST", `/v1/memories/${stale.body.id}/outdated`, {
+        token: dev.token,
+        body: { reason: "benchmark predates the refactor" },
+      });
       const gone = `t_${"a".repeat(32)}`;
       const index = `- Redis streams for refresh: ${live.body.id}\n- Old lesson: ${gone}\n- Reversed: ${old.body.id}\n- Fast path: ${stale.body.id}\n- See session:lint-session and session:never-happened.\n`;
       const root = await fixture({ index });
@@ -152,12 +164,22 @@ describe("lint against a running memory-core", () => {
       expect(linted.stderr).toContain(`lint: ${gone} is missing`);
       expect(linted.stderr).toContain("lint: session:never-happened is missing");
       expect(linted.stderr).toContain(`lint: ${old.body.id} is superseded: point to ${live.body.id} instead (reversed)`);
-      expect(linted.stderr).toContain(`lint: ${stale.body.id} is outdated: re-check the lesson against the live repository, then rewrite or remove it (benchmark predates the refactor)`);
+      expect(linted.stderr).toContain(
+        `lint: ${stale.body.id} is outdated: re-check the lesson against the live repository, then rewrite or remove it (benchmark predates the refactor)`,
+      );
       expect(linted.stderr).not.toContain(`lint: ${live.body.id}`);
       expect(linted.stderr).not.toContain("lint: session:lint-session ");
       const strict = await runWith(env, await fixture({ index }), "--agent", "backend", "--harness", "codex", "--strict");
       expect(strict.code).toBe(1);
-      const clean = await runWith(env, await fixture({ index: `- ${live.body.id}\n` }), "--agent", "backend", "--harness", "codex", "--strict");
+      const clean = await runWith(
+        env,
+        await fixture({ index: `- ${live.body.id}\n` }),
+        "--agent",
+        "backend",
+        "--harness",
+        "codex",
+        "--strict",
+      );
       expect([clean.code, clean.stderr]).toEqual([0, expect.not.stringContaining("lint:")]);
     } finally {
       await cairn.close();

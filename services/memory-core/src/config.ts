@@ -2,9 +2,7 @@ import { resolve } from "node:path";
 
 /** The only module that reads `process.env`: everything else receives a typed `Config`. */
 
-export type EmbeddingsConfig =
-  | { kind: "local" }
-  | { kind: "openai"; baseUrl: string; model: string; apiKey: string | undefined };
+export type EmbeddingsConfig = { kind: "local" } | { kind: "openai"; baseUrl: string; model: string; apiKey: string | undefined };
 
 export interface Config {
   port: number;

@@ -30,7 +30,20 @@ const mcpDev = makeToken(mcpSource, "dev");
 const mcpOps = makeToken(mcpSource, "ops", "admin");
 const mcpTargetOps = makeToken(mcpTarget, "ops", "admin");
 const mcpTargetDev = makeToken(mcpTarget, "dev");
-const cairn = useCairn([dev, ops, targetOps, targetDev, damagedDev, damagedOps, healthyDev, healthyOps, mcpDev, mcpOps, mcpTargetOps, mcpTargetDev]);
+const cairn = useCairn([
+  dev,
+  ops,
+  targetOps,
+  targetDev,
+  damagedDev,
+  damagedOps,
+  healthyDev,
+  healthyOps,
+  mcpDev,
+  mcpOps,
+  mcpTargetOps,
+  mcpTargetDev,
+]);
 
 const add = async (token: string, body: Record<string, unknown>) => {
   const res = await http(cairn.url, "POST", "/v1/memories", { token, body });
@@ -72,7 +85,13 @@ describe("export_records over REST", () => {
 
     const tombstones = await exportAll(ops.token, "tombstones");
     expect(tombstones.stamp).toBeNull();
-    expect(tombstones.records).toEqual([{ id: forgotten, document: "", metadata: { forgotten_at: expect.any(Number), forgotten_by: "dev", reason: "secret", write_id: expect.any(String) } }]);
+    expect(tombstones.records).toEqual([
+      {
+        id: forgotten,
+        document: "",
+        metadata: { forgotten_at: expect.any(Number), forgotten_by: "dev", reason: "secret", write_id: expect.any(String) },
+      },
+    ]);
     expect(JSON.stringify(tombstones.records)).not.toContain("hunter2");
 
     const lean = await http(cairn.url, "GET", "/v1/admin/records?collection=turns&include_embeddings=false&limit=1", { token: ops.token });
@@ -85,7 +104,9 @@ describe("export_records over REST", () => {
     expect([agent.status, agent.body.code]).toEqual([403, "forbidden"]);
     const page = await http(cairn.url, "GET", "/v1/admin/records?collection=turns&limit=1", { token: ops.token });
     expect(page.body.next_cursor).toEqual(expect.any(String));
-    const crossed = await http(cairn.url, "GET", `/v1/admin/records?collection=summaries&after=${page.body.next_cursor}`, { token: ops.token });
+    const crossed = await http(cairn.url, "GET", `/v1/admin/records?collection=summaries&after=${page.body.next_cursor}`, {
+      token: ops.token,
+    });
     expect([crossed.status, crossed.body.code]).toEqual([400, "invalid_cursor"]);
     const missing = await http(cairn.url, "GET", "/v1/admin/records", { token: ops.token });
     expect([missing.status, missing.body.code]).toEqual([400, "validation_failed"]);
@@ -130,7 +151,12 @@ describe("import_records over REST", () => {
     const after = await http(cairn.url, "GET", "/v1/memories/recent?agent=dev&limit=100", { token: targetDev.token });
     expect(after.body.turns).toHaveLength(4);
     const audit = await http(cairn.url, "GET", "/v1/audit?limit=500", { token: targetOps.token });
-    expect(audit.body.entries.filter((e: { action: string }) => e.action === "restore").map((e: { memory_id: string }) => e.memory_id).sort()).toEqual([...ids].sort());
+    expect(
+      audit.body.entries
+        .filter((e: { action: string }) => e.action === "restore")
+        .map((e: { memory_id: string }) => e.memory_id)
+        .sort(),
+    ).toEqual([...ids].sort());
     const verify = await http(cairn.url, "GET", "/v1/admin/verify", { token: targetOps.token });
     expect(verify.body).toMatchObject({ healthy: true, problems: [] });
   });
@@ -154,7 +180,10 @@ describe("import_records over REST", () => {
     // The old backup again: the forgotten turn stays forgotten, the other one is there already.
     const again = await importRecords(targetOps.token, { collection: "turns", stamp, records: backup });
     expect(again.body).toMatchObject({ stored: 0, skipped: 1, forgotten: 1 });
-    const hits = await http(cairn.url, "POST", "/v1/memories/query", { token: targetDev.token, body: { query: "Reasoning for step: weighed the options and chose the simplest", limit: 100 } });
+    const hits = await http(cairn.url, "POST", "/v1/memories/query", {
+      token: targetDev.token,
+      body: { query: "Reasoning for step: weighed the options and chose the simplest", limit: 100 },
+    });
     expect(hits.body.hits.map((h: { memory: { id: string } }) => h.memory.id)).not.toContain(doomed);
     expect(hits.body.hits.map((h: { memory: { id: string } }) => h.memory.id)).toContain(kept);
   });
@@ -169,7 +198,10 @@ describe("import_records over REST", () => {
       records: [{ ...record, embedding: [0.1, 0.2, 0.3] }],
     });
     expect(foreign.body).toMatchObject({ stored: 1, reembedded: 1 });
-    const found = await http(cairn.url, "POST", "/v1/memories/query", { token: targetDev.token, body: { query: "quartz scheduler migration", mode: "semantic" } });
+    const found = await http(cairn.url, "POST", "/v1/memories/query", {
+      token: targetDev.token,
+      body: { query: "quartz scheduler migration", mode: "semantic" },
+    });
     expect(found.body.hits[0].memory.id).toBe(id);
 
     const broken = { ...record, id: `t_${"c".repeat(32)}`, metadata: { ...record.metadata, agent: 7 } };
@@ -198,7 +230,8 @@ describe("import_records beside other writers", () => {
       const fromDev = records.filter((r) => r.metadata.session_id === "race-old");
       expect(fromDev).toHaveLength(10);
       const half = Math.floor(fromDev.length / 2);
-      const post = (url: URL, batch: unknown[]) => http(url, "POST", "/v1/admin/records", { token: admin.token, body: { collection: "turns", stamp, records: batch } });
+      const post = (url: URL, batch: unknown[]) =>
+        http(url, "POST", "/v1/admin/records", { token: admin.token, body: { collection: "turns", stamp, records: batch } });
       const results = await Promise.all([
         post(other.url, fromDev.slice(0, half)),
         post(replica.url, fromDev.slice(half)),
@@ -234,25 +267,47 @@ describe("import_records beside other writers", () => {
 
 describe("verify_store over REST", () => {
   it("passes a healthy store and catches one damaged behind memory-core's back", async () => {
-    for (const [token, ws] of [[healthyDev, healthy], [damagedDev, damaged]] as const) {
+    for (const [token, ws] of [
+      [healthyDev, healthy],
+      [damagedDev, damaged],
+    ] as const) {
       for (let n = 1; n <= 3; n++) await add(token.token, turn(`${ws}-s`, n));
       await cairn.runtime.memories.putSummary(ws, {
-        session_id: `${ws}-s`, agents: ["dev"], title: "t", summary: "s", decisions: [], open_questions: [], next_steps: [],
-        turn_count: 3, first_turn_at: new Date().toISOString(), last_turn_at: new Date().toISOString(), method: "extractive", generated_at: new Date().toISOString(),
+        session_id: `${ws}-s`,
+        agents: ["dev"],
+        title: "t",
+        summary: "s",
+        decisions: [],
+        open_questions: [],
+        next_steps: [],
+        turn_count: 3,
+        first_turn_at: new Date().toISOString(),
+        last_turn_at: new Date().toISOString(),
+        method: "extractive",
+        generated_at: new Date().toISOString(),
       });
     }
     const good = await http(cairn.url, "GET", "/v1/admin/verify", { token: healthyOps.token });
     expect(good.status).toBe(200);
     expectContractOutput("verify_store", good.body);
     expect(good.body).toMatchObject({ workspace: healthy, healthy: true, problems: [], problem_counts: {}, tombstones: 0 });
-    expect(good.body.collections.map((c: { collection: string; count: number }) => [c.collection, c.count]).slice(0, 2)).toEqual([["turns", 3], ["summaries", 1]]);
+    expect(good.body.collections.map((c: { collection: string; count: number }) => [c.collection, c.count]).slice(0, 2)).toEqual([
+      ["turns", 3],
+      ["summaries", 1],
+    ]);
     expect(good.body.slots_checked).toBeGreaterThan(6);
 
     // Damage: a turn deleted directly in Chroma, and a collection stamped with another model.
     const recent = await http(cairn.url, "GET", "/v1/memories/recent", { token: damagedDev.token });
     const victim = recent.body.turns[1].id;
     await (await cairn.runtime.store.collection(damaged, "turns")).delete([victim]);
-    const chroma = new ChromaClient({ host: chromaUrl().hostname, port: Number(chromaUrl().port), ssl: false, tenant: "default_tenant", database: damaged });
+    const chroma = new ChromaClient({
+      host: chromaUrl().hostname,
+      port: Number(chromaUrl().port),
+      ssl: false,
+      tenant: "default_tenant",
+      database: damaged,
+    });
     const summaries = await chroma.getCollection({ name: "summaries", embeddingFunction: null } as never);
     await summaries.modify({ metadata: { embedding_model: "old-model", embedding_dim: 512 } });
 
@@ -260,7 +315,10 @@ describe("verify_store over REST", () => {
     expectContractOutput("verify_store", bad.body);
     expect(bad.body.healthy).toBe(false);
     expect(bad.body.problem_counts).toEqual({ dangling_slot: 2, stamp_mismatch: 1 });
-    expect(bad.body.problems.filter((p: { check: string }) => p.check === "dangling_slot").map((p: { id: string }) => p.id)).toEqual([victim, victim]);
+    expect(bad.body.problems.filter((p: { check: string }) => p.check === "dangling_slot").map((p: { id: string }) => p.id)).toEqual([
+      victim,
+      victim,
+    ]);
     expect(bad.body.problems.find((p: { check: string }) => p.check === "stamp_mismatch").collection).toBe("summaries");
     // The healthy one still passes beside it.
     expect((await http(cairn.url, "GET", "/v1/admin/verify", { token: healthyOps.token })).body.healthy).toBe(true);
@@ -284,7 +342,10 @@ describe("reembed_records over REST", () => {
     const ids: string[] = [];
     try {
       for (let n = 1; n <= 5; n++) {
-        const res = await http(local.url, "POST", "/v1/memories", { token: writer.token, body: turn("reemb", n, { prompt: `basalt pipeline stage ${n}` }) });
+        const res = await http(local.url, "POST", "/v1/memories", {
+          token: writer.token,
+          body: turn("reemb", n, { prompt: `basalt pipeline stage ${n}` }),
+        });
         ids.push(res.body.id);
       }
       const current = await http(local.url, "POST", "/v1/admin/reembed", { token: admin.token, body: {} });
@@ -296,7 +357,10 @@ describe("reembed_records over REST", () => {
     await expect(startCairn([writer, admin], { embedder })).rejects.toMatchObject({ code: "reembed_required" });
     const maintenance = await startCairn([writer, admin], { embedder, maintenance: true });
     try {
-      const refused = await http(maintenance.url, "POST", "/v1/memories/query", { token: writer.token, body: { query: "basalt pipeline" } });
+      const refused = await http(maintenance.url, "POST", "/v1/memories/query", {
+        token: writer.token,
+        body: { query: "basalt pipeline" },
+      });
       expect([refused.status, refused.body.code]).toEqual([503, "reembed_required"]);
       expect(refused.body.hint).toContain("cairn reembed");
       expect((await http(maintenance.url, "GET", "/readyz")).status).toBe(503);
@@ -307,10 +371,14 @@ describe("reembed_records over REST", () => {
       expect(first.body).toMatchObject({ done: false, processed: 2, embedder: { model: "openai:stub-24", dimension: 24 } });
       expect(first.body.collections[0]).toEqual({ collection: "turns", state: "reembedding", reembedded: 2, total: 5 });
       let progress = first.body;
-      while (!progress.done) progress = (await http(maintenance.url, "POST", "/v1/admin/reembed", { token: admin.token, body: { limit: 2 } })).body;
+      while (!progress.done)
+        progress = (await http(maintenance.url, "POST", "/v1/admin/reembed", { token: admin.token, body: { limit: 2 } })).body;
       expect(progress.collections[0]).toEqual({ collection: "turns", state: "current", reembedded: 5, total: 5 });
 
-      const hit = await http(maintenance.url, "POST", "/v1/memories/query", { token: writer.token, body: { query: "basalt pipeline stage 4" } });
+      const hit = await http(maintenance.url, "POST", "/v1/memories/query", {
+        token: writer.token,
+        body: { query: "basalt pipeline stage 4" },
+      });
       expect(hit.status).toBe(200);
       expect(hit.body.hits[0].memory.id).toBe(ids[3]);
       const recent = await http(maintenance.url, "GET", "/v1/memories/recent", { token: writer.token });
@@ -334,12 +402,19 @@ describe("a re-embedding swap cut short", () => {
     const first = await startCairn([writer]);
     const ids: string[] = [];
     try {
-      for (let n = 1; n <= 3; n++) ids.push((await http(first.url, "POST", "/v1/memories", { token: writer.token, body: turn("swap", n) })).body.id);
+      for (let n = 1; n <= 3; n++)
+        ids.push((await http(first.url, "POST", "/v1/memories", { token: writer.token, body: turn("swap", n) })).body.id);
     } finally {
       await first.close();
     }
     // The state a crash between marking the staging collection complete and renaming it leaves behind.
-    const chroma = new ChromaClient({ host: chromaUrl().hostname, port: Number(chromaUrl().port), ssl: false, tenant: "default_tenant", database: ws });
+    const chroma = new ChromaClient({
+      host: chromaUrl().hostname,
+      port: Number(chromaUrl().port),
+      ssl: false,
+      tenant: "default_tenant",
+      database: ws,
+    });
     const turns = await chroma.getCollection({ name: "turns", embeddingFunction: null } as never);
     const all = await turns.get({ include: ["embeddings", "documents", "metadatas"] as never });
     const staging = await chroma.createCollection({
@@ -348,7 +423,12 @@ describe("a re-embedding swap cut short", () => {
       configuration: { hnsw: { space: "cosine" } },
       metadata: { embedding_model: "use-lite-512", embedding_dim: 512, reembed_complete: true },
     } as never);
-    await staging.add({ ids: all.ids, embeddings: all.embeddings as number[][], documents: all.documents as string[], metadatas: all.metadatas as never });
+    await staging.add({
+      ids: all.ids,
+      embeddings: all.embeddings as number[][],
+      documents: all.documents as string[],
+      metadatas: all.metadatas as never,
+    });
     await turns.modify({ metadata: { embedding_model: "old-model", embedding_dim: 512 } });
 
     const next = await startCairn([writer]);
@@ -370,7 +450,10 @@ describe("export_records over MCP", () => {
     const client = await mcpClient(cairn.url, mcpOps.token);
     try {
       const id = await add(mcpDev.token, turn("mcp-exp", 1));
-      const result = (await client.callTool({ name: "export_records", arguments: { collection: "turns", include_embeddings: false } })) as any;
+      const result = (await client.callTool({
+        name: "export_records",
+        arguments: { collection: "turns", include_embeddings: false },
+      })) as any;
       expect(result.isError).toBeFalsy();
       expectContractOutput("export_records", result.structuredContent);
       expect(result.structuredContent.records.map((r: { id: string }) => r.id)).toContain(id);

@@ -41,7 +41,9 @@ afterAll(async () => {
 describe("answers within their budgets", () => {
   it("the turns are ordinary ones: about 1.2 KB each when asked for whole", async () => {
     const full = await call("query_recent_turns", { limit: 20, detail: "full" });
-    const sizes = full.structuredContent.turns.map((t: { prompt: string; thought: string; response: string }) => t.prompt.length + t.thought.length + t.response.length);
+    const sizes = full.structuredContent.turns.map(
+      (t: { prompt: string; thought: string; response: string }) => t.prompt.length + t.thought.length + t.response.length,
+    );
     expect(Math.min(...sizes)).toBeGreaterThan(1000);
     expect(Math.max(...sizes)).toBeLessThan(1400);
     expect(textBytes(full)).toBeGreaterThan(20 * 1024);
@@ -80,7 +82,10 @@ describe("answers within their budgets", () => {
       token: dev.token,
       body: { ...codingTurn(TURNS), checks: [{ name: "unit", status: "failed", commit: "a1b2c3d" }] },
     });
-    await http(cairn.url, "POST", `/v1/memories/${written.body.id}/outdated`, { token: dev.token, body: { reason: "the retry layer was rewritten" } });
+    await http(cairn.url, "POST", `/v1/memories/${written.body.id}/outdated`, {
+      token: dev.token,
+      body: { reason: "the retry layer was rewritten" },
+    });
     const recent = await call("query_recent_turns", { limit: 2 });
     expect(recent.structuredContent.turns[0]).toMatchObject({ id: written.body.id, flags: ["outdated", "checks_failed"] });
     expect(recent.structuredContent.turns[1]).not.toHaveProperty("flags");

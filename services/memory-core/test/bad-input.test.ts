@@ -15,7 +15,10 @@ let before: string;
 beforeAll(async () => {
   cairn = await startCairn([alice]);
   for (let n = 1; n <= 3; n++) {
-    expect((await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body: turn("bad-seed", n, { idempotency_key: `seed-${n}` }) })).status).toBe(201);
+    expect(
+      (await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body: turn("bad-seed", n, { idempotency_key: `seed-${n}` }) }))
+        .status,
+    ).toBe(201);
   }
   before = await snapshot();
   expect(JSON.parse(before).turns).toHaveLength(3);
@@ -37,46 +40,334 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { name: "missing field", method: "POST", path: "/v1/memories", body: withoutThought, status: 400, code: "validation_failed", errorPath: "thought" },
-  { name: "mistyped field", method: "POST", path: "/v1/memories", body: { ...good, prompt: 42 }, status: 400, code: "validation_failed", errorPath: "prompt" },
-  { name: "unknown field", method: "POST", path: "/v1/memories", body: { ...good, priority: "high" }, status: 400, code: "validation_failed", errorPath: "priority" },
-  { name: "blank text", method: "POST", path: "/v1/memories", body: { ...good, response: " \n\t" }, status: 400, code: "validation_failed", errorPath: "response" },
-  { name: "oversize field", method: "POST", path: "/v1/memories", body: { ...good, prompt: "p".repeat(32769) }, status: 400, code: "validation_failed", errorPath: "prompt" },
-  { name: "oversize body", method: "POST", path: "/v1/memories", body: { ...good, prompt: "p".repeat(600_000) }, status: 413, code: "payload_too_large" },
-  { name: "malformed JSON", method: "POST", path: "/v1/memories", body: '{"session_id": "x", "prompt": ', status: 400, code: "malformed_json" },
+  {
+    name: "missing field",
+    method: "POST",
+    path: "/v1/memories",
+    body: withoutThought,
+    status: 400,
+    code: "validation_failed",
+    errorPath: "thought",
+  },
+  {
+    name: "mistyped field",
+    method: "POST",
+    path: "/v1/memories",
+    body: { ...good, prompt: 42 },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "prompt",
+  },
+  {
+    name: "unknown field",
+    method: "POST",
+    path: "/v1/memories",
+    body: { ...good, priority: "high" },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "priority",
+  },
+  {
+    name: "blank text",
+    method: "POST",
+    path: "/v1/memories",
+    body: { ...good, response: " \n\t" },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "response",
+  },
+  {
+    name: "oversize field",
+    method: "POST",
+    path: "/v1/memories",
+    body: { ...good, prompt: "p".repeat(32769) },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "prompt",
+  },
+  {
+    name: "oversize body",
+    method: "POST",
+    path: "/v1/memories",
+    body: { ...good, prompt: "p".repeat(600_000) },
+    status: 413,
+    code: "payload_too_large",
+  },
+  {
+    name: "malformed JSON",
+    method: "POST",
+    path: "/v1/memories",
+    body: '{"session_id": "x", "prompt": ',
+    status: 400,
+    code: "malformed_json",
+  },
   { name: "a JSON array body", method: "POST", path: "/v1/memories", body: [good], status: 400, code: "validation_failed" },
-  { name: "a non-JSON content type", method: "POST", path: "/v1/memories", body: "prompt=hello", headers: { "content-type": "text/plain" }, status: 415, code: "unsupported_media_type" },
-  { name: "an invalid session id", method: "POST", path: "/v1/memories", body: { ...good, session_id: "$ne" }, status: 400, code: "validation_failed", errorPath: "session_id" },
-  { name: "an invalid kind", method: "POST", path: "/v1/memories", body: { ...good, kind: "rumour" }, status: 400, code: "validation_failed", errorPath: "kind" },
-  { name: "an invalid check", method: "POST", path: "/v1/memories", body: { ...good, checks: [{ name: "unit", status: "green" }] }, status: 400, code: "validation_failed", errorPath: "checks/0/status" },
-  { name: "duplicate tags", method: "POST", path: "/v1/memories", body: { ...good, tags: ["a", "a"] }, status: 400, code: "validation_failed", errorPath: "tags" },
-  { name: "a bad occurred_at", method: "POST", path: "/v1/memories", body: { ...good, occurred_at: "yesterday" }, status: 400, code: "validation_failed", errorPath: "occurred_at" },
-  { name: "a lone surrogate", method: "POST", path: "/v1/memories", body: `{"session_id":"bad-input","prompt":"\\ud800 broken","thought":"t","response":"r"}`, status: 400, code: "validation_failed", errorPath: "prompt" },
-  { name: "an idempotency key with spaces", method: "POST", path: "/v1/memories", body: good, headers: { "idempotency-key": "has spaces" }, status: 400, code: "validation_failed", errorPath: "idempotency_key" },
+  {
+    name: "a non-JSON content type",
+    method: "POST",
+    path: "/v1/memories",
+    body: "prompt=hello",
+    headers: { "content-type": "text/plain" },
+    status: 415,
+    code: "unsupported_media_type",
+  },
+  {
+    name: "an invalid session id",
+    method: "POST",
+    path: "/v1/memories",
+    body: { ...good, session_id: "$ne" },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "session_id",
+  },
+  {
+    name: "an invalid kind",
+    method: "POST",
+    path: "/v1/memories",
+    body: { ...good, kind: "rumour" },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "kind",
+  },
+  {
+    name: "an invalid check",
+    method: "POST",
+    path: "/v1/memories",
+    body: { ...good, checks: [{ name: "unit", status: "green" }] },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "checks/0/status",
+  },
+  {
+    name: "duplicate tags",
+    method: "POST",
+    path: "/v1/memories",
+    body: { ...good, tags: ["a", "a"] },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "tags",
+  },
+  {
+    name: "a bad occurred_at",
+    method: "POST",
+    path: "/v1/memories",
+    body: { ...good, occurred_at: "yesterday" },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "occurred_at",
+  },
+  {
+    name: "a lone surrogate",
+    method: "POST",
+    path: "/v1/memories",
+    body: `{"session_id":"bad-input","prompt":"\\ud800 broken","thought":"t","response":"r"}`,
+    status: 400,
+    code: "validation_failed",
+    errorPath: "prompt",
+  },
+  {
+    name: "an idempotency key with spaces",
+    method: "POST",
+    path: "/v1/memories",
+    body: good,
+    headers: { "idempotency-key": "has spaces" },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "idempotency_key",
+  },
   { name: "limit 0", method: "GET", path: "/v1/memories/recent?limit=0", status: 400, code: "validation_failed", errorPath: "limit" },
   { name: "limit 101", method: "GET", path: "/v1/memories/recent?limit=101", status: 400, code: "validation_failed", errorPath: "limit" },
-  { name: "limit not a number", method: "GET", path: "/v1/memories/recent?limit=ten", status: 400, code: "validation_failed", errorPath: "limit" },
-  { name: "limit given twice", method: "GET", path: "/v1/memories/recent?limit=1&limit=2", status: 400, code: "validation_failed", errorPath: "limit" },
-  { name: "an unknown query parameter", method: "GET", path: "/v1/memories/recent?order=asc", status: 400, code: "validation_failed", errorPath: "order" },
-  { name: "an unknown detail", method: "GET", path: "/v1/memories/recent?detail=everything", status: 400, code: "validation_failed", errorPath: "detail" },
-  { name: "an empty query", method: "POST", path: "/v1/memories/query", body: { query: "" }, status: 400, code: "validation_failed", errorPath: "query" },
-  { name: "a whitespace query", method: "POST", path: "/v1/memories/query", body: { query: "   " }, status: 400, code: "validation_failed", errorPath: "query" },
-  { name: "a missing query", method: "POST", path: "/v1/summaries/query", body: {}, status: 400, code: "validation_failed", errorPath: "query" },
-  { name: "search limit out of range", method: "POST", path: "/v1/memories/query", body: { query: "x", limit: 1000 }, status: 400, code: "validation_failed", errorPath: "limit" },
-  { name: "a bad since", method: "POST", path: "/v1/memories/query", body: { query: "x", since: "last week" }, status: 400, code: "validation_failed", errorPath: "since" },
-  { name: "a bad min_confidence", method: "POST", path: "/v1/memories/query", body: { query: "x", min_confidence: "certain" }, status: 400, code: "validation_failed", errorPath: "min_confidence" },
-  { name: "an operator-shaped filter", method: "POST", path: "/v1/memories/query", body: { query: "x", agent: { $ne: "alice" } }, status: 400, code: "validation_failed", errorPath: "agent" },
-  { name: "an invalid session path", method: "GET", path: "/v1/sessions/%24where", status: 400, code: "validation_failed", errorPath: "session_id" },
-  { name: "session limit out of range", method: "GET", path: "/v1/sessions/bad-seed?limit=500", status: 400, code: "validation_failed", errorPath: "limit" },
-  { name: "supersede without a reason", method: "POST", path: `/v1/memories/t_${"1".repeat(32)}/supersede`, body: {}, status: 400, code: "validation_failed", errorPath: "reason" },
-  { name: "supersede by a malformed id", method: "POST", path: `/v1/memories/t_${"1".repeat(32)}/supersede`, body: { reason: "x", by: "t_nope" }, status: 400, code: "validation_failed", errorPath: "by" },
-  { name: "forget a malformed id", method: "POST", path: "/v1/memories/nope/forget", body: { reason: "x" }, status: 400, code: "validation_failed", errorPath: "memory_id" },
-  { name: "outdated with a blank reason", method: "POST", path: `/v1/memories/t_${"1".repeat(32)}/outdated`, body: { reason: "  " }, status: 400, code: "validation_failed", errorPath: "reason" },
-  { name: "supersedes a malformed id", method: "POST", path: "/v1/memories", body: { ...good, supersedes: ["x"] }, status: 400, code: "validation_failed", errorPath: "supersedes/0" },
-  { name: "supersedes a memory that does not exist", method: "POST", path: "/v1/memories", body: { ...good, supersedes: [`t_${"2".repeat(32)}`] }, status: 404, code: "not_found" },
-  { name: "a bad source", method: "POST", path: "/v1/memories", body: { ...good, source: "rumour" }, status: 400, code: "validation_failed", errorPath: "source" },
-  { name: "a bad as_of", method: "POST", path: "/v1/memories/query", body: { query: "x", as_of: "then" }, status: 400, code: "validation_failed", errorPath: "as_of" },
-  { name: "a bad check_status", method: "POST", path: "/v1/memories/query", body: { query: "x", check_status: "green" }, status: 400, code: "validation_failed", errorPath: "check_status" },
+  {
+    name: "limit not a number",
+    method: "GET",
+    path: "/v1/memories/recent?limit=ten",
+    status: 400,
+    code: "validation_failed",
+    errorPath: "limit",
+  },
+  {
+    name: "limit given twice",
+    method: "GET",
+    path: "/v1/memories/recent?limit=1&limit=2",
+    status: 400,
+    code: "validation_failed",
+    errorPath: "limit",
+  },
+  {
+    name: "an unknown query parameter",
+    method: "GET",
+    path: "/v1/memories/recent?order=asc",
+    status: 400,
+    code: "validation_failed",
+    errorPath: "order",
+  },
+  {
+    name: "an unknown detail",
+    method: "GET",
+    path: "/v1/memories/recent?detail=everything",
+    status: 400,
+    code: "validation_failed",
+    errorPath: "detail",
+  },
+  {
+    name: "an empty query",
+    method: "POST",
+    path: "/v1/memories/query",
+    body: { query: "" },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "query",
+  },
+  {
+    name: "a whitespace query",
+    method: "POST",
+    path: "/v1/memories/query",
+    body: { query: "   " },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "query",
+  },
+  {
+    name: "a missing query",
+    method: "POST",
+    path: "/v1/summaries/query",
+    body: {},
+    status: 400,
+    code: "validation_failed",
+    errorPath: "query",
+  },
+  {
+    name: "search limit out of range",
+    method: "POST",
+    path: "/v1/memories/query",
+    body: { query: "x", limit: 1000 },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "limit",
+  },
+  {
+    name: "a bad since",
+    method: "POST",
+    path: "/v1/memories/query",
+    body: { query: "x", since: "last week" },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "since",
+  },
+  {
+    name: "a bad min_confidence",
+    method: "POST",
+    path: "/v1/memories/query",
+    body: { query: "x", min_confidence: "certain" },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "min_confidence",
+  },
+  {
+    name: "an operator-shaped filter",
+    method: "POST",
+    path: "/v1/memories/query",
+    body: { query: "x", agent: { $ne: "alice" } },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "agent",
+  },
+  {
+    name: "an invalid session path",
+    method: "GET",
+    path: "/v1/sessions/%24where",
+    status: 400,
+    code: "validation_failed",
+    errorPath: "session_id",
+  },
+  {
+    name: "session limit out of range",
+    method: "GET",
+    path: "/v1/sessions/bad-seed?limit=500",
+    status: 400,
+    code: "validation_failed",
+    errorPath: "limit",
+  },
+  {
+    name: "supersede without a reason",
+    method: "POST",
+    path: `/v1/memories/t_${"1".repeat(32)}/supersede`,
+    body: {},
+    status: 400,
+    code: "validation_failed",
+    errorPath: "reason",
+  },
+  {
+    name: "supersede by a malformed id",
+    method: "POST",
+    path: `/v1/memories/t_${"1".repeat(32)}/supersede`,
+    body: { reason: "x", by: "t_nope" },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "by",
+  },
+  {
+    name: "forget a malformed id",
+    method: "POST",
+    path: "/v1/memories/nope/forget",
+    body: { reason: "x" },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "memory_id",
+  },
+  {
+    name: "outdated with a blank reason",
+    method: "POST",
+    path: `/v1/memories/t_${"1".repeat(32)}/outdated`,
+    body: { reason: "  " },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "reason",
+  },
+  {
+    name: "supersedes a malformed id",
+    method: "POST",
+    path: "/v1/memories",
+    body: { ...good, supersedes: ["x"] },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "supersedes/0",
+  },
+  {
+    name: "supersedes a memory that does not exist",
+    method: "POST",
+    path: "/v1/memories",
+    body: { ...good, supersedes: [`t_${"2".repeat(32)}`] },
+    status: 404,
+    code: "not_found",
+  },
+  {
+    name: "a bad source",
+    method: "POST",
+    path: "/v1/memories",
+    body: { ...good, source: "rumour" },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "source",
+  },
+  {
+    name: "a bad as_of",
+    method: "POST",
+    path: "/v1/memories/query",
+    body: { query: "x", as_of: "then" },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "as_of",
+  },
+  {
+    name: "a bad check_status",
+    method: "POST",
+    path: "/v1/memories/query",
+    body: { query: "x", check_status: "green" },
+    status: 400,
+    code: "validation_failed",
+    errorPath: "check_status",
+  },
   { name: "the audit log for an agent token", method: "GET", path: "/v1/audit", status: 403, code: "forbidden" },
   { name: "an unknown route", method: "GET", path: "/v1/everything", status: 404, code: "not_found" },
   { name: "a wrong method", method: "DELETE", path: "/v1/memories", status: 405, code: "method_not_allowed" },
@@ -113,7 +404,10 @@ describe("bad input over MCP", () => {
     try {
       const state = await snapshot();
       for (const args of [withoutThought, { ...good, prompt: 7 }, { ...good, extra: true }, { ...good, prompt: "p".repeat(40_000) }]) {
-        const result = (await client.callTool({ name: "add_memory", arguments: args })) as { isError?: boolean; content: Array<{ text: string }> };
+        const result = (await client.callTool({ name: "add_memory", arguments: args })) as {
+          isError?: boolean;
+          content: Array<{ text: string }>;
+        };
         expect(result.isError).toBe(true);
         expect(JSON.parse(result.content[0]!.text).code).toBe("validation_failed");
         expectNoLeak(result.content[0]!.text, [alice.token]);
@@ -144,7 +438,14 @@ describe("injection-shaped text", () => {
 
   it("is stored and returned literally, and searched without effect on the store", async () => {
     for (const [i, text] of shapes.entries()) {
-      const body = { session_id: "bad-injection", prompt: text, thought: `thought ${text}`, response: `response ${text}`, tags: ["__proto__"], refs: [text] };
+      const body = {
+        session_id: "bad-injection",
+        prompt: text,
+        thought: `thought ${text}`,
+        response: `response ${text}`,
+        tags: ["__proto__"],
+        refs: [text],
+      };
       const res = await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body });
       expect(res.status, `shape ${i}`).toBe(201);
     }
@@ -153,7 +454,10 @@ describe("injection-shaped text", () => {
     expect(session.body.turns.map((t: { refs: string[] }) => t.refs[0])).toEqual(shapes);
     expect(session.body.turns.every((t: { tags: string[] }) => t.tags[0] === "__proto__")).toBe(true);
     for (const text of shapes) {
-      const search = await http(cairn.url, "POST", "/v1/memories/query", { token: alice.token, body: { query: text, session_id: "bad-injection" } });
+      const search = await http(cairn.url, "POST", "/v1/memories/query", {
+        token: alice.token,
+        body: { query: text, session_id: "bad-injection" },
+      });
       expect(search.status).toBe(200);
       expect(search.body.hits.length).toBeGreaterThan(0);
     }

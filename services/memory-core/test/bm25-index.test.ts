@@ -38,7 +38,10 @@ describe("Bm25Index", () => {
     churned.put("c", { title: "orders budget", body: "orders table budget" }, "c");
     churned.put("z", { title: "temporary", body: "orders orders orders" }, "z");
     churned.remove("z");
-    const rebuilt = indexOf([...corpus.filter(([id]) => id !== "b" && id !== "c"), ["c", { title: "orders budget", body: "orders table budget" }]]);
+    const rebuilt = indexOf([
+      ...corpus.filter(([id]) => id !== "b" && id !== "c"),
+      ["c", { title: "orders budget", body: "orders table budget" }],
+    ]);
 
     for (const query of ["orders table", "token budget", "refresh token", "temporary"]) {
       const expected = rebuilt.search(query, 10, all);
@@ -70,10 +73,13 @@ describe("Bm25Index", () => {
   it("searchAmong ranks and scores the records given exactly as a filtered search does, and nothing else", () => {
     // Common words (lookup tables) and rare ones (scanned), some records removed: both ways of scoring meet.
     let seed = 11;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const words = ["found", "cache", "timeout", "race", "index", "lock", "retry", "leak"];
     const records: Array<[string, { title: string; body: string }]> = Array.from({ length: 400 }, (_, i) => {
-      const picked = Array.from({ length: 2 + Math.floor(random() * 5) }, () => words[Math.floor(random() * (i % 3 === 0 ? 2 : words.length))]!);
+      const picked = Array.from(
+        { length: 2 + Math.floor(random() * 5) },
+        () => words[Math.floor(random() * (i % 3 === 0 ? 2 : words.length))]!,
+      );
       return [`r${i}`, { title: picked.slice(0, 2).join(" "), body: [...picked, `rare${i % 37}`].join(" ") }];
     });
     const index = indexOf(records);
@@ -112,7 +118,7 @@ describe("Bm25Index", () => {
   it("skips scanning the commonest terms without changing a single score or place (against a plain BM25+ reference)", () => {
     // Words held by every record, by half, by a tenth and by a few: the mix where common terms are skipped.
     let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const rare = Array.from({ length: 40 }, (_, i) => `rare${String.fromCharCode(97 + (i % 26))}${i}`);
     const records: Array<[string, { title: string; body: string }]> = Array.from({ length: 600 }, (_, i) => {
       const words = ["found"];
@@ -150,7 +156,10 @@ describe("Bm25Index", () => {
 /** BM25+ with MiniSearch's multiplier, computed the plain way: every record, every query term, every field. */
 function reference(records: typeof corpus, query: string, idfCoordination = false) {
   const fields = Object.keys(boosts) as Array<keyof typeof boosts>;
-  const termsOf = (text: string) => tokenize(text).map(toTerm).filter((t): t is string => t !== null);
+  const termsOf = (text: string) =>
+    tokenize(text)
+      .map(toTerm)
+      .filter((t): t is string => t !== null);
   const queryTerms = [...new Set(termsOf(query))];
   const lengthOf = (text: string) => new Set(tokenize(text)).size;
   const averages = new Map(fields.map((f) => [f, records.reduce((sum, [, r]) => sum + lengthOf(r[f]), 0) / records.length]));

@@ -32,7 +32,8 @@ import { arbitraryFor, applyMutation, mutationsFor, type Mutation, type Override
  */
 
 const RUNS = Number(process.env.CAIRN_FUZZ_RUNS ?? 6);
-const SEED = process.env.CAIRN_FUZZ_SEED === "random" ? Date.now() ^ (Math.random() * 2 ** 31) : Number(process.env.CAIRN_FUZZ_SEED ?? 20261130);
+const SEED =
+  process.env.CAIRN_FUZZ_SEED === "random" ? Date.now() ^ (Math.random() * 2 ** 31) : Number(process.env.CAIRN_FUZZ_SEED ?? 20261130);
 const FORGED_CURSORS = process.env.CAIRN_FUZZ_FORGED_CURSORS !== "0";
 const MAX_DEPTH = Number(process.env.CAIRN_FUZZ_MAX_DEPTH ?? 64);
 const DIMENSION = 16;
@@ -47,7 +48,14 @@ const documented4xx = new Map<string, Set<number>>();
 for (const item of Object.values((contract.document as any).paths as Record<string, Record<string, any>>)) {
   for (const raw of Object.values(item)) {
     if (raw && typeof raw === "object" && typeof raw.operationId === "string") {
-      documented4xx.set(raw.operationId, new Set(Object.keys(raw.responses ?? {}).map(Number).filter((s) => s >= 400 && s < 500)));
+      documented4xx.set(
+        raw.operationId,
+        new Set(
+          Object.keys(raw.responses ?? {})
+            .map(Number)
+            .filter((s) => s >= 400 && s < 500),
+        ),
+      );
     }
   }
 }
@@ -93,7 +101,10 @@ async function seed(ws: Workspace) {
     [ws.other, 3],
   ] as const) {
     const session = `seed-${n % 2}`;
-    const res = await http(cairn.url, "POST", "/v1/memories", { token: token.token, body: turn(session, n, { idempotency_key: `seed-${n}`, tags: ["seed"] }) });
+    const res = await http(cairn.url, "POST", "/v1/memories", {
+      token: token.token,
+      body: turn(session, n, { idempotency_key: `seed-${n}`, tags: ["seed"] }),
+    });
     expect(res.status).toBe(201);
     ws.memoryIds.push(res.body.id);
     if (!ws.sessions.includes(session)) ws.sessions.push(session);
@@ -123,7 +134,12 @@ async function fingerprint(ws: Workspace): Promise<{ hash: string; parts: string
   for (const collection of ["turns", "summaries", "tombstones"]) {
     let cursor: string | null = null;
     for (let page = 0; page < 100; page++) {
-      const res: Awaited<ReturnType<typeof http<any>>> = await http(cairn.url, "GET", `/v1/admin/records?collection=${collection}&limit=500${cursor ? `&after=${cursor}` : ""}`, { token: ws.admin.token });
+      const res: Awaited<ReturnType<typeof http<any>>> = await http(
+        cairn.url,
+        "GET",
+        `/v1/admin/records?collection=${collection}&limit=500${cursor ? `&after=${cursor}` : ""}`,
+        { token: ws.admin.token },
+      );
       if (res.status !== 200) throw new Error(`export ${collection}: ${res.status} ${res.text}`);
       parts.push(res.body.records, res.body.total);
       cursor = res.body.next_cursor;
@@ -147,7 +163,13 @@ async function fingerprint(ws: Workspace): Promise<{ hash: string; parts: string
 /** JSON with every object's keys sorted: Chroma returns metadata keys in no fixed order. */
 const canonical = (value: unknown): string =>
   JSON.stringify(value, (_key, v) =>
-    v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]])) : v,
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, (v as Record<string, unknown>)[k]]),
+        )
+      : v,
   );
 
 /** Where two fingerprints differ, for the failure message. */
@@ -164,10 +186,13 @@ function difference(a: { parts: string[] }, b: { parts: string[] }): string {
 beforeAll(async () => {
   stub = await startOpenAIStub({ dimension: DIMENSION });
   const embedder = await createEmbedder({ kind: "openai", baseUrl: stub.baseUrl, model: "stub-props", apiKey: undefined }, silentLogger);
-  cairn = await startCairn([frozen, writable].flatMap((w) => [w.agent, w.other, w.admin]), {
-    embedder,
-    summarizer: summarizerFactory(loadSummarizerConfig({ CAIRN_SUMMARY_WORKER: "off" })),
-  });
+  cairn = await startCairn(
+    [frozen, writable].flatMap((w) => [w.agent, w.other, w.admin]),
+    {
+      embedder,
+      summarizer: summarizerFactory(loadSummarizerConfig({ CAIRN_SUMMARY_WORKER: "off" })),
+    },
+  );
   await seed(frozen);
   await seed(writable);
   baseline = await fingerprint(frozen);
@@ -195,7 +220,10 @@ const AGENT_NAME = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$";
 const harmlessCursor = fc.stringMatching(/^[A-Za-z0-9_-]{1,8}$/);
 /** Cursors a client could forge: positions far past any real one, refused with invalid_cursor. */
 const forgedCursor = fc
-  .tuple(fc.oneof(fc.constant(Number.MAX_SAFE_INTEGER), fc.integer({ min: 1_000_000, max: 2 ** 40 }), fc.integer({ min: -5, max: 5 })), fc.constantFrom("alice", "bob", "audit", "turns", "summaries"))
+  .tuple(
+    fc.oneof(fc.constant(Number.MAX_SAFE_INTEGER), fc.integer({ min: 1_000_000, max: 2 ** 40 }), fc.integer({ min: -5, max: 5 })),
+    fc.constantFrom("alice", "bob", "audit", "turns", "summaries"),
+  )
   .map(([at, id]) => Buffer.from(JSON.stringify([at, id]), "utf8").toString("base64url"));
 
 const overrideFor =
@@ -204,7 +232,10 @@ const overrideFor =
     if (schema.type !== "string" || typeof schema.pattern !== "string") return undefined;
     if (schema.pattern === MEMORY_ID) return fc.oneof(fc.constantFrom(...ws.memoryIds), fc.stringMatching(new RegExp(MEMORY_ID)));
     if (schema.pattern === SESSION_ID) {
-      return fc.oneof(fc.constantFrom(...ws.sessions), fc.stringMatching(new RegExp(SESSION_ID)).filter((s) => s.length <= (schema.maxLength ?? 128)));
+      return fc.oneof(
+        fc.constantFrom(...ws.sessions),
+        fc.stringMatching(new RegExp(SESSION_ID)).filter((s) => s.length <= (schema.maxLength ?? 128)),
+      );
     }
     if (schema.pattern === AGENT_NAME) return fc.oneof(fc.constantFrom(...ws.agents), fc.stringMatching(new RegExp(AGENT_NAME)));
     if (schema.pattern === CURSOR) return FORGED_CURSORS ? fc.oneof(harmlessCursor, forgedCursor) : harmlessCursor;
@@ -230,7 +261,10 @@ const own = (target: Record<string, unknown>, key: string, value: unknown) =>
  * given twice is a list). Undefined when fetch cannot send it as such (a path segment of `.` or `..` is
  * normalized away by URL parsing; a lone surrogate cannot be percent-encoded).
  */
-function toRest(op: Operation, input: Record<string, unknown>): { path: string; body?: unknown; effective: Record<string, unknown> | "route-miss" } | undefined {
+function toRest(
+  op: Operation,
+  input: Record<string, unknown>,
+): { path: string; body?: unknown; effective: Record<string, unknown> | "route-miss" } | undefined {
   const params = new Map(op.parameters.map((p) => [p.inputName, p]));
   const query: Array<[string, string]> = [];
   const body: Record<string, unknown> = {};
@@ -284,14 +318,21 @@ function toRest(op: Operation, input: Record<string, unknown>): { path: string; 
 
 async function callRest(op: Operation, ws: Workspace, role: Role, request: { path: string; body?: unknown }): Promise<Outcome> {
   const token = role === "admin" ? ws.admin.token : ws.agent.token;
-  const res = await http(cairn.url, op.method.toUpperCase(), request.path, { token, ...(request.body !== undefined ? { body: request.body } : {}) });
+  const res = await http(cairn.url, op.method.toUpperCase(), request.path, {
+    token,
+    ...(request.body !== undefined ? { body: request.body } : {}),
+  });
   return { transport: "rest", role, status: res.status, body: res.body, raw: res.text };
 }
 
 async function callMcp(op: Operation, ws: Workspace, role: Role, input: Record<string, unknown>): Promise<Outcome> {
   const client = role === "admin" ? ws.clients.admin! : ws.clients.agent!;
   try {
-    const result = (await client.callTool({ name: op.operationId, arguments: input })) as { isError?: boolean; structuredContent?: unknown; content: Array<{ text?: string }> };
+    const result = (await client.callTool({ name: op.operationId, arguments: input })) as {
+      isError?: boolean;
+      structuredContent?: unknown;
+      content: Array<{ text?: string }>;
+    };
     const text = result.content?.[0]?.text ?? "";
     if (result.isError) {
       const payload = JSON.parse(text);
@@ -322,12 +363,15 @@ const show = (value: unknown) => {
 };
 
 function failure(op: Operation, what: string, outcome: Outcome, input: unknown): Error {
-  return new Error(`${op.operationId} over ${outcome.transport} (${outcome.role} token): ${what}\n  input: ${show(input)}\n  answer ${outcome.status}: ${show(outcome.body)}`);
+  return new Error(
+    `${op.operationId} over ${outcome.transport} (${outcome.role} token): ${what}\n  input: ${show(input)}\n  answer ${outcome.status}: ${show(outcome.body)}`,
+  );
 }
 
 /** A 4xx answer: a contract code and a hint. */
 function checkProblem(op: Operation, outcome: Outcome, input: unknown) {
-  if (outcome.status === 499) throw failure(op, "a protocol-level error for a known tool (a tool error with a code was expected)", outcome, input);
+  if (outcome.status === 499)
+    throw failure(op, "a protocol-level error for a known tool (a tool error with a code was expected)", outcome, input);
   const body = outcome.body ?? {};
   if (!problemCodes.includes(body.code)) throw failure(op, `4xx without a contract error code`, outcome, input);
   if (typeof body.hint !== "string" || body.hint.trim() === "") throw failure(op, `4xx ${body.code} without a hint`, outcome, input);
@@ -343,11 +387,13 @@ function checkValid(op: Operation, outcome: Outcome, input: unknown, routeMiss: 
   if (outcome.status >= 500) throw failure(op, "valid input answered 5xx", outcome, input);
   if (outcome.status >= 400) {
     const allowed = documented4xx.get(op.operationId)!;
-    if (!allowed.has(outcome.status) && !(routeMiss && outcome.status === 404) && !TOLERATE.has(`${op.operationId}:${outcome.status}`)) throw failure(op, `undocumented ${outcome.status}`, outcome, input);
+    if (!allowed.has(outcome.status) && !(routeMiss && outcome.status === 404) && !TOLERATE.has(`${op.operationId}:${outcome.status}`))
+      throw failure(op, `undocumented ${outcome.status}`, outcome, input);
     checkProblem(op, outcome, input);
     return;
   }
-  if (outcome.transport === "rest" && !op.successStatuses.includes(outcome.status)) throw failure(op, `undocumented success status`, outcome, input);
+  if (outcome.transport === "rest" && !op.successStatuses.includes(outcome.status))
+    throw failure(op, `undocumented success status`, outcome, input);
   const result = outputValidators.get(op.operationId)!(outcome.body);
   if (!result.ok) throw failure(op, `answer outside the contract's output schema: ${show(result.errors)}`, outcome, input);
 }
@@ -359,39 +405,45 @@ const outputValidators = new Map(contract.operations.map((op) => [op.operationId
 
 describe("every contract operation, with inputs generated from its schema", () => {
   for (const op of contract.operations) {
-    it(`${op.operationId}: never 5xx; invalid input is refused with a code and a hint and changes nothing`, async () => {
-      const schema = op.inputSchema as Schema;
-      const isValid = (input: unknown) => inputValidators.get(op.operationId)!(input).ok;
-      const valid = arbitraryFor(schema, "", overrideFor(writable)) as fc.Arbitrary<Record<string, unknown>>;
-      const invalid: fc.Arbitrary<InvalidCase> = fc
-        .tuple(arbitraryFor(schema, "", overrideFor(frozen)) as fc.Arbitrary<Record<string, unknown>>, mutationsFor(schema, MAX_DEPTH))
-        .map(([base, mutation]) => ({ input: applyMutation(base, mutation, schema), mutation }))
-        .filter((c) => !isValid(c.input));
+    it(
+      `${op.operationId}: never 5xx; invalid input is refused with a code and a hint and changes nothing`,
+      async () => {
+        const schema = op.inputSchema as Schema;
+        const isValid = (input: unknown) => inputValidators.get(op.operationId)!(input).ok;
+        const valid = arbitraryFor(schema, "", overrideFor(writable)) as fc.Arbitrary<Record<string, unknown>>;
+        const invalid: fc.Arbitrary<InvalidCase> = fc
+          .tuple(arbitraryFor(schema, "", overrideFor(frozen)) as fc.Arbitrary<Record<string, unknown>>, mutationsFor(schema, MAX_DEPTH))
+          .map(([base, mutation]) => ({ input: applyMutation(base, mutation, schema), mutation }))
+          .filter((c) => !isValid(c.input));
 
-      await fc.assert(
-        fc.asyncProperty(valid, invalid, async (validInput, bad) => {
-          for (const role of ["agent", "admin"] as const) {
-            // Invalid input, to the workspace that must never change.
-            checkInvalid(op, await callMcp(op, frozen, role, bad.input), bad);
-            const rest = toRest(op, bad.input);
-            if (rest && (rest.effective === "route-miss" || !isValid(rest.effective))) checkInvalid(op, await callRest(op, frozen, role, rest), bad);
-            // What REST makes of it may be valid after all (a path or query value 42 is the text "42"): a valid call.
-            else if (rest) checkValid(op, await callRest(op, writable, role, rest), bad, false);
-            // Valid input, to the other workspace.
-            checkValid(op, await callMcp(op, writable, role, validInput), validInput, false);
-            const restValid = toRest(op, validInput);
-            if (restValid) checkValid(op, await callRest(op, writable, role, restValid), validInput, restValid.effective === "route-miss");
-          }
-          const after = await fingerprint(frozen);
-          if (after.hash !== baseline.hash) {
-            const changed = difference(baseline, after);
-            baseline = after; // report once, then go on comparing from here
-            throw new Error(`${op.operationId}: the invalid calls changed the store (${changed})\n  input: ${show(bad)}`);
-          }
-        }),
-        { numRuns: RUNS, seed: SEED },
-      );
-    }, Math.max(120_000, RUNS * 4_000));
+        await fc.assert(
+          fc.asyncProperty(valid, invalid, async (validInput, bad) => {
+            for (const role of ["agent", "admin"] as const) {
+              // Invalid input, to the workspace that must never change.
+              checkInvalid(op, await callMcp(op, frozen, role, bad.input), bad);
+              const rest = toRest(op, bad.input);
+              if (rest && (rest.effective === "route-miss" || !isValid(rest.effective)))
+                checkInvalid(op, await callRest(op, frozen, role, rest), bad);
+              // What REST makes of it may be valid after all (a path or query value 42 is the text "42"): a valid call.
+              else if (rest) checkValid(op, await callRest(op, writable, role, rest), bad, false);
+              // Valid input, to the other workspace.
+              checkValid(op, await callMcp(op, writable, role, validInput), validInput, false);
+              const restValid = toRest(op, validInput);
+              if (restValid)
+                checkValid(op, await callRest(op, writable, role, restValid), validInput, restValid.effective === "route-miss");
+            }
+            const after = await fingerprint(frozen);
+            if (after.hash !== baseline.hash) {
+              const changed = difference(baseline, after);
+              baseline = after; // report once, then go on comparing from here
+              throw new Error(`${op.operationId}: the invalid calls changed the store (${changed})\n  input: ${show(bad)}`);
+            }
+          }),
+          { numRuns: RUNS, seed: SEED },
+        );
+      },
+      Math.max(120_000, RUNS * 4_000),
+    );
   }
 });
 
@@ -401,7 +453,10 @@ describe("every contract operation, with inputs generated from its schema", () =
 describe("inputs the generators leave out", () => {
   /** The smallest valid input fast-check finds for the operation, in the writable workspace. */
   const minimalInput = (op: Operation) =>
-    fc.sample(arbitraryFor(op.inputSchema as Schema, "", overrideFor(writable)) as fc.Arbitrary<Record<string, unknown>>, { numRuns: 1, seed: 1 })[0]!;
+    fc.sample(arbitraryFor(op.inputSchema as Schema, "", overrideFor(writable)) as fc.Arbitrary<Record<string, unknown>>, {
+      numRuns: 1,
+      seed: 1,
+    })[0]!;
 
   it("REST refuses an unknown field named __proto__ like any other unknown field (no operation may drop it silently)", async () => {
     const accepted: string[] = [];

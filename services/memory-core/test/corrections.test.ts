@@ -61,7 +61,10 @@ describe("supersede_memory over REST", () => {
     expect([denied.status, denied.body.code]).toEqual([403, "forbidden"]);
     const byAdmin = await http(cairn.url, "POST", `/v1/memories/${mine.id}/supersede`, { token: admin.token, body: { reason: "cleanup" } });
     expect(byAdmin.status).toBe(200);
-    const missing = await http(cairn.url, "POST", `/v1/memories/t_${"b".repeat(32)}/supersede`, { token: admin.token, body: { reason: "x" } });
+    const missing = await http(cairn.url, "POST", `/v1/memories/t_${"b".repeat(32)}/supersede`, {
+      token: admin.token,
+      body: { reason: "x" },
+    });
     expect(missing.status).toBe(404);
   });
 });
@@ -70,20 +73,32 @@ describe("recall over time", () => {
   it("finds the valid memory semantically when every nearest neighbour has been superseded", async () => {
     const text = "The export worker retries each failed batch three times with jittered backoff.";
     const post = async (n: number, prompt: string) =>
-      (await http(cairn.url, "POST", "/v1/memories", {
-        token: lone.token,
-        body: { session_id: "fix-lone", prompt, thought: "Decided after the outage.", response: `Recorded ${n}.` },
-      })).body.id as string;
+      (
+        await http(cairn.url, "POST", "/v1/memories", {
+          token: lone.token,
+          body: { session_id: "fix-lone", prompt, thought: "Decided after the outage.", response: `Recorded ${n}.` },
+        })
+      ).body.id as string;
     // More superseded neighbours than either unfiltered over-fetch takes for one hit, so Chroma must filter.
     const superseded: string[] = [];
     for (let n = 0; n < 16; n++) superseded.push(await post(n, n === 0 ? text : `${text} Variant ${n}.`));
     const valid = await post(99, "Export batches are now retried by the queue itself; the worker no longer retries.");
     for (const id of superseded) {
-      const res = await http(cairn.url, "POST", `/v1/memories/${id}/supersede`, { token: lone.token, body: { by: valid, reason: "queue retries now" } });
+      const res = await http(cairn.url, "POST", `/v1/memories/${id}/supersede`, {
+        token: lone.token,
+        body: { by: valid, reason: "queue retries now" },
+      });
       expect(res.status).toBe(200);
     }
     const ask = async (extra: Record<string, unknown>) =>
-      ids((await http(cairn.url, "POST", "/v1/memories/query", { token: lone.token, body: { query: text, mode: "semantic", limit: 1, ...extra } })).body);
+      ids(
+        (
+          await http(cairn.url, "POST", "/v1/memories/query", {
+            token: lone.token,
+            body: { query: text, mode: "semantic", limit: 1, ...extra },
+          })
+        ).body,
+      );
     expect(await ask({})).toEqual([valid]);
     // The same query over every record finds one of the superseded ones nearer.
     const [nearest] = await ask({ include_superseded: true });
@@ -125,8 +140,14 @@ describe("recall over time", () => {
     const erased = await add(alice.token, turn("fix-lex", 3, { prompt: "Rotate key LEXKEY-43 daily, secret hunter2." }));
     const lexical = (q: string) => search({ query: q, mode: "lexical", limit: 10 });
     expect(ids(await lexical("LEXKEY-41 LEXKEY-42 LEXKEY-43"))).toEqual(expect.arrayContaining([stays.id, replaced.id, erased.id]));
-    await http(cairn.url, "POST", `/v1/memories/${replaced.id}/supersede`, { token: alice.token, body: { reason: "weekly was too often" } });
-    const forgotten = await http(cairn.url, "POST", `/v1/memories/${erased.id}/forget`, { token: alice.token, body: { reason: "held a secret" } });
+    await http(cairn.url, "POST", `/v1/memories/${replaced.id}/supersede`, {
+      token: alice.token,
+      body: { reason: "weekly was too often" },
+    });
+    const forgotten = await http(cairn.url, "POST", `/v1/memories/${erased.id}/forget`, {
+      token: alice.token,
+      body: { reason: "held a secret" },
+    });
     expect(forgotten.status).toBe(200);
     const after = ids(await lexical("LEXKEY-41 LEXKEY-42 LEXKEY-43"));
     expect(after).toContain(stays.id);
@@ -170,7 +191,10 @@ describe("forget_memory over REST", () => {
     const written = await add(alice.token, body);
     const denied = await http(cairn.url, "POST", `/v1/memories/${written.id}/forget`, { token: bob.token, body: { reason: "not mine" } });
     expect(denied.status).toBe(403);
-    const res = await http(cairn.url, "POST", `/v1/memories/${written.id}/forget`, { token: alice.token, body: { reason: "pasted a secret" } });
+    const res = await http(cairn.url, "POST", `/v1/memories/${written.id}/forget`, {
+      token: alice.token,
+      body: { reason: "pasted a secret" },
+    });
     expect(res.status).toBe(200);
     expectContractOutput("forget_memory", res.body);
     expect(res.body).toMatchObject({ id: written.id, forgotten_by: "alice", reason: "pasted a secret" });
@@ -205,11 +229,16 @@ describe("mark_outdated over REST", () => {
     expect(first.status).toBe(200);
     expectContractOutput("mark_outdated", first.body);
     expect(first.body).toMatchObject({ outdated: true, prompt: turn("fix-outdated", 1).prompt, check_status: "passed" });
-    const second = await http(cairn.url, "POST", `/v1/memories/${attempt.id}/outdated`, { token: admin.token, body: { reason: "flaky on CI too" } });
-    expect(second.body.corrections.map((c: { reason: string; by: string; commit?: string }) => [c.reason, c.by, c.commit ?? null])).toEqual([
-      ["the retry layer was rewritten", "alice", "def5678"],
-      ["flaky on CI too", "ops", null],
-    ]);
+    const second = await http(cairn.url, "POST", `/v1/memories/${attempt.id}/outdated`, {
+      token: admin.token,
+      body: { reason: "flaky on CI too" },
+    });
+    expect(second.body.corrections.map((c: { reason: string; by: string; commit?: string }) => [c.reason, c.by, c.commit ?? null])).toEqual(
+      [
+        ["the retry layer was rewritten", "alice", "def5678"],
+        ["flaky on CI too", "ops", null],
+      ],
+    );
     // Still returned where it was, marked; its sibling is not marked.
     const listed = await http(cairn.url, "GET", "/v1/memories/recent?session_id=fix-outdated&detail=full", { token: alice.token });
     expect(listed.body.turns.map((t: { id: string; outdated: boolean }) => [t.id, t.outdated])).toEqual([
@@ -225,7 +254,9 @@ describe("mark_outdated over REST", () => {
 
 describe("a correction sent again", () => {
   const auditOf = async (id: string) =>
-    ((await http(cairn.url, "GET", `/v1/audit?memory_id=${id}`, { token: admin.token })).body.entries as Array<{ action: string }>).map((e) => e.action);
+    ((await http(cairn.url, "GET", `/v1/audit?memory_id=${id}`, { token: admin.token })).body.entries as Array<{ action: string }>).map(
+      (e) => e.action,
+    );
 
   it("mark_outdated with the same arguments adds nothing; with another reason it adds a correction", async () => {
     const memory = await add(alice.token, turn("fix-again", 1));
@@ -236,7 +267,10 @@ describe("a correction sent again", () => {
     expect(retry.body).toEqual(first.body);
     expect(retry.body.corrections).toHaveLength(1);
     expect(await auditOf(memory.id)).toEqual(["add", "mark_outdated"]);
-    const other = await http(cairn.url, "POST", `/v1/memories/${memory.id}/outdated`, { token: alice.token, body: { ...body, reason: "and the TTL moved" } });
+    const other = await http(cairn.url, "POST", `/v1/memories/${memory.id}/outdated`, {
+      token: alice.token,
+      body: { ...body, reason: "and the TTL moved" },
+    });
     expect(other.body.corrections).toHaveLength(2);
     expect(await auditOf(memory.id)).toEqual(["add", "mark_outdated", "mark_outdated"]);
   });
@@ -250,7 +284,10 @@ describe("a correction sent again", () => {
     expect([first.status, retry.status]).toEqual([200, 200]);
     expect(retry.body).toEqual(first.body);
     expect(await auditOf(old.id)).toEqual(["add", "supersede"]);
-    const other = await http(cairn.url, "POST", `/v1/memories/${old.id}/supersede`, { token: alice.token, body: { ...body, reason: "another" } });
+    const other = await http(cairn.url, "POST", `/v1/memories/${old.id}/supersede`, {
+      token: alice.token,
+      body: { ...body, reason: "another" },
+    });
     expect([other.status, other.body.code]).toEqual([409, "already_superseded"]);
   });
 });
@@ -297,7 +334,10 @@ describe("forget_memory over MCP", () => {
     const client = await mcpClient(cairn.url, alice.token);
     try {
       const written = await add(alice.token, turn("fix-mcp-forget", 1));
-      const res = (await client.callTool({ name: "forget_memory", arguments: { memory_id: written.id, reason: "wrong workspace" } })) as any;
+      const res = (await client.callTool({
+        name: "forget_memory",
+        arguments: { memory_id: written.id, reason: "wrong workspace" },
+      })) as any;
       expect(res.isError).toBeFalsy();
       expectContractOutput("forget_memory", res.structuredContent);
       const read = (await client.callTool({ name: "get_memory", arguments: { memory_id: written.id } })) as any;
@@ -313,8 +353,18 @@ describe("validity at three instants", () => {
   it("one always valid, one superseded, one valid only later: each instant sees exactly the right ones", async () => {
     const t0 = Date.now();
     const later = new Date(t0 + 60 * 60 * 1000).toISOString(); // valid from an hour from now
-    const always = await add(alice.token, { session_id: "fix-instants", prompt: "Deploys run from main INSTANT-A.", thought: "t", response: "r" });
-    const replaced = await add(alice.token, { session_id: "fix-instants", prompt: "Deploys need two approvals INSTANT-B.", thought: "t", response: "r" });
+    const always = await add(alice.token, {
+      session_id: "fix-instants",
+      prompt: "Deploys run from main INSTANT-A.",
+      thought: "t",
+      response: "r",
+    });
+    const replaced = await add(alice.token, {
+      session_id: "fix-instants",
+      prompt: "Deploys need two approvals INSTANT-B.",
+      thought: "t",
+      response: "r",
+    });
     const future = await add(alice.token, {
       session_id: "fix-instants",
       prompt: "Deploys freeze for the holidays INSTANT-C.",
@@ -343,7 +393,10 @@ describe("provenance and checks", () => {
     const byAgent = await add(alice.token, turn("fix-source", 1));
     const byPerson = await add(admin.token, turn("fix-source", 2));
     const imported = await add(alice.token, { ...turn("fix-source", 3), source: "import" });
-    const claim = await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body: { ...turn("fix-source", 4), source: "human" } });
+    const claim = await http(cairn.url, "POST", "/v1/memories", {
+      token: alice.token,
+      body: { ...turn("fix-source", 4), source: "human" },
+    });
     expect([claim.status, claim.body.code]).toEqual([403, "forbidden"]);
     const read = async (id: string) => (await http(cairn.url, "GET", `/v1/memories/${id}`, { token: alice.token })).body;
     expect(await read(byAgent.id)).toMatchObject({ source: "agent", trusted: true });
@@ -352,7 +405,11 @@ describe("provenance and checks", () => {
   });
 
   it("derives check status, filters on it, and says which commit a passed check speaks for", async () => {
-    const passed = await add(alice.token, { ...turn("fix-checks", 1), kind: "attempt", checks: [{ name: "unit", status: "passed", commit: "c0ffee1" }] });
+    const passed = await add(alice.token, {
+      ...turn("fix-checks", 1),
+      kind: "attempt",
+      checks: [{ name: "unit", status: "passed", commit: "c0ffee1" }],
+    });
     const failed = await add(alice.token, {
       ...turn("fix-checks", 2),
       kind: "attempt",
@@ -379,7 +436,10 @@ describe("get_audit_log over REST", () => {
     const replacement = await add(alice.token, turn("fix-audit", 2));
     await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body: turn("fix-audit", 2) }); // a replay: no entry
     await http(cairn.url, "POST", `/v1/memories/${written.id}/outdated`, { token: alice.token, body: { reason: "stale" } });
-    await http(cairn.url, "POST", `/v1/memories/${written.id}/supersede`, { token: alice.token, body: { by: replacement.id, reason: "replaced" } });
+    await http(cairn.url, "POST", `/v1/memories/${written.id}/supersede`, {
+      token: alice.token,
+      body: { by: replacement.id, reason: "replaced" },
+    });
     await http(cairn.url, "POST", `/v1/memories/${written.id}/forget`, { token: alice.token, body: { reason: "held a secret" } });
     await http(cairn.url, "POST", `/v1/memories/${written.id}/forget`, { token: alice.token, body: { reason: "again" } }); // no second entry
     const log = await http(cairn.url, "GET", `/v1/audit?memory_id=${written.id}`, { token: admin.token });

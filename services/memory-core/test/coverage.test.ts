@@ -10,7 +10,9 @@ describe("test coverage of the contract", () => {
   it("has a REST and an MCP test block for every operation", async () => {
     // Every service's tests count: an operation served through another package (summarize_session) is tested there.
     const services = new URL("../../", import.meta.url);
-    const dirs = (await readdir(services, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => new URL(`${d.name}/test/`, services));
+    const dirs = (await readdir(services, { withFileTypes: true }))
+      .filter((d) => d.isDirectory())
+      .map((d) => new URL(`${d.name}/test/`, services));
     const sources = (
       await Promise.all(
         dirs.map(async (dir) => {

@@ -27,13 +27,18 @@ let stored: string;
 beforeAll(async () => {
   cairn = await startCairn([alice, bob, ops], { log: createLogger("edge-test", (line) => logLines.push(line)) });
   for (let n = 1; n <= 3; n++) {
-    const res = await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body: turn("edge-s", n, { idempotency_key: `edge-${n}` }) });
+    const res = await http(cairn.url, "POST", "/v1/memories", {
+      token: alice.token,
+      body: turn("edge-s", n, { idempotency_key: `edge-${n}` }),
+    });
     expect(res.status).toBe(201);
   }
   const bobs = await http(cairn.url, "POST", "/v1/memories", { token: bob.token, body: turn("edge-b", 1) });
   expect(bobs.status).toBe(201);
   const forgotten = await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body: turn("edge-f", 1) });
-  expect((await http(cairn.url, "POST", `/v1/memories/${forgotten.body.id}/forget`, { token: alice.token, body: { reason: "edge" } })).status).toBe(200);
+  expect(
+    (await http(cairn.url, "POST", `/v1/memories/${forgotten.body.id}/forget`, { token: alice.token, body: { reason: "edge" } })).status,
+  ).toBe(200);
   stored = await snapshot();
   expect(JSON.parse(stored).turns).toHaveLength(3);
 });
@@ -109,14 +114,24 @@ describe("cursors the server never issued", () => {
     expect(second.body.turns[0].id).not.toBe(first.body.turns[0].id);
 
     expectInvalidCursor(await raw("GET", `/v1/memories/recent?limit=1&before=${cursorOf([BEYOND, "alice"])}`, auth(alice.token)));
-    expectInvalidCursor(await raw("GET", `/v1/memories/recent?limit=1&session_id=edge-s&before=${cursorOf([BEYOND, "alice"])}`, auth(alice.token)));
+    expectInvalidCursor(
+      await raw("GET", `/v1/memories/recent?limit=1&session_id=edge-s&before=${cursorOf([BEYOND, "alice"])}`, auth(alice.token)),
+    );
     const inSession = await raw("GET", `/v1/memories/recent?limit=1&session_id=edge-s&before=${first.body.next_cursor}`, auth(alice.token));
     expect(inSession.status).toBe(200);
     expect(inSession.body.turns.map((t: { id: string }) => t.id)).toEqual(second.body.turns.map((t: { id: string }) => t.id));
   });
 
   it("answers recency cursors with extra elements, non-integer or negative positions, or another agent, with invalid_cursor", async () => {
-    const forged = [cursorOf([1, "alice", "x"]), cursorOf([1.5, "alice"]), cursorOf([-1, "alice"]), cursorOf(["1", "alice"]), cursorOf([1, "bob"]), cursorOf({ at: 1 }), "bm90LWEtY3Vyc29y"];
+    const forged = [
+      cursorOf([1, "alice", "x"]),
+      cursorOf([1.5, "alice"]),
+      cursorOf([-1, "alice"]),
+      cursorOf(["1", "alice"]),
+      cursorOf([1, "bob"]),
+      cursorOf({ at: 1 }),
+      "bm90LWEtY3Vyc29y",
+    ];
     for (const cursor of forged) {
       expectInvalidCursor(await raw("GET", `/v1/memories/recent?limit=1&before=${cursor}`, auth(alice.token)));
       expectInvalidCursor(await raw("GET", `/v1/memories/recent?limit=1&session_id=edge-s&before=${cursor}`, auth(alice.token)));
@@ -146,7 +161,12 @@ describe("cursors the server never issued", () => {
     const next = await raw("GET", `/v1/audit?limit=1&after=${first.body.next_cursor}`, auth(ops.token));
     expect(next.status).toBe(200);
     expect(next.body.entries).toHaveLength(1);
-    for (const cursor of [cursorOf([BEYOND, "audit"]), cursorOf([-(2 ** 50), "audit"]), cursorOf([1, "turns"]), cursorOf([1, "audit", "x"])]) {
+    for (const cursor of [
+      cursorOf([BEYOND, "audit"]),
+      cursorOf([-(2 ** 50), "audit"]),
+      cursorOf([1, "turns"]),
+      cursorOf([1, "audit", "x"]),
+    ]) {
       expectInvalidCursor(await raw("GET", `/v1/audit?limit=1&after=${cursor}`, auth(ops.token)));
     }
   });
@@ -154,7 +174,11 @@ describe("cursors the server never issued", () => {
   it("answers export cursors past the end, negative or for another collection with invalid_cursor, and pages with an issued one", async () => {
     const first = await raw("GET", "/v1/admin/records?collection=turns&limit=1&include_embeddings=false", auth(ops.token));
     expect(first.status).toBe(200);
-    const next = await raw("GET", `/v1/admin/records?collection=turns&limit=1&include_embeddings=false&after=${first.body.next_cursor}`, auth(ops.token));
+    const next = await raw(
+      "GET",
+      `/v1/admin/records?collection=turns&limit=1&include_embeddings=false&after=${first.body.next_cursor}`,
+      auth(ops.token),
+    );
     expect(next.status).toBe(200);
     expect(next.body.records).toHaveLength(1);
     const forged: Array<[string, string]> = [
@@ -177,8 +201,15 @@ describe("cursors the server never issued", () => {
         content: Array<{ text: string }>;
       };
       expect(bad.isError).toBe(true);
-      expect(JSON.parse(bad.content[0]!.text)).toMatchObject({ code: "invalid_cursor", status: 400, hint: expect.stringMatching(/next_cursor/) });
-      const good = (await client.callTool({ name: "query_recent_turns", arguments: { limit: 1 } })) as unknown as { isError?: boolean; structuredContent: { turns: unknown[] } };
+      expect(JSON.parse(bad.content[0]!.text)).toMatchObject({
+        code: "invalid_cursor",
+        status: 400,
+        hint: expect.stringMatching(/next_cursor/),
+      });
+      const good = (await client.callTool({ name: "query_recent_turns", arguments: { limit: 1 } })) as unknown as {
+        isError?: boolean;
+        structuredContent: { turns: unknown[] };
+      };
       expect(good.isError).toBeFalsy();
       expect(good.structuredContent.turns).toHaveLength(1);
     } finally {
@@ -234,7 +265,12 @@ describe("deeply nested JSON", () => {
     }
     expect(await snapshot()).toBe(stored);
     // Shallow nesting in the same place is judged by the contract as usual.
-    const shallow = await raw("POST", "/v1/memories", jsonHeaders, `{"session_id":"edge-deep","prompt":"p","thought":"t","response":"r","tags":${deepArray(3)}}`);
+    const shallow = await raw(
+      "POST",
+      "/v1/memories",
+      jsonHeaders,
+      `{"session_id":"edge-deep","prompt":"p","thought":"t","response":"r","tags":${deepArray(3)}}`,
+    );
     expectProblem(shallow, 400, "validation_failed");
     expect(shallow.body.errors.map((e: { path: string }) => e.path)).toContain("tags/0");
   });
@@ -245,7 +281,10 @@ describe("deeply nested JSON", () => {
     const res = await raw("POST", "/mcp", { ...jsonHeaders, accept: "application/json, text/event-stream" }, call);
     expect(res.status, res.text).toBe(200);
     expect(res.body.result.isError).toBe(true);
-    expect(JSON.parse(res.body.result.content[0].text)).toMatchObject({ code: "validation_failed", errors: [{ path: "", message: expect.stringMatching(/nested deeper than 64/) }] });
+    expect(JSON.parse(res.body.result.content[0].text)).toMatchObject({
+      code: "validation_failed",
+      errors: [{ path: "", message: expect.stringMatching(/nested deeper than 64/) }],
+    });
     const client = await mcpClient(cairn.url, alice.token);
     try {
       const result = (await client.callTool({
@@ -253,7 +292,10 @@ describe("deeply nested JSON", () => {
         arguments: { ...turn("edge-deep", 1), tags: JSON.parse(deepArray(100)) },
       })) as { isError?: boolean; content: Array<{ text: string }> };
       expect(result.isError).toBe(true);
-      expect(JSON.parse(result.content[0]!.text)).toMatchObject({ code: "validation_failed", errors: [{ path: "", message: expect.stringMatching(/nested deeper than 64/) }] });
+      expect(JSON.parse(result.content[0]!.text)).toMatchObject({
+        code: "validation_failed",
+        errors: [{ path: "", message: expect.stringMatching(/nested deeper than 64/) }],
+      });
       const query = (await client.callTool({ name: "query_recent_turns", arguments: { limit: 1 } })) as { isError?: boolean };
       expect(query.isError).toBeFalsy();
       expect(await snapshot()).toBe(stored);
@@ -323,7 +365,11 @@ describe("malformed tools/call over MCP", () => {
 
 describe("the Host header on a loopback server", () => {
   it("refuses a foreign Host on REST routes with 403 problem+json forbidden, and serves a loopback one", async () => {
-    for (const headers of [{ host: "evil.example", ...auth(alice.token) }, { host: "evil.example" }, { host: `evil.example:${cairn.url.port}`, ...auth(alice.token) }]) {
+    for (const headers of [
+      { host: "evil.example", ...auth(alice.token) },
+      { host: "evil.example" },
+      { host: `evil.example:${cairn.url.port}`, ...auth(alice.token) },
+    ]) {
       const res = await raw("GET", "/v1/memories/recent", headers);
       expectProblem(res, 403, "forbidden");
       expect(res.body.hint).toMatch(/Host/);
@@ -348,14 +394,26 @@ describe("the error log line", () => {
     expect(bad.status).toBe(400);
     let lines = linesSince(mark);
     expect(lines).toEqual([
-      expect.objectContaining({ level: "warn", method: "GET", route: "/v1/sessions/{session_id}", status: 400, code: "validation_failed", agent: "alice", duration_ms: expect.any(Number) }),
+      expect.objectContaining({
+        level: "warn",
+        method: "GET",
+        route: "/v1/sessions/{session_id}",
+        status: 400,
+        code: "validation_failed",
+        agent: "alice",
+        duration_ms: expect.any(Number),
+      }),
     ]);
 
     mark = logLines.length;
     const body = { ...turn("edge-log", 1), prompt: 42, thought: "BODY-SECRET-TEXT" };
-    expect((await raw("POST", "/v1/memories", { ...auth(alice.token), "content-type": "application/json" }, JSON.stringify(body))).status).toBe(400);
+    expect(
+      (await raw("POST", "/v1/memories", { ...auth(alice.token), "content-type": "application/json" }, JSON.stringify(body))).status,
+    ).toBe(400);
     lines = linesSince(mark);
-    expect(lines).toEqual([expect.objectContaining({ method: "POST", route: "/v1/memories", status: 400, code: "validation_failed", agent: "alice" })]);
+    expect(lines).toEqual([
+      expect.objectContaining({ method: "POST", route: "/v1/memories", status: 400, code: "validation_failed", agent: "alice" }),
+    ]);
 
     mark = logLines.length;
     expect((await raw("GET", "/v1/memories/recent?limit=2", { authorization: "Bearer not-a-real-token-zz9" })).status).toBe(401);

@@ -239,7 +239,10 @@ async function exportedTurnIds(ws: Workspace): Promise<string[]> {
   const ids: string[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < 50; page++) {
-    const reply = await adminGet(ws, `/v1/admin/records?collection=turns&limit=500&include_embeddings=false${cursor ? `&after=${cursor}` : ""}`);
+    const reply = await adminGet(
+      ws,
+      `/v1/admin/records?collection=turns&limit=500&include_embeddings=false${cursor ? `&after=${cursor}` : ""}`,
+    );
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     ids.push(...reply.body.records.map((r: { id: string }) => r.id));
     cursor = reply.body.next_cursor;
@@ -360,11 +363,16 @@ async function expectConsistent(ws: Workspace, traffic: Traffic) {
   expect(verify.body.problems_truncated).toBe(false);
   const unreportedOrphans = raw.orphanSlots.filter((slot) => !reported.has(slot));
   expect(unreportedOrphans, "orphan slots verify_store did not report").toEqual([]);
-  expect(Object.keys(verify.body.problem_counts).filter((c) => !["orphan_slot", "duplicate_feed_entry", "dangling_slot"].includes(c))).toEqual([]);
+  expect(
+    Object.keys(verify.body.problem_counts).filter((c) => !["orphan_slot", "duplicate_feed_entry", "dangling_slot"].includes(c)),
+  ).toEqual([]);
   const repaired = await request("POST", "/v1/admin/repair", ws.admin.token, { apply: true });
   expect(repaired?.status).toBe(200);
   const after = await adminGet(ws, "/v1/admin/verify");
-  expect({ healthy: after.body.healthy, problems: after.body.problems }, "verify_store after repair").toEqual({ healthy: true, problems: [] });
+  expect({ healthy: after.body.healthy, problems: after.body.problems }, "verify_store after repair").toEqual({
+    healthy: true,
+    problems: [],
+  });
   expect(await rawAnomalies(ws), "what Chroma holds after repair").toEqual({ orphanSlots: [], duplicateFeedPuts: [] });
   const again = await request("POST", "/v1/admin/repair", ws.admin.token, { apply: true });
   expect(again?.body).toMatchObject({ slots_retired: 0, audit_entries_written: 0, memories: 0 });
@@ -373,46 +381,43 @@ async function expectConsistent(ws: Workspace, traffic: Traffic) {
 // ---------------------------------------------------------------------------------------------------------
 
 describe("fault injection", () => {
-  it(
-    "A: Chroma SIGKILLed mid-stream and restarted on the same path: every acknowledged write exactly once",
-    async () => {
-      let down = false;
-      const { traffic, reads } = await runWithFault(scenarioA, "a", async () => {
-        await chroma.kill();
-        down = true;
-        await sleep(1500);
-        await chroma.restart();
-        down = false;
-      });
-      expect(down).toBe(false);
-      // Clients were told to come back later while Chroma was away — 503 unavailable, never a 500...
-      expect(traffic.unavailable.length, "503 answers while Chroma was down").toBeGreaterThan(0);
-      expect(new Set(traffic.unavailable.map((u) => u.code))).toEqual(new Set(["unavailable"]));
-      // Readers too: 200 or 503 unavailable, never another error.
-      expect.soft(reads.unexpected, `reads answered other than 200 or 503: ${JSON.stringify(reads.unexpected).slice(0, 800)}`).toEqual([]);
-      expect(reads.statuses.get(200), "reads answered").toBeGreaterThan(0);
-      expect(new Set(reads.unavailable.map((u) => u.code))).toEqual(new Set(reads.unavailable.length ? ["unavailable"] : []));
-      // ...with a Retry-After (being added elsewhere; fails on this branch).
-      const withoutRetryAfter = [...traffic.unavailable, ...reads.unavailable].filter((u) => !/^\d+$/.test(u.retryAfter ?? ""));
-      expect.soft(withoutRetryAfter.length, `503 answers without a Retry-After header (of ${traffic.unavailable.length + reads.unavailable.length})`).toBe(0);
-      await expectConsistent(scenarioA, traffic);
-    },
-    240_000,
-  );
+  it("A: Chroma SIGKILLed mid-stream and restarted on the same path: every acknowledged write exactly once", async () => {
+    let down = false;
+    const { traffic, reads } = await runWithFault(scenarioA, "a", async () => {
+      await chroma.kill();
+      down = true;
+      await sleep(1500);
+      await chroma.restart();
+      down = false;
+    });
+    expect(down).toBe(false);
+    // Clients were told to come back later while Chroma was away — 503 unavailable, never a 500...
+    expect(traffic.unavailable.length, "503 answers while Chroma was down").toBeGreaterThan(0);
+    expect(new Set(traffic.unavailable.map((u) => u.code))).toEqual(new Set(["unavailable"]));
+    // Readers too: 200 or 503 unavailable, never another error.
+    expect.soft(reads.unexpected, `reads answered other than 200 or 503: ${JSON.stringify(reads.unexpected).slice(0, 800)}`).toEqual([]);
+    expect(reads.statuses.get(200), "reads answered").toBeGreaterThan(0);
+    expect(new Set(reads.unavailable.map((u) => u.code))).toEqual(new Set(reads.unavailable.length ? ["unavailable"] : []));
+    // ...with a Retry-After (being added elsewhere; fails on this branch).
+    const withoutRetryAfter = [...traffic.unavailable, ...reads.unavailable].filter((u) => !/^\d+$/.test(u.retryAfter ?? ""));
+    expect
+      .soft(
+        withoutRetryAfter.length,
+        `503 answers without a Retry-After header (of ${traffic.unavailable.length + reads.unavailable.length})`,
+      )
+      .toBe(0);
+    await expectConsistent(scenarioA, traffic);
+  }, 240_000);
 
-  it(
-    "B: memory-core SIGKILLed mid-stream and restarted: every acknowledged write exactly once",
-    async () => {
-      const { traffic, reads } = await runWithFault(scenarioB, "b", async () => {
-        await core.kill();
-        await sleep(500);
-        await core.restart();
-      });
-      expect(traffic.connectionErrors, "requests cut off by the crash").toBeGreaterThan(0);
-      expect.soft(reads.unexpected, `reads answered other than 200 or 503: ${JSON.stringify(reads.unexpected).slice(0, 800)}`).toEqual([]);
-      expect(reads.statuses.get(200), "reads answered").toBeGreaterThan(0);
-      await expectConsistent(scenarioB, traffic);
-    },
-    240_000,
-  );
+  it("B: memory-core SIGKILLed mid-stream and restarted: every acknowledged write exactly once", async () => {
+    const { traffic, reads } = await runWithFault(scenarioB, "b", async () => {
+      await core.kill();
+      await sleep(500);
+      await core.restart();
+    });
+    expect(traffic.connectionErrors, "requests cut off by the crash").toBeGreaterThan(0);
+    expect.soft(reads.unexpected, `reads answered other than 200 or 503: ${JSON.stringify(reads.unexpected).slice(0, 800)}`).toEqual([]);
+    expect(reads.statuses.get(200), "reads answered").toBeGreaterThan(0);
+    await expectConsistent(scenarioB, traffic);
+  }, 240_000);
 });

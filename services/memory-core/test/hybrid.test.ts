@@ -19,7 +19,10 @@ const add = async (session_id: string, prompt: string, thought: string, response
 const query = async (body: Record<string, unknown>, base = cairn.url) => {
   const res = await http(base, "POST", "/v1/memories/query", { token: dev.token, body });
   expect(res.status).toBe(200);
-  return res.body as { hits: Array<{ score: number; confidence: string; matched_by: string[]; memory: { id: string } }>; confidence: string };
+  return res.body as {
+    hits: Array<{ score: number; confidence: string; matched_by: string[]; memory: { id: string } }>;
+    confidence: string;
+  };
 };
 
 describe("hybrid retrieval", () => {
@@ -61,7 +64,12 @@ describe("hybrid retrieval", () => {
     const res = await query({ query: "outage after altering tables late in the week", limit: 2, session_id: "hybrid-paraphrase" });
     expect(res.hits[0]!.memory.id).toBe(target);
     expect(res.hits[0]!.matched_by).toEqual(["semantic"]);
-    const lexicalOnly = await query({ query: "outage after altering tables late in the week", limit: 2, mode: "lexical", session_id: "hybrid-paraphrase" });
+    const lexicalOnly = await query({
+      query: "outage after altering tables late in the week",
+      limit: 2,
+      mode: "lexical",
+      session_id: "hybrid-paraphrase",
+    });
     expect(lexicalOnly.hits.map((h) => h.memory.id)).not.toContain(target);
   });
 
@@ -119,7 +127,10 @@ describe("hybrid retrieval", () => {
       const written = await http(replica.url, "POST", "/v1/memories", { token: stalled.token, body });
       expect(written.status).toBe(201);
       const ask = (mode: string) =>
-        http(replica.url, "POST", "/v1/memories/query", { token: stalled.token, body: { query: "OpenSSL FIPS build pin", mode, detail: "full" } });
+        http(replica.url, "POST", "/v1/memories/query", {
+          token: stalled.token,
+          body: { query: "OpenSSL FIPS build pin", mode, detail: "full" },
+        });
       const lexical = await ask("lexical");
       expect(lexical.status).toBe(200);
       expect(lexical.body.hits).toEqual([]);
@@ -172,7 +183,10 @@ describe("hybrid retrieval", () => {
       expect(res.status).toBe(200);
       expect(res.body.hits.map((h: { memory: { id: string } }) => h.memory.id)).toEqual(expected);
       // Without the filter, other sessions' records come first or among them: the filter did the narrowing.
-      const unfiltered = await http(replica.url, "POST", "/v1/memories/query", { token: few.token, body: { query, mode: "semantic", limit: 10 } });
+      const unfiltered = await http(replica.url, "POST", "/v1/memories/query", {
+        token: few.token,
+        body: { query, mode: "semantic", limit: 10 },
+      });
       expect(unfiltered.body.hits.some((h: { memory: { session_id: string } }) => h.memory.session_id !== "few-7")).toBe(true);
       // A time filter 1 in 100 pass, on no key field: too few for an over-fetch, so Chroma filters on it alone.
       const latest = await http(replica.url, "POST", "/v1/memories/query", {
@@ -206,14 +220,46 @@ describe("confidence that refuses", () => {
   const agent = makeToken(store, "dev");
   const refuse = useCairn([agent]);
   const turns = [
-    ["Why do the integration tests time out on CI?", "The Postgres container starts after the tests; the health check was missing.", "Added a health check and a wait; the suite passes in 6 minutes."],
-    ["Pick a queue for the billing events.", "RabbitMQ needs an operator; SQS is already in the account.", "Decided on SQS for billing events; the team agreed."],
-    ["The nightly build failed again.", "The Docker layer cache was evicted, so the build ran out of time.", "Pinned the base image and raised the build timeout to 40 minutes."],
-    ["Plan the next week.", "Two open tickets block the release: AUTH-412 and PAY-77.", "Next week: fix AUTH-412 first, then PAY-77, then tag the release."],
-    ["Review the pull request for the search page.", "Pagination drops the last item when the page is full.", "Asked for a test of a full last page before merging."],
-    ["Rotate the API keys.", "Old keys expire on Monday; three services still read them from env files.", "Moved the keys to the secrets manager and rotated them."],
-    ["Why is the dashboard slow?", "Each widget asks the metrics API on its own; forty requests per page load.", "Batched the widget queries into one request; load time fell from 4 s to 600 ms."],
-    ["Decide how we version the public API.", "Header versioning hides the version from logs; URL versioning is visible.", "Decided on URL versioning (/v1, /v2) for the public API."],
+    [
+      "Why do the integration tests time out on CI?",
+      "The Postgres container starts after the tests; the health check was missing.",
+      "Added a health check and a wait; the suite passes in 6 minutes.",
+    ],
+    [
+      "Pick a queue for the billing events.",
+      "RabbitMQ needs an operator; SQS is already in the account.",
+      "Decided on SQS for billing events; the team agreed.",
+    ],
+    [
+      "The nightly build failed again.",
+      "The Docker layer cache was evicted, so the build ran out of time.",
+      "Pinned the base image and raised the build timeout to 40 minutes.",
+    ],
+    [
+      "Plan the next week.",
+      "Two open tickets block the release: AUTH-412 and PAY-77.",
+      "Next week: fix AUTH-412 first, then PAY-77, then tag the release.",
+    ],
+    [
+      "Review the pull request for the search page.",
+      "Pagination drops the last item when the page is full.",
+      "Asked for a test of a full last page before merging.",
+    ],
+    [
+      "Rotate the API keys.",
+      "Old keys expire on Monday; three services still read them from env files.",
+      "Moved the keys to the secrets manager and rotated them.",
+    ],
+    [
+      "Why is the dashboard slow?",
+      "Each widget asks the metrics API on its own; forty requests per page load.",
+      "Batched the widget queries into one request; load time fell from 4 s to 600 ms.",
+    ],
+    [
+      "Decide how we version the public API.",
+      "Header versioning hides the version from logs; URL versioning is visible.",
+      "Decided on URL versioning (/v1, /v2) for the public API.",
+    ],
   ];
   const write = async (session_id: string, [prompt, thought, response]: string[]) => {
     const res = await http(refuse.url, "POST", "/v1/memories", { token: agent.token, body: { session_id, prompt, thought, response } });
@@ -267,12 +313,27 @@ describe("hybrid summaries", () => {
       method: "extractive" as const,
       generated_at: new Date().toISOString(),
     };
-    await cairn.runtime.memories.putSummary(workspace, { ...common, session_id: "sum-1", title: "Upgrade of the QX-77 build agents", summary: "Build agents moved to a new image." });
-    await cairn.runtime.memories.putSummary(workspace, { ...common, session_id: "sum-2", title: "Upgrade of the build agents", summary: "Build agents moved to a new image." });
+    await cairn.runtime.memories.putSummary(workspace, {
+      ...common,
+      session_id: "sum-1",
+      title: "Upgrade of the QX-77 build agents",
+      summary: "Build agents moved to a new image.",
+    });
+    await cairn.runtime.memories.putSummary(workspace, {
+      ...common,
+      session_id: "sum-2",
+      title: "Upgrade of the build agents",
+      summary: "Build agents moved to a new image.",
+    });
     const res = await http(cairn.url, "POST", "/v1/summaries/query", { token: dev.token, body: { query: "QX-77", mode: "lexical" } });
     expect(res.body.hits.map((h: { summary: { session_id: string } }) => h.summary.session_id)).toEqual(["sum-1"]);
     // Re-summarizing a session replaces its text in the lexical index too.
-    await cairn.runtime.memories.putSummary(workspace, { ...common, session_id: "sum-2", title: "Upgrade of the QX-77 runners", summary: "Runners moved." });
+    await cairn.runtime.memories.putSummary(workspace, {
+      ...common,
+      session_id: "sum-2",
+      title: "Upgrade of the QX-77 runners",
+      summary: "Runners moved.",
+    });
     const again = await http(cairn.url, "POST", "/v1/summaries/query", { token: dev.token, body: { query: "QX-77", mode: "lexical" } });
     expect(again.body.hits.map((h: { summary: { session_id: string } }) => h.summary.session_id).sort()).toEqual(["sum-1", "sum-2"]);
   });

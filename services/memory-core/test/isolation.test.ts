@@ -36,9 +36,15 @@ describe("workspace isolation", () => {
   });
 
   it("search: a query for the other workspace's words finds only one's own", async () => {
-    const a = await http(cairn.url, "POST", "/v1/memories/query", { token: inSecond.token, body: { query: "payment gateway credentials leaked", detail: "full" } });
+    const a = await http(cairn.url, "POST", "/v1/memories/query", {
+      token: inSecond.token,
+      body: { query: "payment gateway credentials leaked", detail: "full" },
+    });
     expect(a.body.hits.map((h: { memory: { prompt: string } }) => h.memory.prompt)).toEqual([visible.prompt]);
-    const b = await http(cairn.url, "POST", "/v1/memories/query", { token: inFirst.token, body: { query: "payment gateway credentials leaked", detail: "full" } });
+    const b = await http(cairn.url, "POST", "/v1/memories/query", {
+      token: inFirst.token,
+      body: { query: "payment gateway credentials leaked", detail: "full" },
+    });
     expect(b.body.hits.map((h: { memory: { prompt: string } }) => h.memory.prompt)).toEqual([secret.prompt]);
   });
 
@@ -71,9 +77,14 @@ describe("workspace isolation", () => {
     const a = await mcpClient(cairn.url, inFirst.token);
     const b = await mcpClient(cairn.url, inSecond.token);
     try {
-      const ra = (await a.callTool({ name: "query_raw_memories", arguments: { query: "payment gateway", detail: "full" } })) as { structuredContent: any };
-      const rb = (await b.callTool({ name: "query_raw_memories", arguments: { query: "payment gateway", detail: "full" } })) as { structuredContent: any };
-      const prompts = (r: { structuredContent: any }) => r.structuredContent.hits.map((h: { memory: { prompt: string } }) => h.memory.prompt);
+      const ra = (await a.callTool({ name: "query_raw_memories", arguments: { query: "payment gateway", detail: "full" } })) as {
+        structuredContent: any;
+      };
+      const rb = (await b.callTool({ name: "query_raw_memories", arguments: { query: "payment gateway", detail: "full" } })) as {
+        structuredContent: any;
+      };
+      const prompts = (r: { structuredContent: any }) =>
+        r.structuredContent.hits.map((h: { memory: { prompt: string } }) => h.memory.prompt);
       expect(prompts(ra)).toContain(secret.prompt);
       expect(prompts(ra)).not.toContain(visible.prompt);
       expect(prompts(rb)).toContain(visible.prompt);

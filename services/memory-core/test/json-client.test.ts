@@ -11,7 +11,8 @@ describe("JsonClient", () => {
       let body = "";
       req.on("data", (chunk) => (body += chunk));
       req.on("end", () => {
-        if (req.url === "/v1/echo") return void res.setHeader("content-type", "application/json").end(JSON.stringify({ got: JSON.parse(body) }));
+        if (req.url === "/v1/echo")
+          return void res.setHeader("content-type", "application/json").end(JSON.stringify({ got: JSON.parse(body) }));
         if (req.url === "/v1/busy") return void res.writeHead(503, { "retry-after": "2" }).end('{"error":"loading"}');
         // Headers at once, then a byte now and then, never the end.
         res.writeHead(200, { "content-type": "application/json" });

@@ -22,8 +22,7 @@ let cairn: TestCairn;
 let client: Client;
 
 type ToolResult = { isError?: boolean; structuredContent?: any; content: Array<{ type: string; text?: string }> };
-const call = async (c: Client, name: string, args: Record<string, unknown>) =>
-  (await c.callTool({ name, arguments: args })) as ToolResult;
+const call = async (c: Client, name: string, args: Record<string, unknown>) => (await c.callTool({ name, arguments: args })) as ToolResult;
 const errorOf = (result: ToolResult) => JSON.parse(result.content[0]!.text!) as { code: string; hint?: string; detail: string };
 
 beforeAll(async () => {
@@ -222,7 +221,11 @@ describe("protocol", () => {
     const garbled = await http(cairn.url, "POST", "/mcp", { body: '{"jsonrpc": "2.0", "id": 1, "method": ', headers, token: bob.token });
     expect(garbled.status).toBe(400);
     expect(garbled.body).toEqual({ jsonrpc: "2.0", error: { code: -32700, message: expect.stringMatching(/^Parse error/) }, id: null });
-    const valid = await http(cairn.url, "POST", "/mcp", { body: { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }, headers, token: bob.token });
+    const valid = await http(cairn.url, "POST", "/mcp", {
+      body: { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} },
+      headers,
+      token: bob.token,
+    });
     expect(valid.status).toBe(200);
     expect(valid.body.id).toBe(2);
   });
@@ -296,7 +299,13 @@ describe("stdio transport shutdown", () => {
     const entry = fileURLToPath(new URL("../src/stdio.ts", import.meta.url));
     // Spawned here rather than by StdioClientTransport, which keeps the exit code and stderr to itself.
     const child = spawn(process.execPath, ["--import", "tsx", entry], {
-      env: { PATH: process.env.PATH ?? "", CAIRN_TOKEN: dave.token, CAIRN_TOKENS_FILE: tokensFile, CAIRN_CHROMA_URL: chromaUrl().toString(), CAIRN_DATA_DIR: dir },
+      env: {
+        PATH: process.env.PATH ?? "",
+        CAIRN_TOKEN: dave.token,
+        CAIRN_TOKENS_FILE: tokensFile,
+        CAIRN_CHROMA_URL: chromaUrl().toString(),
+        CAIRN_DATA_DIR: dir,
+      },
       stdio: ["pipe", "pipe", "pipe"],
     });
     let stderr = "";

@@ -72,13 +72,22 @@ describe("query_recent_turns order and paging", () => {
     }
     const alices = written.filter((w) => w.agent === "alice");
     const paged = await pageAll(alice.token, "", 4);
-    expectNewestFirstComplete(paged.turns, alices.map((w) => w.id));
+    expectNewestFirstComplete(
+      paged.turns,
+      alices.map((w) => w.id),
+    );
     expect(paged.pages).toBe(5);
     const oneSession = await pageAll(alice.token, "&session_id=c-b", 4);
-    expectNewestFirstComplete(oneSession.turns, alices.filter((w) => w.session === "c-b").map((w) => w.id));
+    expectNewestFirstComplete(
+      oneSession.turns,
+      alices.filter((w) => w.session === "c-b").map((w) => w.id),
+    );
     // Bob's listing, as read by Alice, holds only Bob's turns.
     const bobs = await pageAll(alice.token, "&agent=bob&session_id=c-a", 7);
-    expectNewestFirstComplete(bobs.turns, written.filter((w) => w.agent === "bob" && w.session === "c-a").map((w) => w.id));
+    expectNewestFirstComplete(
+      bobs.turns,
+      written.filter((w) => w.agent === "bob" && w.session === "c-a").map((w) => w.id),
+    );
   });
 
   it("two replicas writing for one agent keep one complete order", async () => {
@@ -94,7 +103,10 @@ describe("query_recent_turns order and paging", () => {
       expect(results.every((r) => r.status === 201)).toBe(true);
       const throughLeft = await pageAll(carol.token, "", 5, left.url);
       const throughRight = await pageAll(carol.token, "", 5, right.url);
-      expectNewestFirstComplete(throughLeft.turns, results.map((r) => r.body.id));
+      expectNewestFirstComplete(
+        throughLeft.turns,
+        results.map((r) => r.body.id),
+      );
       expect(throughRight.turns.map((t) => t.id)).toEqual(throughLeft.turns.map((t) => t.id));
     } finally {
       await left.close();
@@ -105,7 +117,9 @@ describe("query_recent_turns order and paging", () => {
   it("answers a cursor it did not issue, or one for another agent, with invalid_cursor", async () => {
     const page = await http(cairn.url, "GET", "/v1/memories/recent?limit=1&agent=bob", { token: alice.token });
     expect(page.body.next_cursor).toEqual(expect.any(String));
-    const ok = await http(cairn.url, "GET", `/v1/memories/recent?limit=1&agent=bob&before=${page.body.next_cursor}`, { token: alice.token });
+    const ok = await http(cairn.url, "GET", `/v1/memories/recent?limit=1&agent=bob&before=${page.body.next_cursor}`, {
+      token: alice.token,
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.turns).toHaveLength(1);
     const otherAgent = await http(cairn.url, "GET", `/v1/memories/recent?limit=1&before=${page.body.next_cursor}`, { token: alice.token });
@@ -151,8 +165,18 @@ describe("the recency sequence over real Chroma", () => {
     const recency = await cairn.runtime.store.collection(workspace, "recency");
     // Slot 3: a writer that died before storing its turn. Slot 4: a loser of a race that names turn 1.
     await recency.add([
-      { id: slotId("dave", 3), embedding: RECENCY_VECTOR, document: "", metadata: { stream: "dave", seq: 3, turn_id: "t_never_written", write_id: "w3", recorded_at: Date.now() } },
-      { id: slotId("dave", 4), embedding: RECENCY_VECTOR, document: "", metadata: { stream: "dave", seq: 4, turn_id: ids[1]!, write_id: "w4", recorded_at: Date.now() } },
+      {
+        id: slotId("dave", 3),
+        embedding: RECENCY_VECTOR,
+        document: "",
+        metadata: { stream: "dave", seq: 3, turn_id: "t_never_written", write_id: "w3", recorded_at: Date.now() },
+      },
+      {
+        id: slotId("dave", 4),
+        embedding: RECENCY_VECTOR,
+        document: "",
+        metadata: { stream: "dave", seq: 4, turn_id: ids[1]!, write_id: "w4", recorded_at: Date.now() },
+      },
     ]);
     ids.push(await write(3));
     try {

@@ -11,7 +11,12 @@ describe("add_memory over REST", () => {
   it("stores a turn attributed to the token's agent and answers 201", async () => {
     const res = await http(cairn.url, "POST", "/v1/memories", {
       token: alice.token,
-      body: turn("rest-add", 1, { kind: "decision", tags: ["auth"], refs: ["AUTH-1"], checks: [{ name: "unit", status: "passed", commit: "abc1234" }] }),
+      body: turn("rest-add", 1, {
+        kind: "decision",
+        tags: ["auth"],
+        refs: ["AUTH-1"],
+        checks: [{ name: "unit", status: "passed", commit: "abc1234" }],
+      }),
     });
     expect(res.status).toBe(201);
     expectContractOutput("add_memory", res.body);

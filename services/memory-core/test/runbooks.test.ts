@@ -14,7 +14,9 @@ const validators = compileInputValidators(contract);
 async function markdownFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   const nested = await Promise.all(
-    entries.map((e) => (e.isDirectory() ? markdownFiles(join(dir, e.name)) : Promise.resolve(e.name.endsWith(".md") ? [join(dir, e.name)] : []))),
+    entries.map((e) =>
+      e.isDirectory() ? markdownFiles(join(dir, e.name)) : Promise.resolve(e.name.endsWith(".md") ? [join(dir, e.name)] : []),
+    ),
   );
   return nested.flat().sort();
 }

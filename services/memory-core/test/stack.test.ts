@@ -32,7 +32,12 @@ describe("the embedded default (npm start)", () => {
     for (let n = 1; n <= 12; n++) {
       const body =
         n === 7
-          ? { session_id: "restart-1", prompt: "Profile the nightly export job.", thought: "The CSV writer flushes on every row.", response: "Buffered the CSV writer." }
+          ? {
+              session_id: "restart-1",
+              prompt: "Profile the nightly export job.",
+              thought: "The CSV writer flushes on every row.",
+              response: "Buffered the CSV writer.",
+            }
           : turn(`restart-${n % 3}`, n);
       const res = await http(first.url, "POST", "/v1/memories", { token: agent!.token, body });
       expect(res.status).toBe(201);
@@ -47,14 +52,19 @@ describe("the embedded default (npm start)", () => {
     const recent = await http(second.url, "GET", "/v1/memories/recent?limit=100", { token: agent!.token });
     expect(recent.status).toBe(200);
     expect(recent.body.turns.map((t: { id: string }) => t.id).sort()).toEqual([...ids].sort());
-    const found = await http(second.url, "POST", "/v1/memories/query", { token: agent!.token, body: { query: "why was the nightly CSV export slow" } });
+    const found = await http(second.url, "POST", "/v1/memories/query", {
+      token: agent!.token,
+      body: { query: "why was the nightly CSV export slow" },
+    });
     expect(found.body.hits[0].memory.id).toBe(ids[6]);
   });
 
   it("refuses a second start on a data dir that a running Cairn owns", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "cairn-stack-busy-"));
     running.push(await startStack({ config: embeddedConfig(dataDir), log: silentLogger, embedder: await sharedEmbedder() }));
-    const error = await startStack({ config: embeddedConfig(dataDir), log: silentLogger, embedder: await sharedEmbedder() }).catch((e) => e);
+    const error = await startStack({ config: embeddedConfig(dataDir), log: silentLogger, embedder: await sharedEmbedder() }).catch(
+      (e) => e,
+    );
     expect(describeStartError(error)).toMatch(/^CAIRN_DATA_DIR: another Cairn process/);
   });
 
@@ -155,10 +165,16 @@ describe("when Chroma goes away", () => {
       expect(search.headers.get("retry-after")).toBe("2");
       const client = await mcpClient(cairn.url, token.token);
       try {
-        const overMcp = (await client.callTool({ name: "query_recent_turns", arguments: {} })) as { isError?: boolean; content: Array<{ text: string }> };
+        const overMcp = (await client.callTool({ name: "query_recent_turns", arguments: {} })) as {
+          isError?: boolean;
+          content: Array<{ text: string }>;
+        };
         expect(overMcp.isError).toBe(true);
         expect(JSON.parse(overMcp.content[0]!.text)).toMatchObject({ code: "unavailable", status: 503, retry_after_s: 2 });
-        const refused = (await client.callTool({ name: "query_recent_turns", arguments: { limit: 0 } })) as { isError?: boolean; content: Array<{ text: string }> };
+        const refused = (await client.callTool({ name: "query_recent_turns", arguments: { limit: 0 } })) as {
+          isError?: boolean;
+          content: Array<{ text: string }>;
+        };
         expect(JSON.parse(refused.content[0]!.text)).not.toHaveProperty("retry_after_s");
       } finally {
         await client.close();

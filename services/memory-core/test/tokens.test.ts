@@ -43,7 +43,9 @@ describe("tokens file", () => {
     expect(badWorkspace).not.toContain(secret);
     expect(parseError(`tokens:\n  - token: short\n    workspace: team\n    agent: dev\n`)).toMatch(/at least 16/);
     expect(parseError(`tokens:\n  - token: ${secret}\n    workspace: team\n    agent: dev\n    role: root\n`)).toMatch(/role/);
-    const twice = parseError(`tokens:\n  - token: ${secret}\n    workspace: team\n    agent: a\n  - token: ${secret}\n    workspace: team\n    agent: b\n`);
+    const twice = parseError(
+      `tokens:\n  - token: ${secret}\n    workspace: team\n    agent: a\n  - token: ${secret}\n    workspace: team\n    agent: b\n`,
+    );
     expect(twice).toMatch(/tokens\[1\] repeats a token/);
     expect(twice).not.toContain(secret);
   });

@@ -41,7 +41,9 @@ const auditOf = async (memoryId: string) => {
   return res.body.entries as Array<{ action: string; actor: string; reason?: string }>;
 };
 const sessionTurns = async (sessionId: string) =>
-  (await http(cairn.url, "GET", `/v1/memories/recent?session_id=${sessionId}&limit=100`, { token: alice.token })).body.turns as Array<{ id: string }>;
+  (await http(cairn.url, "GET", `/v1/memories/recent?session_id=${sessionId}&limit=100`, { token: alice.token })).body.turns as Array<{
+    id: string;
+  }>;
 const isTurnAdd = (call: ChromaCall) => call.verb === "add" && call.ids.some((id) => id.startsWith("t_"));
 
 /** Sends until the write is acknowledged; a cut-off attempt answers 503, never a 5xx of another kind. */
@@ -90,10 +92,12 @@ describe("a write cut off and retried with its key", () => {
     const found = await verify();
     expect(found.healthy).toBe(false);
     expect(found.problem_counts).toMatchObject({ orphan_slot: 1, duplicate_feed_entry: 1 });
-    expect(found.problems.filter((p: { id?: string }) => p.id === id).map((p: { check: string }) => p.check).sort()).toEqual([
-      "duplicate_feed_entry",
-      "orphan_slot",
-    ]);
+    expect(
+      found.problems
+        .filter((p: { id?: string }) => p.id === id)
+        .map((p: { check: string }) => p.check)
+        .sort(),
+    ).toEqual(["duplicate_feed_entry", "orphan_slot"]);
 
     // A dry run changes nothing.
     const dry = await repair(false);
@@ -110,7 +114,6 @@ describe("a write cut off and retried with its key", () => {
     expect(await repair(true)).toMatchObject({ slots_retired: 0, audit_entries_written: 0, memories: 0 });
     expect((await sessionTurns("cut-before-store")).map((t) => t.id)).toEqual([id]);
   });
-
 });
 
 describe("repair_store over REST", () => {
@@ -124,7 +127,11 @@ describe("repair_store over REST", () => {
     const sequences = new Sequences(cairn.runtime.store);
     const recency = await cairn.runtime.store.collection(workspace, "recency");
     const length = await sequences.length(workspace, AUDIT_STREAM);
-    const entries = await sequences.read(workspace, AUDIT_STREAM, Array.from({ length }, (_, i) => i));
+    const entries = await sequences.read(
+      workspace,
+      AUDIT_STREAM,
+      Array.from({ length }, (_, i) => i),
+    );
     const [seqOfLost, slotOfLost] = [...entries].find(([, e]) => e.memory_id === lost.body.id && e.action === "add")!;
     await recency.updateMetadata([{ id: slotId(AUDIT_STREAM, seqOfLost), metadata: { ...slotOfLost, void: true } }]);
     await sequences.append(workspace, AUDIT_STREAM, { action: "add", actor: "alice", memory_id: doubled.body.id }, "an-earlier-replay");
@@ -193,10 +200,9 @@ describe("writers racing on one key", () => {
 
       // Recency costs what it costs for an agent that never raced: one slot for one turn, one feed entry.
       const recency = await replica.runtime.store.collection(racing, "recency");
-      expect([...(await recency.present([slotId("carol", 0), slotId("carol", 1), slotId("@turns", 0), slotId("@turns", 1)]))].sort()).toEqual([
-        slotId("@turns", 0),
-        slotId("carol", 0),
-      ]);
+      expect(
+        [...(await recency.present([slotId("carol", 0), slotId("carol", 1), slotId("@turns", 0), slotId("@turns", 1)]))].sort(),
+      ).toEqual([slotId("@turns", 0), slotId("carol", 0)]);
       const recent = await http(replica.url, "GET", "/v1/memories/recent", { token: carol.token });
       expect(recent.body.turns.map((t: { id: string }) => t.id)).toEqual([results[0]!.body.id]);
       const audit = await http(replica.url, "GET", "/v1/audit", { token: ops.token });
@@ -248,7 +254,12 @@ describe("Chroma failing on its side", () => {
     expect(written.status).toBe(201);
     // What Chroma 1.0 answered for a while after a SIGKILL and restart.
     faults.set((call) =>
-      call.verb === "query" ? { status: 500, body: JSON.stringify({ error: "InternalError", message: "Error creating hnsw segment reader: Nothing found on disk" }) } : "pass",
+      call.verb === "query"
+        ? {
+            status: 500,
+            body: JSON.stringify({ error: "InternalError", message: "Error creating hnsw segment reader: Nothing found on disk" }),
+          }
+        : "pass",
     );
     const body = { query: "OpenSSL FIPS build pin", mode: "semantic" };
     const failing = await http(cairn.url, "POST", "/v1/memories/query", { token: alice.token, body });

@@ -80,7 +80,8 @@ async function run(command: Command, values: Record<string, string | boolean | u
   let batch = 100;
   if (command === "reembed" && string("batch") !== undefined) {
     const raw = string("batch")!;
-    if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 500) throw usageError(`reembed: --batch must be a whole number from 1 to 500, not "${raw}"`);
+    if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 500)
+      throw usageError(`reembed: --batch must be a whole number from 1 to 500, not "${raw}"`);
     batch = Number(raw);
   }
   const config = loadCliConfig({ url: string("url"), token: string("token"), "tokens-file": string("tokens-file") }, io.env, io.cwd);
@@ -104,7 +105,9 @@ async function run(command: Command, values: Record<string, string | boolean | u
   if (command === "backup") {
     const summary = await backup(targets, resolve(io.cwd, out!), io);
     for (const w of summary.workspaces) {
-      io.stdout.write(`backed up ${w.workspace}: ${w.counts.turns} turns, ${w.counts.summaries} summaries, ${w.counts.tombstones} tombstones\n`);
+      io.stdout.write(
+        `backed up ${w.workspace}: ${w.counts.turns} turns, ${w.counts.summaries} summaries, ${w.counts.tombstones} tombstones\n`,
+      );
     }
     io.stdout.write(`wrote ${summary.records} records (${summary.bytes} bytes) to ${out}\n`);
     return 0;
@@ -113,7 +116,9 @@ async function run(command: Command, values: Record<string, string | boolean | u
   if (command === "repair") return (await repair(targets, values.apply === true, values.json === true, io)) ? 0 : 1;
   const summaries = await reembed(targets, batch, io);
   for (const s of summaries) {
-    io.stdout.write(`reembedded ${s.workspace}: ${s.processed} records embedded in this run, ${s.total} in all${s.resumedAt ? ` (resumed at ${s.resumedAt})` : ""}\n`);
+    io.stdout.write(
+      `reembedded ${s.workspace}: ${s.processed} records embedded in this run, ${s.total} in all${s.resumedAt ? ` (resumed at ${s.resumedAt})` : ""}\n`,
+    );
   }
   return 0;
 }

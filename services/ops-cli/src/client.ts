@@ -115,7 +115,9 @@ export class AdminClient {
       if (response.status === 401) throw new CliError("memory-core does not know this token (401): check --token or the tokens file");
       if (response.status === 403) throw new CliError("this token is not an admin token (403): the cairn commands need role admin");
       const what = problem.code ? `${problem.code}: ${problem.detail ?? ""}` : `HTTP ${response.status}`;
-      throw new CliError(`memory-core refused ${method} ${new URL(path, this.base).pathname} (${what})${problem.hint ? ` ${problem.hint}` : ""}`);
+      throw new CliError(
+        `memory-core refused ${method} ${new URL(path, this.base).pathname} (${what})${problem.hint ? ` ${problem.hint}` : ""}`,
+      );
     }
     if (parsed === undefined) throw new CliError(`memory-core answered ${method} ${path} with something that is not JSON`);
     return parsed as T;

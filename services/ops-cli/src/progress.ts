@@ -24,7 +24,9 @@ export class ProgressBar {
     if (this.out.isTTY) {
       const width = Math.max(10, Math.min(40, (this.out.columns ?? 80) - 50));
       const filled = Math.round(share * width);
-      this.out.write(`\r${this.label} [${"#".repeat(filled)}${"-".repeat(width - filled)}] ${percent(share)} ${done}/${this.total}${note ? ` ${note}` : ""}\x1b[K`);
+      this.out.write(
+        `\r${this.label} [${"#".repeat(filled)}${"-".repeat(width - filled)}] ${percent(share)} ${done}/${this.total}${note ? ` ${note}` : ""}\x1b[K`,
+      );
       this.drawn = true;
       return;
     }

@@ -147,7 +147,11 @@ describe("cairn backup and restore", () => {
   beforeAll(async () => {
     source = await startCairn(tokens);
     for (let n = 1; n <= 12; n++) {
-      await add(source, n % 3 === 0 ? alphaReviewer : alphaDev, turn(`alpha-${n % 4}`, n, { prompt: `Garnet ledger reconciliation, part ${n}`, tags: [`part-${n}`] }));
+      await add(
+        source,
+        n % 3 === 0 ? alphaReviewer : alphaDev,
+        turn(`alpha-${n % 4}`, n, { prompt: `Garnet ledger reconciliation, part ${n}`, tags: [`part-${n}`] }),
+      );
     }
     forgotten = await add(source, alphaDev, turn("alpha-0", 99, { prompt: "the staging password is swordfish" }));
     await http(source.url, "POST", `/v1/memories/${forgotten}/forget`, { token: alphaDev.token, body: { reason: "a secret" } });
@@ -172,7 +176,10 @@ describe("cairn backup and restore", () => {
     expect(made.stdout).toContain(`backed up ${beta}: 4 turns, 0 summaries, 0 tombstones`);
     // A backup holds every memory of the workspaces: readable by its owner only, whatever the umask.
     expect((await stat(file)).mode & 0o777).toBe(0o600);
-    const lines = (await readFile(file, "utf8")).trimEnd().split("\n").map((l) => JSON.parse(l));
+    const lines = (await readFile(file, "utf8"))
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines[0]).toMatchObject({ type: "header", format: "cairn-backup", version: 1 });
     const manifest = lines.at(-1);
     expect(manifest).toMatchObject({ type: "manifest", records: 18, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
@@ -185,7 +192,9 @@ describe("cairn backup and restore", () => {
     const restored = await cairnCli(["restore", "--in", file, "--tokens-file", both, "--url", fresh.url.toString()]);
     expect(restored.stderr).toContain("restore");
     expect(restored.code).toBe(0);
-    expect(restored.stdout).toContain(`restored ${alpha}: tombstones 1 stored, 0 skipped; turns 12 stored, 0 skipped; summaries 1 stored, 0 skipped`);
+    expect(restored.stdout).toContain(
+      `restored ${alpha}: tombstones 1 stored, 0 skipped; turns 12 stored, 0 skipped; summaries 1 stored, 0 skipped`,
+    );
 
     for (const admin of [alphaOps, betaOps]) expectSameRecords(await snapshot(fresh, admin), await snapshot(source, admin));
     for (const [token, query] of [
@@ -196,7 +205,9 @@ describe("cairn backup and restore", () => {
       const there = await http(source.url, "POST", "/v1/memories/query", { token: token.token, body: { query, limit: 5 } });
       const here = await http(fresh.url, "POST", "/v1/memories/query", { token: token.token, body: { query, limit: 5 } });
       expect(here.body.hits.length).toBeGreaterThan(0);
-      expect(here.body.hits.map((h: { memory: { id: string } }) => h.memory.id)).toEqual(there.body.hits.map((h: { memory: { id: string } }) => h.memory.id));
+      expect(here.body.hits.map((h: { memory: { id: string } }) => h.memory.id)).toEqual(
+        there.body.hits.map((h: { memory: { id: string } }) => h.memory.id),
+      );
       expect(here.body.hits[0].matched_by).toEqual(["lexical", "semantic"]);
     }
     for (const token of [alphaDev, alphaReviewer, betaDev]) {
@@ -205,11 +216,17 @@ describe("cairn backup and restore", () => {
       expect(here.body.turns.length).toBeGreaterThan(0);
       expect(here.body.turns).toEqual(there.body.turns);
     }
-    const summaryHere = await http(fresh.url, "POST", "/v1/summaries/query", { token: alphaDev.token, body: { query: "garnet ledger nightly" } });
+    const summaryHere = await http(fresh.url, "POST", "/v1/summaries/query", {
+      token: alphaDev.token,
+      body: { query: "garnet ledger nightly" },
+    });
     expect(summaryHere.body.hits[0].summary.title).toBe("Garnet ledger reconciled nightly");
     expect((await http(fresh.url, "GET", `/v1/memories/${forgotten}`, { token: alphaDev.token })).status).toBe(410);
     // Writing the forgotten turn again is refused in the restored stack as in the original.
-    const rewrite = await http(fresh.url, "POST", "/v1/memories", { token: alphaDev.token, body: turn("alpha-0", 99, { prompt: "the staging password is swordfish" }) });
+    const rewrite = await http(fresh.url, "POST", "/v1/memories", {
+      token: alphaDev.token,
+      body: turn("alpha-0", 99, { prompt: "the staging password is swordfish" }),
+    });
     expect(rewrite.status).toBe(410);
 
     const verified = await cairnCli(["verify", "--tokens-file", both, "--url", fresh.url.toString()]);
@@ -220,7 +237,9 @@ describe("cairn backup and restore", () => {
     const before = await snapshot(fresh, alphaOps);
     const again = await cairnCli(["restore", "--in", file, "--tokens-file", both, "--url", fresh.url.toString()]);
     expect(again.code).toBe(0);
-    expect(again.stdout).toContain(`restored ${alpha}: tombstones 0 stored, 1 skipped; turns 0 stored, 12 skipped; summaries 0 stored, 1 skipped`);
+    expect(again.stdout).toContain(
+      `restored ${alpha}: tombstones 0 stored, 1 skipped; turns 0 stored, 12 skipped; summaries 0 stored, 1 skipped`,
+    );
     expect(await snapshot(fresh, alphaOps)).toEqual(before);
     const recent = await http(fresh.url, "GET", "/v1/memories/recent?limit=100", { token: alphaDev.token });
     expect(recent.body.turns).toHaveLength(8);
@@ -231,12 +250,34 @@ describe("cairn backup and restore", () => {
     const alphaOnly = await tokensFile("alpha.yaml", [alphaOps]);
     const partial = await cairnCli(["restore", "--in", file, "--tokens-file", alphaOnly, "--url", fresh.url.toString()]);
     expect(partial.code).toBe(2);
-    expect(partial.stderr.trim()).toBe(`cairn: no admin token for workspace ${beta} of the backup: pass a --tokens-file that holds one, or --workspace to restore only some`);
-    const picked = await cairnCli(["restore", "--in", file, "--tokens-file", alphaOnly, "--workspace", alpha, "--url", fresh.url.toString()]);
+    expect(partial.stderr.trim()).toBe(
+      `cairn: no admin token for workspace ${beta} of the backup: pass a --tokens-file that holds one, or --workspace to restore only some`,
+    );
+    const picked = await cairnCli([
+      "restore",
+      "--in",
+      file,
+      "--tokens-file",
+      alphaOnly,
+      "--workspace",
+      alpha,
+      "--url",
+      fresh.url.toString(),
+    ]);
     expect(picked.code).toBe(0);
     expect(picked.stdout).toContain(`restored ${alpha}: tombstones 0 stored, 1 skipped; turns 0 stored, 12 skipped`);
     expect(picked.stdout).not.toContain(beta);
-    const unknown = await cairnCli(["restore", "--in", file, "--tokens-file", alphaOnly, "--workspace", "nope", "--url", fresh.url.toString()]);
+    const unknown = await cairnCli([
+      "restore",
+      "--in",
+      file,
+      "--tokens-file",
+      alphaOnly,
+      "--workspace",
+      "nope",
+      "--url",
+      fresh.url.toString(),
+    ]);
     expect([unknown.code, unknown.stderr.trim()]).toEqual([2, `cairn: the backup holds no workspace nope (it holds ${alpha}, ${beta})`]);
   });
 
@@ -301,7 +342,13 @@ describe("cairn verify", () => {
       expect(healthy.code).toBe(0);
       expect(healthy.stdout).toContain(`workspace ${bad}: healthy`);
 
-      const chroma = new ChromaClient({ host: chromaUrl().hostname, port: Number(chromaUrl().port), ssl: false, tenant: "default_tenant", database: bad });
+      const chroma = new ChromaClient({
+        host: chromaUrl().hostname,
+        port: Number(chromaUrl().port),
+        ssl: false,
+        tenant: "default_tenant",
+        database: bad,
+      });
       const turns = await chroma.getCollection({ name: "turns", embeddingFunction: null } as never);
       await turns.delete({ ids: [victims[1]!] });
       await turns.modify({ metadata: { embedding_model: "some-older-model", embedding_dim: 512 } });
@@ -351,7 +398,10 @@ describe("cairn reembed", () => {
       const saved = await cairnCli(["backup", "--out", file, "--token", ops.token, "--url", cairn.url.toString()]);
       expect(saved.code).toBe(0);
       const manifest = JSON.parse((await readFile(file, "utf8")).trimEnd().split("\n").at(-1)!);
-      expect(manifest.workspaces[0]).toMatchObject({ counts: { turns: 9, summaries: 1 }, stamps: { turns: { model: "use-lite-512", dimension: 512 } } });
+      expect(manifest.workspaces[0]).toMatchObject({
+        counts: { turns: 9, summaries: 1 },
+        stamps: { turns: { model: "use-lite-512", dimension: 512 } },
+      });
 
       // A run that stopped after one batch of four (as if interrupted): the progress is kept in Chroma.
       const embeddedTexts = () => stub.requests.filter((r) => r.path === "/v1/embeddings").flatMap((r) => [r.body.input].flat()).length;
@@ -367,10 +417,16 @@ describe("cairn reembed", () => {
       // Every record was embedded once: nothing the interrupted run did was done again.
       expect(embeddedTexts() - beforeRun).toBe(10);
 
-      const hit = await http(cairn.url, "POST", "/v1/memories/query", { token: dev.token, body: { query: "onyx cache eviction variant 6" } });
+      const hit = await http(cairn.url, "POST", "/v1/memories/query", {
+        token: dev.token,
+        body: { query: "onyx cache eviction variant 6" },
+      });
       expect(hit.status).toBe(200);
       expect(hit.body.hits[0].memory.id).toBe(ids[5]);
-      const summaries = await http(cairn.url, "POST", "/v1/summaries/query", { token: dev.token, body: { query: "onyx eviction settled" } });
+      const summaries = await http(cairn.url, "POST", "/v1/summaries/query", {
+        token: dev.token,
+        body: { query: "onyx eviction settled" },
+      });
       expect(summaries.body.hits[0].summary.title).toBe("Onyx cache eviction settled");
       const recent = await http(cairn.url, "GET", "/v1/memories/recent", { token: dev.token });
       expect(recent.body.turns.map((t: { id: string }) => t.id)).toEqual([...ids].reverse());
@@ -420,7 +476,10 @@ describe("cairn's arguments", () => {
     const cairn = await startCairn([agent, admin]);
     try {
       const unknown = await cairnCli(["verify", "--token", "not-a-token", "--url", cairn.url.toString()]);
-      expect([unknown.code, unknown.stderr.trim()]).toEqual([1, "cairn: memory-core does not know this token (401): check --token or the tokens file"]);
+      expect([unknown.code, unknown.stderr.trim()]).toEqual([
+        1,
+        "cairn: memory-core does not know this token (401): check --token or the tokens file",
+      ]);
       const notAdmin = await cairnCli(["verify", "--token", agent.token, "--url", cairn.url.toString()]);
       expect(notAdmin.code).toBe(1);
       expect(notAdmin.stderr).toContain("not an admin token");

@@ -36,22 +36,31 @@ export interface Choice {
 
 const CHOICE =
   /\b(decided|decide to|decision:|chose|choose to|chosen|going with|go with|went with|settled on|settle on|opted|opt for|picked|switch(ed|ing)?\b(?:\s+\S+){0,5}?\s+(to|over)\b|will use|adopted|(we|i) agreed|agreed (to|on|that)|(we|i)('ll| will| are going to| am going to) (?!(see|check|know|find out|need|look|try|ask|wait|have)\b)[a-z]+)\b/i;
-const CHANGE = /^(we |i )?(moved|replaced|added|made|changed|kept|set|split|stripped|wrapped|introduced|removed|raised|lowered|limited|pinned|bumped|enabled|disabled|turned|converted|rewrote|extracted)\b/i;
-const REASON = /\b(because|since|so that|so (both|the|it|we|that|each|every|no|a)|to avoid|to keep|in order to|which (avoids|keeps|removes|fixes))\b/i;
-const DROP_START = /^(we |i )?(dropped|abandoned|reverted|rejected|ruled out|gave up( on)?|backed out|rolled back|scrapped|discarded|decided against|not going with|undid)\b/i;
-const DROP_PASSIVE = /\b(was|were|is|got|has been|have been) (dropped|abandoned|reverted|rejected|ruled out|scrapped|discarded|rolled back|backed out)\b/i;
+const CHANGE =
+  /^(we |i )?(moved|replaced|added|made|changed|kept|set|split|stripped|wrapped|introduced|removed|raised|lowered|limited|pinned|bumped|enabled|disabled|turned|converted|rewrote|extracted)\b/i;
+const REASON =
+  /\b(because|since|so that|so (both|the|it|we|that|each|every|no|a)|to avoid|to keep|in order to|which (avoids|keeps|removes|fixes))\b/i;
+const DROP_START =
+  /^(we |i )?(dropped|abandoned|reverted|rejected|ruled out|gave up( on)?|backed out|rolled back|scrapped|discarded|decided against|not going with|undid)\b/i;
+const DROP_PASSIVE =
+  /\b(was|were|is|got|has been|have been) (dropped|abandoned|reverted|rejected|ruled out|scrapped|discarded|rolled back|backed out)\b/i;
 const CONSIDERED = /^(we |i )?(also )?(considered|tried|evaluated|looked at|weighed|prototyped|experimented with)\b/i;
-const REJECTION = /\b(rejected|ruled out|but|too (slow|risky|complex|expensive|costly|much)|not worth|no good|did not|didn't|does not|doesn't|cannot|can't|won't)\b/i;
+const REJECTION =
+  /\b(rejected|ruled out|but|too (slow|risky|complex|expensive|costly|much)|not worth|no good|did not|didn't|does not|doesn't|cannot|can't|won't)\b/i;
 const FAILED =
   /\b(did not|didn't|does not|doesn't|would not|wouldn't) (work|help|fix|solve)\b|\bmade no difference\b|\bno effect\b|\b(is|was|are|were) not enough\b|\binsufficient\b|\bmade (it|things) worse\b/i;
 /** The alternative a decision names as rejected: "use X instead of Y", "X rather than Y". */
 const INSTEAD = /\b(instead of|rather than)\s+(.+?)(?=\s+(because|since|as|so|which)\b|[,;:.]|$)/i;
 const VAGUE_SUBJECT = /^(\S+\s+){0,3}?(it|this|that|they|these|those)\s+(did|does|would|made|had)\b|^(on|in|with|at|but)\b/i;
-const OVER = /\b(chose|choose|chosen|picked|preferred|prefer|went with|going with|settled on|opted for)\b.*?\bover\s+(.+?)(?=\s+(because|since|as|given)\b|[,;:]|$)/i;
-const HEDGE = /\b(could|might|may|would|should we|maybe|perhaps|whether|if we|consider(ing)?|option(s)?|proposal|propose|suggest(ed|s)?|ask(ed)? (whether|if))\b/i;
-const NEGATED_CHOICE = /\b(not|n't|never|yet to|need to|have to|has to|must|still to)\s+(\w+\s+)?(decided|decide|chose|choose|chosen|settle|switch)/i;
+const OVER =
+  /\b(chose|choose|chosen|picked|preferred|prefer|went with|going with|settled on|opted for)\b.*?\bover\s+(.+?)(?=\s+(because|since|as|given)\b|[,;:]|$)/i;
+const HEDGE =
+  /\b(could|might|may|would|should we|maybe|perhaps|whether|if we|consider(ing)?|option(s)?|proposal|propose|suggest(ed|s)?|ask(ed)? (whether|if))\b/i;
+const NEGATED_CHOICE =
+  /\b(not|n't|never|yet to|need to|have to|has to|must|still to)\s+(\w+\s+)?(decided|decide|chose|choose|chosen|settle|switch)/i;
 /** An observation: what was measured, seen or found, not chosen. */
-const FINDING = /^(the |a |an |our |this |that )?\S+( \S+)? (is|are|was|were|shows?|showed|takes?|took|has|had|fails?|failed|costs?)\b|\b(found|measured|profiled|observed|noticed|root cause)\b/i;
+const FINDING =
+  /^(the |a |an |our |this |that )?\S+( \S+)? (is|are|was|were|shows?|showed|takes?|took|has|had|fails?|failed|costs?)\b|\b(found|measured|profiled|observed|noticed|root cause)\b/i;
 const ATTEMPT = /\b(tried|trying|attempted|experimented|prototyped|tested whether)\b/i;
 const PRONOUN_OBJECT = /^(this|that|it|them|these|those|the (same|simplest|first|second|other|former|latter|one))\b/i;
 const STOP = new Set(
@@ -69,7 +78,8 @@ export function choicesOf(turns: readonly SessionTurn[]): Choice[] {
     const thoughtCount = splitSentences(turn.thought).length;
     const ofTurn: Choice[] = [];
     sentences.forEach((sentence, position) => {
-      const add = (kind: Choice["kind"], text: string) => ofTurn.push({ kind, text: tidy(text), turn: index, position, sentence, fromDecisionTurn });
+      const add = (kind: Choice["kind"], text: string) =>
+        ofTurn.push({ kind, text: tidy(text), turn: index, position, sentence, fromDecisionTurn });
       for (const clause of clausesOf(sentence)) {
         const verdict = classify(clause, { inThought: position < thoughtCount, fromDecisionTurn });
         if (verdict === "dropped") add("dropped", clause);
@@ -87,7 +97,15 @@ export function choicesOf(turns: readonly SessionTurn[]): Choice[] {
     }
     if (attempt && !ofTurn.some((c) => c.kind === "dropped")) {
       const tried = sentences.find((s) => ATTEMPT.test(s)) ?? splitSentences(turn.prompt)[0];
-      if (tried) ofTurn.push({ kind: "dropped", text: `Dropped: ${tidy(tried)}`, turn: index, position: 0, sentence: tried, fromDecisionTurn: false });
+      if (tried)
+        ofTurn.push({
+          kind: "dropped",
+          text: `Dropped: ${tidy(tried)}`,
+          turn: index,
+          position: 0,
+          sentence: tried,
+          fromDecisionTurn: false,
+        });
     }
     found.push(...ofTurn.map((c) => (c.kind === "dropped" ? { ...c, text: asDropped(c.text) } : c)));
   });
@@ -105,7 +123,9 @@ export function evidenceFor(choice: Choice, turn: SessionTurn, choices: readonly
   const sentences = [...splitSentences(turn.thought), ...splitSentences(turn.response)];
   const candidates = sentences
     .map((text, position) => ({ text, position }))
-    .filter((s) => s.text !== choice.sentence && !own.has(s.text) && EVIDENCE_CUE.test(s.text) && !isQuestion(s.text) && !isNextStep(s.text));
+    .filter(
+      (s) => s.text !== choice.sentence && !own.has(s.text) && EVIDENCE_CUE.test(s.text) && !isQuestion(s.text) && !isNextStep(s.text),
+    );
   // A dropped approach that gives its reason in its own words needs no other sentence (the turn's figures are the chosen one's).
   if (choice.kind === "dropped" && /\b(because|since|but|as it|too)\b|:\s/.test(choice.text)) return undefined;
   const distance = (p: number) => (p > choice.position ? p - choice.position : choice.position - p + 0.5);
@@ -128,7 +148,12 @@ export function titleOf(decision: Choice, max: number): string | undefined {
   const object = text.replace(CHOICE, "").replace(CHANGE, "");
   if (contentWords(object).length < 2 || PRONOUN_OBJECT.test(object.trim())) return undefined;
   text = text.charAt(0).toUpperCase() + text.slice(1);
-  return text.length <= max ? text : `${text.slice(0, max - 1).replace(/\s+\S*$/, "").trimEnd()}…`;
+  return text.length <= max
+    ? text
+    : `${text
+        .slice(0, max - 1)
+        .replace(/\s+\S*$/, "")
+        .trimEnd()}…`;
 }
 
 function classify(clause: string, where: { inThought: boolean; fromDecisionTurn: boolean }): Choice["kind"] | undefined {
@@ -154,7 +179,10 @@ function classify(clause: string, where: { inThought: boolean; fromDecisionTurn:
 
 /** A sentence is read as one clause, unless it joins clauses that each open with a choice ("Decided X; dropped Y"). */
 function clausesOf(sentence: string): string[] {
-  const clauses = sentence.split(/;\s+/).map((c) => c.trim()).filter(Boolean);
+  const clauses = sentence
+    .split(/;\s+/)
+    .map((c) => c.trim())
+    .filter(Boolean);
   if (clauses.length < 2) return [sentence];
   const opens = (c: string) => DROP_START.test(c) || CHOICE.test(c.split(/\s+/).slice(0, 3).join(" ")) || CHANGE.test(c);
   return clauses.slice(1).some(opens) ? clauses : [sentence];
@@ -165,7 +193,10 @@ function distinct(choices: Choice[]): Choice[] {
   const out: Choice[] = [];
   for (const c of choices) {
     const words = contentWords(c.text);
-    const twin = out.find((o) => o.kind === c.kind && shared(contentWords(o.text), words) >= Math.max(2, 0.6 * Math.min(words.length, contentWords(o.text).length)));
+    const twin = out.find(
+      (o) =>
+        o.kind === c.kind && shared(contentWords(o.text), words) >= Math.max(2, 0.6 * Math.min(words.length, contentWords(o.text).length)),
+    );
     if (!twin) out.push(c);
   }
   return out;
@@ -176,9 +207,14 @@ function asDropped(text: string): string {
   return `Dropped: ${text.replace(/^dropped:?\s*/i, "")}`;
 }
 
-const tidy = (text: string) => text.trim().replace(/^[:,\s]+/, "").replace(/^./, (c) => c.toUpperCase());
+const tidy = (text: string) =>
+  text
+    .trim()
+    .replace(/^[:,\s]+/, "")
+    .replace(/^./, (c) => c.toUpperCase());
 const isQuestion = (text: string) => /\?\s*$/.test(text);
-const isNextStep = (text: string) => /^(next( step)?s?|then|todo|follow[- ]up)\b/i.test(text.trim()) || (NEXT_CUE.test(text) && /^(next|todo)/i.test(text.trim()));
+const isNextStep = (text: string) =>
+  /^(next( step)?s?|then|todo|follow[- ]up)\b/i.test(text.trim()) || (NEXT_CUE.test(text) && /^(next|todo)/i.test(text.trim()));
 
 export function contentWords(text: string): string[] {
   return [

@@ -58,7 +58,8 @@ function chat(env: Env): ChatConfig | undefined {
   const baseUrl = nonEmpty(env, "CAIRN_CHAT_BASE_URL");
   const model = nonEmpty(env, "CAIRN_CHAT_MODEL");
   if (!baseUrl && !model) return undefined;
-  if (!baseUrl) throw new ConfigError("CAIRN_CHAT_BASE_URL", "is required when CAIRN_CHAT_MODEL is set (https://api.openai.com/v1 for OpenAI)");
+  if (!baseUrl)
+    throw new ConfigError("CAIRN_CHAT_BASE_URL", "is required when CAIRN_CHAT_MODEL is set (https://api.openai.com/v1 for OpenAI)");
   if (!model) throw new ConfigError("CAIRN_CHAT_MODEL", "is required when CAIRN_CHAT_BASE_URL is set");
   let url: URL;
   try {

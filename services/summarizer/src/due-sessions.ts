@@ -123,7 +123,10 @@ export class DueSessions {
       const seqs = Array.from({ length: Math.min(PAGE, length - state.position) }, (_, i) => state.position + i);
       const slots = await this.sequences.read(workspace, stream, seqs);
       const unnamed = [...slots.values()].filter((s) => typeof s.session_id !== "string");
-      const sessionOf = await this.sessionsOf(workspace, unnamed.map((s) => String(s.record_id)));
+      const sessionOf = await this.sessionsOf(
+        workspace,
+        unnamed.map((s) => String(s.record_id)),
+      );
       for (const slot of slots.values()) {
         const sessionId = typeof slot.session_id === "string" ? slot.session_id : sessionOf.get(String(slot.record_id));
         if (sessionId !== undefined) this.note(state, sessionId, slot);

@@ -60,7 +60,8 @@ export async function extractiveSummary(sessionId: string, turns: readonly Sessi
     decisions.map((d, i) => ({ choice: d, centrality: dot(allVectors[sentences.length + i]!, centroid) })),
     turns.length,
   );
-  const title = settled ?? cut(promptSentence ?? byScore[0]?.sentence.text ?? firstWords(turns[0]!.prompt) ?? `Session ${sessionId}`, MAX_TITLE);
+  const title =
+    settled ?? cut(promptSentence ?? byScore[0]?.sentence.text ?? firstWords(turns[0]!.prompt) ?? `Session ${sessionId}`, MAX_TITLE);
 
   const summaryLength = Math.min(7, Math.max(3, 2 + Math.round(Math.log2(turns.length))));
   // The title states the task; the summary is mostly what was found, decided and done (thoughts, responses).
@@ -89,9 +90,9 @@ export async function extractiveSummary(sessionId: string, turns: readonly Sessi
     title,
     summary: summary || fallbackText(turns),
     ...decisionsAndDropped(choices, turns),
-    open_questions: [...new Set(ranked.filter((r) => r.sentence.field !== "prompt" && OPEN_CUE.test(r.sentence.text)).map((r) => r.sentence.text))].slice(
-      -MAX_OPEN_QUESTIONS,
-    ),
+    open_questions: [
+      ...new Set(ranked.filter((r) => r.sentence.field !== "prompt" && OPEN_CUE.test(r.sentence.text)).map((r) => r.sentence.text)),
+    ].slice(-MAX_OPEN_QUESTIONS),
     next_steps: [lastNextStep(turns)].filter((s): s is string => Boolean(s)),
   };
 }
@@ -128,7 +129,10 @@ function decisionsAndDropped(choices: readonly Choice[], turns: readonly Session
 function settledTitle(decisions: Array<{ choice: Choice; centrality: number }>, turnCount: number): string | undefined {
   const lateness = (turn: number) => (turnCount > 1 ? turn / (turnCount - 1) : 1);
   const ranked = decisions
-    .map((d) => ({ ...d, value: d.centrality + (d.choice.fromDecisionTurn ? DECISION_TURN_BONUS : 0) + LATENESS_BONUS * lateness(d.choice.turn) }))
+    .map((d) => ({
+      ...d,
+      value: d.centrality + (d.choice.fromDecisionTurn ? DECISION_TURN_BONUS : 0) + LATENESS_BONUS * lateness(d.choice.turn),
+    }))
     .sort((a, b) => b.value - a.value);
   for (const d of ranked) {
     const title = titleOf(d.choice, MAX_TITLE);
@@ -140,7 +144,9 @@ function settledTitle(decisions: Array<{ choice: Choice; centrality: number }>, 
 /** The last sentence that names a next step, from the newest turn back; else how the session ended. */
 function lastNextStep(turns: readonly SessionTurn[]): string | undefined {
   for (let i = turns.length - 1; i >= 0; i--) {
-    const found = splitSentences(turns[i]!.response).filter((s) => NEXT_CUE.test(s)).at(-1);
+    const found = splitSentences(turns[i]!.response)
+      .filter((s) => NEXT_CUE.test(s))
+      .at(-1);
     if (found) return found;
   }
   return splitSentences(turns.at(-1)!.response).at(-1);
@@ -156,7 +162,10 @@ function sentencesOf(turn: SessionTurn, index: number): Sentence[] {
 /** Turns stored before vectors were kept, or whose vector is missing, are embedded now. */
 async function vectorsOf(turns: readonly SessionTurn[], embedder: Embedder): Promise<number[][]> {
   const missing = turns.flatMap((t, i) => (t.embedding ? [] : [i]));
-  const embedded = missing.length > 0 ? await embedder.embed(missing.map((i) => `${turns[i]!.prompt}\n\n${turns[i]!.thought}\n\n${turns[i]!.response}`)) : [];
+  const embedded =
+    missing.length > 0
+      ? await embedder.embed(missing.map((i) => `${turns[i]!.prompt}\n\n${turns[i]!.thought}\n\n${turns[i]!.response}`))
+      : [];
   const byIndex = new Map(missing.map((turnIndex, k) => [turnIndex, embedded[k]!]));
   return turns.map((t, i) => normalize(t.embedding ?? byIndex.get(i)!));
 }
@@ -165,7 +174,10 @@ async function vectorsOf(turns: readonly SessionTurn[], embedder: Embedder): Pro
 function fallbackText(turns: readonly SessionTurn[]): string {
   const first = turns[0]!;
   const last = turns.at(-1)!;
-  const text = [first.prompt, last.response].map((s) => s.trim()).filter(Boolean).join(" — ");
+  const text = [first.prompt, last.response]
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .join(" — ");
   return cut(text || `${turns.length} turns without text.`, 600);
 }
 
@@ -173,7 +185,8 @@ const readingOrder = (a: Sentence, b: Sentence) => a.turn - b.turn || a.position
 const firstWords = (text: string) => text.trim().split(/\s+/).slice(0, 12).join(" ") || undefined;
 const cut = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`);
 const dot = (a: readonly number[], b: readonly number[]) => a.reduce((s, v, i) => s + v * (b[i] ?? 0), 0);
-const sum = (vectors: readonly number[][]) => vectors.reduce((acc, v) => acc.map((x, i) => x + (v[i] ?? 0)), new Array<number>(vectors[0]?.length ?? 0).fill(0));
+const sum = (vectors: readonly number[][]) =>
+  vectors.reduce((acc, v) => acc.map((x, i) => x + (v[i] ?? 0)), new Array<number>(vectors[0]?.length ?? 0).fill(0));
 function normalize(v: readonly number[]): number[] {
   const norm = Math.hypot(...v) || 1;
   return v.map((x) => x / norm);

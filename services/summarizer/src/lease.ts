@@ -58,10 +58,13 @@ export class SessionLeases {
     // Renewed well before it expires, so a long model call keeps it; a dead process stops renewing.
     let released = false;
     let renewing: Promise<void> = Promise.resolve();
-    const renewal = setInterval(() => {
-      if (released) return;
-      renewing = slots.updateMetadata([{ id, metadata: { ...metadata, expires_at: this.now() + this.ttlMs } }]).catch(() => undefined);
-    }, Math.max(250, Math.floor(this.ttlMs / 3)));
+    const renewal = setInterval(
+      () => {
+        if (released) return;
+        renewing = slots.updateMetadata([{ id, metadata: { ...metadata, expires_at: this.now() + this.ttlMs } }]).catch(() => undefined);
+      },
+      Math.max(250, Math.floor(this.ttlMs / 3)),
+    );
     renewal.unref();
     return {
       stillHeld: async () => !released && !(await successorTaken()),

@@ -17,7 +17,10 @@ export class OnDemandSummarizer implements SessionSummarizer {
     const deadline = Date.now() + WAIT_FOR_LEASE_MS;
     let force = options.force;
     const missing = () =>
-      notFound(`No session ${sessionId} in this workspace.`, "Check the session_id; query_recent_turns lists the sessions of recent turns.");
+      notFound(
+        `No session ${sessionId} in this workspace.`,
+        "Check the session_id; query_recent_turns lists the sessions of recent turns.",
+      );
     // A refused request leaves nothing behind: not even the lease it would have taken.
     if (!(await this.writer.hasSession(workspace, sessionId))) throw missing();
     for (;;) {

@@ -14,7 +14,12 @@ const MIN_WORDS = 3;
 export function splitSentences(text: string): string[] {
   return text
     .split(/(?<=[.!?])\s+(?=["'`([]?[A-Z0-9])|\n+/)
-    .map((s) => s.replace(/^[-*•>#\s]+/, "").replace(/\s+/g, " ").trim())
+    .map((s) =>
+      s
+        .replace(/^[-*•>#\s]+/, "")
+        .replace(/\s+/g, " ")
+        .trim(),
+    )
     .filter((s) => s.split(" ").length >= MIN_WORDS)
     .map((s) => (s.length <= MAX_SENTENCE ? s : `${s.slice(0, MAX_SENTENCE - 1).trimEnd()}…`));
 }
@@ -23,6 +28,7 @@ export function splitSentences(text: string): string[] {
 export const EVIDENCE_CUE =
   /\b\d+(\.\d+)?\s?(ms|s|sec|seconds|min|minutes|%|x|kb|mb|gb|rows|rps|qps|times)\b|\b(because|since|measured|benchmark\w*|profil\w*|p9\d|latency|throughput|tests?|tested|passed|failed|review(er|ed)?|evidence|shows?|showed|confirmed|reproduc\w*)\b/i;
 /** What comes next. */
-export const NEXT_CUE = /\b(next( step)?|todo|to do|follow[- ]up|then (we|i) (will|should)|will (add|write|fix|check|run|try|move|open|update|ask)|remaining|still need|plan(ned)? to)\b/i;
+export const NEXT_CUE =
+  /\b(next( step)?|todo|to do|follow[- ]up|then (we|i) (will|should)|will (add|write|fix|check|run|try|move|open|update|ask)|remaining|still need|plan(ned)? to)\b/i;
 /** What is still open. */
 export const OPEN_CUE = /\?$|\b(open question|unclear|not sure|unsure|unknown|undecided|doubt|need(s)? to find out|to be decided|tbd)\b/i;

@@ -1,4 +1,12 @@
-import { summaryFromRecord, summaryId, type ChromaStore, type Embedder, type Logger, type MemoryService, type Summary } from "@cairn/memory-core";
+import {
+  summaryFromRecord,
+  summaryId,
+  type ChromaStore,
+  type Embedder,
+  type Logger,
+  type MemoryService,
+  type Summary,
+} from "@cairn/memory-core";
 import { extractiveSummary } from "./extractive.js";
 import type { SessionLeases } from "./lease.js";
 import { ModelUnavailableError, type ChatModel } from "./model/chat-client.js";
@@ -72,7 +80,10 @@ export class SummaryWriter {
 
   /** Whether the session has turns or a summary: asked before anything is written for it (a lease is a write). */
   async hasSession(workspace: string, sessionId: string): Promise<boolean> {
-    return (await loadSession(this.deps.store, workspace, sessionId)).length > 0 || (await this.storedSummary(workspace, sessionId)) !== undefined;
+    return (
+      (await loadSession(this.deps.store, workspace, sessionId)).length > 0 ||
+      (await this.storedSummary(workspace, sessionId)) !== undefined
+    );
   }
 
   /** The model's summary when there is a model and it answers usably; otherwise the extractive one. */

@@ -13,8 +13,17 @@ const errorOf = (fn: () => unknown) => {
 
 describe("summarizer configuration", () => {
   it("defaults to extractive summaries of sessions idle for 15 minutes", () => {
-    expect(loadSummarizerConfig({})).toEqual({ chat: undefined, idleMs: 900_000, pollMs: 30_000, concurrency: 2, leaseMs: 120_000, worker: true });
-    expect(loadSummarizerConfig({ CAIRN_CHAT_BASE_URL: "http://127.0.0.1:8080/v1", CAIRN_CHAT_MODEL: "qwen", CAIRN_SUMMARY_IDLE_MS: "60000" })).toMatchObject({
+    expect(loadSummarizerConfig({})).toEqual({
+      chat: undefined,
+      idleMs: 900_000,
+      pollMs: 30_000,
+      concurrency: 2,
+      leaseMs: 120_000,
+      worker: true,
+    });
+    expect(
+      loadSummarizerConfig({ CAIRN_CHAT_BASE_URL: "http://127.0.0.1:8080/v1", CAIRN_CHAT_MODEL: "qwen", CAIRN_SUMMARY_IDLE_MS: "60000" }),
+    ).toMatchObject({
       idleMs: 60_000,
       chat: { baseUrl: "http://127.0.0.1:8080/v1", model: "qwen", apiKey: undefined, timeoutMs: 120_000, contextTokens: 8_192, retries: 2 },
     });
@@ -39,7 +48,9 @@ describe("summarizer configuration", () => {
   });
 
   it("needs an external Chroma to run on its own, and takes memory-core's settings for the rest", () => {
-    expect((errorOf(() => loadStandaloneConfig({}, "/srv")) as Error).message).toMatch(/^CAIRN_CHROMA_URL: is required for the standalone summarizer/);
+    expect((errorOf(() => loadStandaloneConfig({}, "/srv")) as Error).message).toMatch(
+      /^CAIRN_CHROMA_URL: is required for the standalone summarizer/,
+    );
     const config = loadStandaloneConfig({ CAIRN_CHROMA_URL: "http://chroma:8000", CAIRN_TOKENS_FILE: "tokens.yaml" }, "/srv");
     expect(config.core.chromaUrl.toString()).toBe("http://chroma:8000/");
     expect(config.core.tokensFile).toBe("/srv/tokens.yaml");

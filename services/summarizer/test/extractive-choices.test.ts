@@ -48,7 +48,8 @@ describe("the extractive summary's choices", () => {
       {
         kind: "turn",
         prompt: "DOCS-3: the docs site build takes 9 minutes on CI.",
-        thought: "The Markdown renderer is slow: 7 of the 9 minutes are spent highlighting code blocks. The image optimizer takes 40 seconds.",
+        thought:
+          "The Markdown renderer is slow: 7 of the 9 minutes are spent highlighting code blocks. The image optimizer takes 40 seconds.",
         response: "Highlighting is the hot spot. Next step: switch the highlighter to a cached one.",
       },
       {
@@ -60,7 +61,8 @@ describe("the extractive summary's choices", () => {
       {
         kind: "turn",
         prompt: "DOCS-3: cache highlighted blocks.",
-        thought: "Chose a content-hash cache of highlighted blocks stored in the CI cache directory, because 95% of code blocks do not change between builds. Build time with a warm cache: 2 minutes 10 seconds (npm run docs:build).",
+        thought:
+          "Chose a content-hash cache of highlighted blocks stored in the CI cache directory, because 95% of code blocks do not change between builds. Build time with a warm cache: 2 minutes 10 seconds (npm run docs:build).",
         response: "Highlight cache merged in docs/build/highlight-cache.ts. Next step: evict entries older than 30 days.",
       },
     ].map((t, i) => ({ ...t, id: `d${i}`, agent: "alice", recordedAt: at + i * 1000, happenedAt: at + i * 1000, embedding: undefined }));

@@ -32,8 +32,19 @@ describe("summaries written by a chat model", () => {
   it("asks for structured output, stores it with its coverage, and query_summaries finds it", async () => {
     stub.chat.set({ kind: "structured" });
     const [, second] = await addTurns(cairn.url, alice.token, [
-      { session_id: "model-redis", prompt: "Move token refresh to a Redis stream.", thought: "Polling costs 40 ms per request.", response: "Prototype written." },
-      { session_id: "model-redis", prompt: "Benchmark the stream.", thought: "p95 is 38 ms.", response: "Kept the stream.", kind: "decision" },
+      {
+        session_id: "model-redis",
+        prompt: "Move token refresh to a Redis stream.",
+        thought: "Polling costs 40 ms per request.",
+        response: "Prototype written.",
+      },
+      {
+        session_id: "model-redis",
+        prompt: "Benchmark the stream.",
+        thought: "p95 is 38 ms.",
+        response: "Kept the stream.",
+        kind: "decision",
+      },
     ]);
     await addTurns(cairn.url, bob.token, [turn("model-redis", 3)]);
     const summarizer = summarizerOver(cairn.runtime, workspace, chatEnv(stub.baseUrl));
@@ -62,8 +73,15 @@ describe("summaries written by a chat model", () => {
     const found = await http(cairn.url, "POST", "/v1/summaries/query", { token: bob.token, body: { query: "token refresh redis stream" } });
     expect(found.status).toBe(200);
     expectContractOutput("query_summaries", found.body);
-    expect(found.body.hits[0].summary).toMatchObject({ session_id: "model-redis", method: "model", covered_through: summary!.covered_through });
-    const byAgent = await http(cairn.url, "POST", "/v1/summaries/query", { token: bob.token, body: { query: "token refresh redis stream", agent: "carol" } });
+    expect(found.body.hits[0].summary).toMatchObject({
+      session_id: "model-redis",
+      method: "model",
+      covered_through: summary!.covered_through,
+    });
+    const byAgent = await http(cairn.url, "POST", "/v1/summaries/query", {
+      token: bob.token,
+      body: { query: "token refresh redis stream", agent: "carol" },
+    });
     expect(byAgent.body.hits).toEqual([]);
     await summarizer.stop();
   });
@@ -71,7 +89,12 @@ describe("summaries written by a chat model", () => {
   it("asks again after a malformed answer, then falls back to an extractive summary", async () => {
     stub.chat.set({ kind: "malformed" });
     await addTurns(cairn.url, alice.token, [
-      { session_id: "model-malformed", prompt: "Choose a queue for the export jobs.", thought: "We decided to use SQS because the team already runs it.", response: "Queue created. Next step: move the nightly export onto it." },
+      {
+        session_id: "model-malformed",
+        prompt: "Choose a queue for the export jobs.",
+        thought: "We decided to use SQS because the team already runs it.",
+        response: "Queue created. Next step: move the nightly export onto it.",
+      },
     ]);
     const summarizer = summarizerOver(cairn.runtime, workspace, chatEnv(stub.baseUrl, { CAIRN_CHAT_RETRIES: "2" }));
     const before = stub.chat.calls;
@@ -89,7 +112,10 @@ describe("summaries written by a chat model", () => {
     await addTurns(cairn.url, alice.token, [turn("model-fenced", 1)]);
     const summarizer = summarizerOver(cairn.runtime, workspace, chatEnv(stub.baseUrl));
     await summarizer.runOnce();
-    expect(await storedSummary(cairn.url, alice.token, "model-fenced")).toMatchObject({ method: "model", title: "Model summary: Task 1 in model-fenced" });
+    expect(await storedSummary(cairn.url, alice.token, "model-fenced")).toMatchObject({
+      method: "model",
+      title: "Model summary: Task 1 in model-fenced",
+    });
     await summarizer.stop();
   });
 
@@ -114,7 +140,12 @@ describe("summaries written by a chat model", () => {
     const summarizer = summarizerOver(
       cairn.runtime,
       workspace,
-      chatEnv(stub.baseUrl, { CAIRN_SUMMARY_WORKER: "on", CAIRN_SUMMARY_POLL_MS: "50", CAIRN_CHAT_RETRIES: "1", CAIRN_CHAT_TIMEOUT_MS: "300" }),
+      chatEnv(stub.baseUrl, {
+        CAIRN_SUMMARY_WORKER: "on",
+        CAIRN_SUMMARY_POLL_MS: "50",
+        CAIRN_CHAT_RETRIES: "1",
+        CAIRN_CHAT_TIMEOUT_MS: "300",
+      }),
     );
     const down = await waitForSummary("model-down");
     expect(down).toMatchObject({ method: "extractive", turn_count: 1 });

@@ -4,8 +4,14 @@ import { MalformedAnswerError, parseSummaryAnswer } from "../src/model/parse.js"
 const valid = {
   title: "Redis stream for token refresh",
   summary: "Moved token refresh to a Redis stream.",
-  decisions: [{ decision: "Use a Redis stream", evidence: "p95 38 ms" }, { decision: "No dead-letter queue yet", evidence: "" }],
-  dropped: [{ approach: "An in-memory queue", reason: "a restart loses it" }, { approach: "Polling", reason: "" }],
+  decisions: [
+    { decision: "Use a Redis stream", evidence: "p95 38 ms" },
+    { decision: "No dead-letter queue yet", evidence: "" },
+  ],
+  dropped: [
+    { approach: "An in-memory queue", reason: "a restart loses it" },
+    { approach: "Polling", reason: "" },
+  ],
   open_questions: ["Retention?"],
   next_steps: ["Add a dead-letter queue"],
 };
@@ -24,7 +30,12 @@ describe("reading a model's answer", () => {
 
   it("repairs what is repairable: a missing title, lists given as one string, decisions given as strings", () => {
     const parsed = parseSummaryAnswer(
-      JSON.stringify({ summary: "Fixed the flaky test. Then left.", decisions: ["Use a fake clock"], dropped: "Raising the timeout", next_steps: "Fix signup too" }),
+      JSON.stringify({
+        summary: "Fixed the flaky test. Then left.",
+        decisions: ["Use a fake clock"],
+        dropped: "Raising the timeout",
+        next_steps: "Fix signup too",
+      }),
     );
     expect(parsed).toEqual({
       title: "Fixed the flaky test.",

@@ -56,7 +56,10 @@ describe("summarize_session over REST", () => {
     const first = await http(cairn.url, "POST", "/v1/sessions/op-rest/summarize", { token: admin.token });
     expect(first.status).toBe(200);
     expectContractOutput("summarize_session", first.body);
-    expect(first.body).toMatchObject({ generated: true, summary: { session_id: "op-rest", turn_count: 2, method: "model", agents: ["alice"] } });
+    expect(first.body).toMatchObject({
+      generated: true,
+      summary: { session_id: "op-rest", turn_count: 2, method: "model", agents: ["alice"] },
+    });
     expect(await storedSummary(cairn.url, alice.token, "op-rest")).toEqual(first.body.summary);
 
     const again = await http(cairn.url, "POST", "/v1/sessions/op-rest/summarize", { token: admin.token, body: {} });
@@ -104,7 +107,12 @@ describe("summarize_session over REST", () => {
     const tokensFile = join(dataDir, "tokens.yaml");
     await writeFile(tokensFile, yaml.dump({ tokens: [agent, root] }));
     const stack = await startStack({
-      config: loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_PORT: "0", CAIRN_CHROMA_URL: chromaUrl().toString(), CAIRN_TOKENS_FILE: tokensFile }),
+      config: loadConfig({
+        CAIRN_DATA_DIR: dataDir,
+        CAIRN_PORT: "0",
+        CAIRN_CHROMA_URL: chromaUrl().toString(),
+        CAIRN_TOKENS_FILE: tokensFile,
+      }),
       log: silentLogger,
       embedder: await sharedEmbedder(),
       summarizer: summarizerFactory(loadSummarizerConfig({ CAIRN_SUMMARY_POLL_MS: "50", CAIRN_SUMMARY_IDLE_MS: "0" })),

@@ -3,7 +3,16 @@ import { loadSummarizerConfig } from "../src/config.js";
 import { createSummarizer, type Summarizer } from "../src/index.js";
 import { http } from "../../memory-core/test/support/harness.js";
 
-export { chromaUrl, http, makeToken, mcpClient, sharedEmbedder, startCairn, turn, uniqueWorkspace } from "../../memory-core/test/support/harness.js";
+export {
+  chromaUrl,
+  http,
+  makeToken,
+  mcpClient,
+  sharedEmbedder,
+  startCairn,
+  turn,
+  uniqueWorkspace,
+} from "../../memory-core/test/support/harness.js";
 export { expectContractOutput } from "../../memory-core/test/support/contract-schemas.js";
 
 type RuntimeLike = Pick<Runtime, "store" | "memories" | "embedder">;
@@ -21,7 +30,11 @@ export function summarizerOver(
 ): Summarizer {
   const config = loadSummarizerConfig({ CAIRN_SUMMARY_WORKER: "off", CAIRN_SUMMARY_IDLE_MS: "0", CAIRN_CHAT_BACKOFF_MS: "10", ...env });
   const tokens = new TokenRegistry([{ tokenSha256: "unused", workspace, agent: "summarizer-test", role: "agent" }]);
-  return createSummarizer(config, { store: runtime.store, memories: runtime.memories, embedder: runtime.embedder, tokens, log: silentLogger }, options);
+  return createSummarizer(
+    config,
+    { store: runtime.store, memories: runtime.memories, embedder: runtime.embedder, tokens, log: silentLogger },
+    options,
+  );
 }
 
 /** Env for a chat model served by the stub. */

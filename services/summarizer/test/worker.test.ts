@@ -73,7 +73,12 @@ describe("which sessions the worker summarizes", () => {
   it("rewrites a summary without a forgotten turn", async () => {
     const [, secret] = await addTurns(cairn.url, alice.token, [
       turn("forget-1", 1),
-      { session_id: "forget-1", prompt: "Configure the deploy key.", thought: "Pasted the key hunter2-SECRET by mistake.", response: "Deploy configured." },
+      {
+        session_id: "forget-1",
+        prompt: "Configure the deploy key.",
+        thought: "Pasted the key hunter2-SECRET by mistake.",
+        response: "Deploy configured.",
+      },
       turn("forget-keep", 1),
     ]);
     const summarizer = summarizerOver(cairn.runtime, workspace, {}, { now: () => Date.now() + 60_000 });
@@ -93,11 +98,16 @@ describe("which sessions the worker summarizes", () => {
 
     // The last turn forgotten too: the summary goes, and the store still verifies healthy.
     const [last] = await http(cairn.url, "GET", "/v1/sessions/forget-1", { token: alice.token }).then((r) => r.body.turns);
-    expect((await http(cairn.url, "POST", `/v1/memories/${last.id}/forget`, { token: alice.token, body: { reason: "done" } })).status).toBe(200);
+    expect((await http(cairn.url, "POST", `/v1/memories/${last.id}/forget`, { token: alice.token, body: { reason: "done" } })).status).toBe(
+      200,
+    );
     await summarizer.runOnce();
     const gone = await http(cairn.url, "GET", "/v1/sessions/forget-1", { token: alice.token });
     expect(gone.status).toBe(404);
-    const found = await http(cairn.url, "POST", "/v1/summaries/query", { token: alice.token, body: { query: "Task 1 in forget-1", limit: 20 } });
+    const found = await http(cairn.url, "POST", "/v1/summaries/query", {
+      token: alice.token,
+      body: { query: "Task 1 in forget-1", limit: 20 },
+    });
     const sessions = found.body.hits.map((h: { summary: { session_id: string } }) => h.summary.session_id);
     expect(sessions).not.toContain("forget-1");
     expect(sessions).toContain("forget-keep");
@@ -117,9 +127,15 @@ describe("turns in flight", () => {
     await summarizer.runOnce();
     await addTurns(cairn.url, alice.token, [turn("flight-1", 1), turn("settled-1", 1)]);
     // A writer that appended the feed entry and has not stored its turn (yet, or ever).
-    await new Sequences(cairn.runtime.store).append(workspace, feedStream("turns"), { record_id: "t_in_flight", op: "put", session_id: "flight-1" }, "w-flight");
+    await new Sequences(cairn.runtime.store).append(
+      workspace,
+      feedStream("turns"),
+      { record_id: "t_in_flight", op: "put", session_id: "flight-1" },
+      "w-flight",
+    );
     const recency = await cairn.runtime.store.collection(workspace, "recency");
-    const leases = async (session: string) => (await recency.get({ ids: Array.from({ length: 8 }, (_, n) => leaseSlotId(session, n)) })).length;
+    const leases = async (session: string) =>
+      (await recency.get({ ids: Array.from({ length: 8 }, (_, n) => leaseSlotId(session, n)) })).length;
 
     await summarizer.runOnce();
     expect(await storedSummary(cairn.url, alice.token, "flight-1")).toMatchObject({ turn_count: 1 });

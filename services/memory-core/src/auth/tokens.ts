@@ -105,11 +105,10 @@ export async function writeGeneratedTokensFile(path: string): Promise<GeneratedT
     tokens: tokens.map((t) => ({ token: t.token, workspace: t.workspace, agent: t.agent, role: t.role })),
   });
   await mkdir(dirname(path), { recursive: true });
-  await writeFile(
-    path,
-    `# Cairn bearer tokens: each names a workspace, an agent and a role. Keep this file private.\n${body}`,
-    { mode: 0o600, flag: "wx" },
-  );
+  await writeFile(path, `# Cairn bearer tokens: each names a workspace, an agent and a role. Keep this file private.\n${body}`, {
+    mode: 0o600,
+    flag: "wx",
+  });
   return tokens;
 }
 

@@ -199,8 +199,12 @@ export class Bm25Index<T> {
       const { hits, full } = this.score(scanned, looked, limit, accept, info);
       // A record holding only looked-up terms scores at most (the coordination they could earn it) × (the sum of
       // their bounds).
-      const ceiling = this.coordination(looked.filter((t) => t.counts).length, looked.reduce((sum, t) => sum + t.info, 0), info) *
-        looked.reduce((sum, t) => sum + t.bound, 0);
+      const ceiling =
+        this.coordination(
+          looked.filter((t) => t.counts).length,
+          looked.reduce((sum, t) => sum + t.info, 0),
+          info,
+        ) * looked.reduce((sum, t) => sum + t.bound, 0);
       if (full && hits.at(-1)!.score > ceiling) return hits;
     }
     return this.score(plans, [], limit, accept, info).hits;
@@ -254,7 +258,13 @@ export class Bm25Index<T> {
    * by the hits' scores relative to the best (once per hit) times its idf over records; the best `count` of
    * those held by at least `minHits` hits, scaled so that the best weighs `weight`.
    */
-  feedbackTerms(hits: ReadonlyArray<Bm25Hit<T>>, exclude: ReadonlyMap<string, number>, count: number, weight: number, minHits = 2): Map<string, number> {
+  feedbackTerms(
+    hits: ReadonlyArray<Bm25Hit<T>>,
+    exclude: ReadonlyMap<string, number>,
+    count: number,
+    weight: number,
+    minHits = 2,
+  ): Map<string, number> {
     const top = hits[0]?.score ?? 0;
     if (top <= 0 || count <= 0) return new Map();
     const mass = new Map<string, { sum: number; hits: number; df: number }>();

@@ -52,16 +52,10 @@ export interface HitEvidence {
 const semanticFloors = (embeddingModel: string): Floors => SEMANTIC_FLOORS[embeddingModel] ?? DEFAULT_SEMANTIC_FLOORS;
 
 /** The cosine similarity at which a record reaches `level` for this embedding model. */
-export const semanticFloor = (embeddingModel: string, level: "low" | "medium" | "high") =>
-  semanticFloors(embeddingModel)[level];
+export const semanticFloor = (embeddingModel: string, level: "low" | "medium" | "high") => semanticFloors(embeddingModel)[level];
 
-export function hitConfidence(
-  evidence: HitEvidence,
-  embeddingModel: string,
-  tuning: ConfidenceTuning = DEFAULT_CONFIDENCE,
-): Confidence {
-  const semantic =
-    evidence.similarity === undefined ? "none" : level(evidence.similarity, semanticFloors(embeddingModel));
+export function hitConfidence(evidence: HitEvidence, embeddingModel: string, tuning: ConfidenceTuning = DEFAULT_CONFIDENCE): Confidence {
+  const semantic = evidence.similarity === undefined ? "none" : level(evidence.similarity, semanticFloors(embeddingModel));
   const lexical = evidence.informative === undefined ? "none" : level(evidence.informative, tuning.lexical);
   // No lexical support: similarity alone is at most low.
   if (lexical === "none") return rank(semantic) >= rank(tuning.semanticAlone) ? "low" : "none";

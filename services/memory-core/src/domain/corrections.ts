@@ -97,8 +97,12 @@ export class Corrections {
   /** Rewrites the record's metadata in place, announced so that every lexical index reads it again. */
   private async rewriteMetadata(workspace: string, record: StoredRecord, metadata: Metadata): Promise<StoredRecord> {
     const turns = await this.store.collection(workspace, "turns");
-    await announcedRewrite(this.sequences, workspace, "turns", { record_id: record.id, session_id: String(record.metadata.session_id) }, () =>
-      turns.updateMetadata([{ id: record.id, metadata }]),
+    await announcedRewrite(
+      this.sequences,
+      workspace,
+      "turns",
+      { record_id: record.id, session_id: String(record.metadata.session_id) },
+      () => turns.updateMetadata([{ id: record.id, metadata }]),
     );
     return { ...record, metadata };
   }
@@ -125,7 +129,12 @@ export class Corrections {
         },
       },
     ]);
-    await this.sequences.append(principal.workspace, feedStream("turns"), { record_id: memoryId, op: "remove", session_id: sessionId }, randomUUID());
+    await this.sequences.append(
+      principal.workspace,
+      feedStream("turns"),
+      { record_id: memoryId, op: "remove", session_id: sessionId },
+      randomUUID(),
+    );
     const turns = await this.store.collection(principal.workspace, "turns");
     await turns.delete([memoryId]);
     return { tombstone: (await this.tombstone(principal.workspace, memoryId))!, forgottenNow: true };

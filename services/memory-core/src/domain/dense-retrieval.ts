@@ -91,7 +91,9 @@ export class DenseRetrieval {
       // for choosing how to ask, and does not wait for the lexical side's catch-up.
       const standing = await this.lexical.standing(workspace, collection);
       const passing = standing.matching(request.conditions);
-      const share = passing ? passing.length / Math.max(1, standing.size) : standing.estimateShare((metadata) => matches(metadata, request.conditions));
+      const share = passing
+        ? passing.length / Math.max(1, standing.size)
+        : standing.estimateShare((metadata) => matches(metadata, request.conditions));
       // Enough neighbours that, at this share, they hold the page one and a half times over.
       const first = share > 0 ? Math.ceil((depth * 1.5) / share) + margin : Number.POSITIVE_INFINITY;
       if (passing && passing.length <= Math.min(EXACT_LIMIT, standing.size * EXACT_SHARE)) {

@@ -5,13 +5,10 @@ import type { Metadata, Where } from "../store/chroma-store.js";
  * on the lexical side, so both retrievers see exactly the same records.
  */
 export type Condition =
-  | { field: string; op: "eq"; value: string | number | boolean }
-  | { field: string; op: "gte" | "gt" | "lt" | "lte"; value: number };
+  { field: string; op: "eq"; value: string | number | boolean } | { field: string; op: "gte" | "gt" | "lt" | "lte"; value: number };
 
 export function toWhere(conditions: readonly Condition[]): Where | undefined {
-  const clauses: Where[] = conditions.map((c) =>
-    c.op === "eq" ? { [c.field]: c.value } : { [c.field]: { [`$${c.op}`]: c.value } },
-  );
+  const clauses: Where[] = conditions.map((c) => (c.op === "eq" ? { [c.field]: c.value } : { [c.field]: { [`$${c.op}`]: c.value } }));
   if (clauses.length === 0) return undefined;
   if (clauses.length === 1) return clauses[0];
   return { $and: clauses };

@@ -1,9 +1,6 @@
 import { createHash } from "node:crypto";
 
-const digest = (parts: readonly string[]) =>
-  createHash("sha256")
-    .update(parts.join("\u0000"), "utf8")
-    .digest("hex");
+const digest = (parts: readonly string[]) => createHash("sha256").update(parts.join("\u0000"), "utf8").digest("hex");
 
 /** A turn's id: the same agent and key always name the same record, on every replica. */
 export const turnId = (agent: string, idempotencyKey: string) => `t_${digest(["turn", agent, idempotencyKey]).slice(0, 32)}`;

@@ -138,7 +138,12 @@ export class IntegrityCheck {
           checkVector(findings, name, record, inspected.stamp.dimension);
           const { agent, seq, session_id, write_id } = record.metadata;
           if (name === "turns") {
-            turns.set(record.id, { agent: String(agent ?? ""), seq: Number(seq ?? -1), sessionId: String(session_id ?? ""), writeId: write_id });
+            turns.set(record.id, {
+              agent: String(agent ?? ""),
+              seq: Number(seq ?? -1),
+              sessionId: String(session_id ?? ""),
+              writeId: write_id,
+            });
           } else summaries.set(record.id, String(session_id ?? ""));
         }
         count += page.length;
@@ -296,7 +301,12 @@ export class IntegrityCheck {
 function checkVector(findings: Findings, collection: string, record: StoredRecord, dimension: number) {
   if (!record.embedding) findings.add("missing_vector", collection, "the record has no vector", record.id);
   else if (record.embedding.length !== dimension) {
-    findings.add("wrong_dimension", collection, `its vector has ${record.embedding.length} dimensions, the stamp says ${dimension}`, record.id);
+    findings.add(
+      "wrong_dimension",
+      collection,
+      `its vector has ${record.embedding.length} dimensions, the stamp says ${dimension}`,
+      record.id,
+    );
   }
 }
 

@@ -202,9 +202,7 @@ export class LexicalCatalog {
       // A record that is missing because it was forgotten is not a write in flight.
       const missing = ids.filter((id) => !byId.has(id));
       const recency = await this.store.collection(workspace, "recency");
-      const forgotten = new Set(
-        (await recency.get({ ids: missing.map(tombstoneId) })).map((t) => t.id.slice(tombstoneId("").length)),
-      );
+      const forgotten = new Set((await recency.get({ ids: missing.map(tombstoneId) })).map((t) => t.id.slice(tombstoneId("").length)));
       for (const seq of seqs) {
         const slot = slots.get(seq);
         const record = slot ? byId.get(String(slot.record_id)) : undefined;

@@ -212,7 +212,12 @@ export class LexicalRanking {
     const out: HeldHit[] = [];
     for (const hit of hits) {
       if (hit.score + lift < floor) break; // hits come best first
-      out.push({ held: hit.held, score: hit.score + share * bestNeighbour(hit.held), coverage: hit.coverage, informative: hit.informative });
+      out.push({
+        held: hit.held,
+        score: hit.score + share * bestNeighbour(hit.held),
+        coverage: hit.coverage,
+        informative: hit.informative,
+      });
     }
     if (lift >= floor) {
       const seen = new Set<Held>();

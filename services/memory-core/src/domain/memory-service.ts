@@ -126,7 +126,10 @@ export class MemoryService {
     // none of them takes a recency slot, a feed entry or an audit entry of its own.
     const pending = this.inFlight.get(flightKey);
     if (pending) {
-      const settled = await pending.then((stored) => ({ stored }), (error: unknown) => ({ error }));
+      const settled = await pending.then(
+        (stored) => ({ stored }),
+        (error: unknown) => ({ error }),
+      );
       if ("stored" in settled) return replayOrConflict(settled.stored, hash, keyGiven);
       // The first attempt failed: this one may differ (its supersedes, say) or find Chroma back, so it runs.
     }
@@ -140,7 +143,12 @@ export class MemoryService {
         for (const record of replaced) {
           if (Number(record.metadata.valid_until) < OPEN_VALIDITY) continue;
           await this.corrections.supersede(principal, record, id, `superseded by ${id}`);
-          await this.audit.append(principal.workspace, { action: "supersede", actor: principal.agent, memoryId: record.id, reason: `superseded by ${id}` });
+          await this.audit.append(principal.workspace, {
+            action: "supersede",
+            actor: principal.agent,
+            memoryId: record.id,
+            reason: `superseded by ${id}`,
+          });
         }
         return { created: true, result: addResult(stored, false) };
       }
@@ -160,7 +168,9 @@ export class MemoryService {
     const keyed = id !== contentId;
     // One lookup for the tombstone and, without a key, for the keyed write whose retry this may be.
     const recency = await this.store.collection(principal.workspace, "recency");
-    const markers = new Map((await recency.get({ ids: keyed ? [tombstoneId(id)] : [tombstoneId(id), keyedAs(contentId)] })).map((m) => [m.id, m]));
+    const markers = new Map(
+      (await recency.get({ ids: keyed ? [tombstoneId(id)] : [tombstoneId(id), keyedAs(contentId)] })).map((m) => [m.id, m]),
+    );
     if (markers.has(tombstoneId(id))) throw gone(id);
     const alias = markers.get(keyedAs(contentId))?.metadata.turn_id;
     if (typeof alias === "string") {
@@ -199,7 +209,15 @@ export class MemoryService {
       this.audit.appendProvisional(principal.workspace, { action: "add", actor: principal.agent, memoryId: id }, writeId),
       keyed ? recency.add([{ id: keyedAs(contentId), embedding: RECENCY_VECTOR, document: "", metadata: { turn_id: id } }]) : undefined,
     ]);
-    const record = buildTurnRecord({ input, agent: principal.agent, idempotencyKey: key, recordedAt, seq, writeId, source: input.source ?? "agent" });
+    const record = buildTurnRecord({
+      input,
+      agent: principal.agent,
+      idempotencyKey: key,
+      recordedAt,
+      seq,
+      writeId,
+      source: input.source ?? "agent",
+    });
     // Chroma keeps the first record for an id: a racing replica's add is ignored, and reading back tells who won.
     await turns.add([{ id, embedding, ...record }]);
     const [stored] = await turns.get({ ids: [id] });
@@ -267,9 +285,7 @@ export class MemoryService {
 
   async getSession(principal: Principal, input: GetSessionInput): Promise<SessionResult> {
     const after = input.after === undefined ? undefined : decodeCursor(input.after, "after");
-    const all = (await this.sessions.list(principal.workspace, input.session_id)).sort((a, b) =>
-      oldestFirst(positionOf(a), positionOf(b)),
-    );
+    const all = (await this.sessions.list(principal.workspace, input.session_id)).sort((a, b) => oldestFirst(positionOf(a), positionOf(b)));
     const rest = after ? all.filter((r) => oldestFirst(after, positionOf(r)) < 0) : all;
     const page = rest.slice(0, input.limit);
     const summaries = await this.store.collection(principal.workspace, "summaries");
@@ -300,7 +316,8 @@ export class MemoryService {
       await this.corrections.existing(principal.workspace, input.by);
     }
     // The same correction again (a retry) answers the memory as it stands and records nothing more.
-    if (repeats(record, { kind: "superseded", reason: input.reason, by: principal.agent, replaced_by: input.by })) return memoryFromRecord(record, "full");
+    if (repeats(record, { kind: "superseded", reason: input.reason, by: principal.agent, replaced_by: input.by }))
+      return memoryFromRecord(record, "full");
     const superseded = await this.corrections.supersede(principal, record, input.by, input.reason);
     await this.audit.append(principal.workspace, { action: "supersede", actor: principal.agent, memoryId, reason: input.reason });
     return memoryFromRecord(superseded, "full");
@@ -308,7 +325,8 @@ export class MemoryService {
 
   async markOutdated(principal: Principal, memoryId: string, input: { reason: string; commit?: string }): Promise<Memory> {
     const record = await this.corrections.existing(principal.workspace, memoryId);
-    if (repeats(record, { kind: "outdated", reason: input.reason, by: principal.agent, commit: input.commit })) return memoryFromRecord(record, "full");
+    if (repeats(record, { kind: "outdated", reason: input.reason, by: principal.agent, commit: input.commit }))
+      return memoryFromRecord(record, "full");
     const marked = await this.corrections.markOutdated(principal, record, input.reason, input.commit);
     await this.audit.append(principal.workspace, { action: "mark_outdated", actor: principal.agent, memoryId, reason: input.reason });
     return memoryFromRecord(marked, "full");
@@ -460,7 +478,6 @@ function assertWellFormed(input: AddMemoryRequest) {
     .map((path) => ({ path, message: "must be well-formed Unicode (it holds a lone surrogate)" }));
   if (errors.length > 0) throw validationFailed(errors);
 }
-
 
 /** An audit cursor is a position in the `@audit` sequence; the log checks it against its length. */
 function auditPosition(cursor: string): number {

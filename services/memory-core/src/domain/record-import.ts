@@ -44,7 +44,10 @@ export class RecordImport {
     // Oldest first, so that each agent's sequence takes them in the order they were first recorded.
     const fresh = records
       .filter((r) => !present.has(r.id) && !forgotten.has(r.id))
-      .sort((a, b) => Number(a.metadata.recorded_at) - Number(b.metadata.recorded_at) || Number(a.metadata.seq ?? 0) - Number(b.metadata.seq ?? 0));
+      .sort(
+        (a, b) =>
+          Number(a.metadata.recorded_at) - Number(b.metadata.recorded_at) || Number(a.metadata.seq ?? 0) - Number(b.metadata.seq ?? 0),
+      );
     const skippedForgotten = records.filter((r) => !present.has(r.id) && forgotten.has(r.id)).length;
     if (fresh.length === 0) return { stored: 0, skipped: present.size, forgotten: skippedForgotten, reembedded: 0 };
 
@@ -89,7 +92,12 @@ export class RecordImport {
     const fresh = records.filter((r) => !present.has(r.id));
     if (fresh.length === 0) return { stored: 0, skipped: present.size, forgotten: 0, reembedded: 0 };
     const { vectors, reembedded } = await this.vectorsFor(fresh, stamp);
-    await this.sequences.appendMany(workspace, feedStream("summaries"), fresh.map((r) => ({ record_id: r.id, op: "put" })), randomUUID());
+    await this.sequences.appendMany(
+      workspace,
+      feedStream("summaries"),
+      fresh.map((r) => ({ record_id: r.id, op: "put" })),
+      randomUUID(),
+    );
     await summaries.add(fresh.map((r, i): NewRecord => ({ id: r.id, embedding: vectors[i]!, document: r.document, metadata: r.metadata })));
     return { stored: fresh.length, skipped: present.size, forgotten: 0, reembedded: reembedded.length };
   }
@@ -112,12 +120,22 @@ export class RecordImport {
     const turns = await this.store.collection(workspace, "turns");
     const stillStored = (await turns.get({ ids: fresh.map((r) => r.id) })).map((r) => r.id);
     if (stillStored.length > 0) {
-      await this.sequences.appendMany(workspace, feedStream("turns"), stillStored.map((id) => ({ record_id: id, op: "remove" })), randomUUID());
+      await this.sequences.appendMany(
+        workspace,
+        feedStream("turns"),
+        stillStored.map((id) => ({ record_id: id, op: "remove" })),
+        randomUUID(),
+      );
       await turns.delete(stillStored);
       const reasons = new Map(fresh.map((r) => [r.id, String(r.metadata.reason ?? "")]));
       await this.audit.appendMany(
         workspace,
-        stillStored.map((memoryId) => ({ action: "forget" as const, actor: principal.agent, memoryId, reason: `restored tombstone: ${reasons.get(memoryId)}` })),
+        stillStored.map((memoryId) => ({
+          action: "forget" as const,
+          actor: principal.agent,
+          memoryId,
+          reason: `restored tombstone: ${reasons.get(memoryId)}`,
+        })),
       );
     }
     return { stored: fresh.length, skipped: records.length - fresh.length, forgotten: stillStored.length, reembedded: 0 };
@@ -142,7 +160,11 @@ function firstOfEachId(records: readonly ExportedRecord[]): ExportedRecord[] {
 }
 
 const REQUIRED: Record<ImportRequest["collection"], { prefix: string; strings: string[]; numbers: string[] }> = {
-  turns: { prefix: "t_", strings: ["agent", "session_id"], numbers: ["recorded_at", "prompt_chars", "thought_chars", "valid_from", "valid_until"] },
+  turns: {
+    prefix: "t_",
+    strings: ["agent", "session_id"],
+    numbers: ["recorded_at", "prompt_chars", "thought_chars", "valid_from", "valid_until"],
+  },
   summaries: { prefix: "s_", strings: ["session_id"], numbers: [] },
   tombstones: { prefix: "t_", strings: ["forgotten_by"], numbers: ["forgotten_at"] },
 };
@@ -152,7 +174,8 @@ function assertShapes(collection: ImportRequest["collection"], records: readonly
   const rule = REQUIRED[collection];
   const errors: FieldError[] = [];
   records.forEach((r, i) => {
-    if (!r.id.startsWith(rule.prefix)) errors.push({ path: `records/${i}/id`, message: `must start with ${rule.prefix} for ${collection}` });
+    if (!r.id.startsWith(rule.prefix))
+      errors.push({ path: `records/${i}/id`, message: `must start with ${rule.prefix} for ${collection}` });
     for (const key of rule.strings) {
       if (typeof r.metadata[key] !== "string") errors.push({ path: `records/${i}/metadata/${key}`, message: "must be a string" });
     }

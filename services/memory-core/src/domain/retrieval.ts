@@ -66,7 +66,9 @@ export class HybridRetrieval {
     const indexReady = lexicalPending.then(({ index }) => index);
     indexReady.catch(() => undefined); // its failure is lexicalPending's, reported below
     const densePending =
-      request.mode === "lexical" ? Promise.resolve([]) : this.denseSide.nearest(workspace, collection, request, denseDepth, () => indexReady);
+      request.mode === "lexical"
+        ? Promise.resolve([])
+        : this.denseSide.nearest(workspace, collection, request, denseDepth, () => indexReady);
     const [dense, { value: lexical }] = await Promise.all([densePending, lexicalPending]);
     const floor = semanticFloor(this.embedder.model, this.tuning.semanticGate);
     const denseRanked = request.mode === "semantic" ? dense : dense.filter((d) => 1 - d.distance >= floor);

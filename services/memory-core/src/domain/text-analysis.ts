@@ -24,7 +24,8 @@ const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu;
 const COMPOUND = /[\p{L}\p{N}]+(?:[-_./:][\p{L}\p{N}]+)+/gu;
 
 const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
-const MONTH = "(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)";
+const MONTH =
+  "(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)";
 const ISO_DATE = /\b(\d{4})-(\d{2})-(\d{2})\b/g;
 const DAY_MONTH_YEAR = new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH}\\.?,?\\s+(\\d{4})\\b`, "gi");
 const MONTH_DAY_YEAR = new RegExp(`\\b${MONTH}\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?,?\\s+(\\d{4})\\b`, "gi");
@@ -66,5 +67,11 @@ export function toTerm(token: string): string | null {
 
 /** The distinct terms of a text. */
 export function terms(text: string): string[] {
-  return [...new Set(tokenize(text).map(toTerm).filter((t): t is string => t !== null))];
+  return [
+    ...new Set(
+      tokenize(text)
+        .map(toTerm)
+        .filter((t): t is string => t !== null),
+    ),
+  ];
 }

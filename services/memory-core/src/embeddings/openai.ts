@@ -41,12 +41,16 @@ export async function createOpenAIEmbedder(
       } catch (error) {
         if (attempt < RETRIES && worthRetrying(error)) {
           const backoff = FIRST_BACKOFF_MS * 2 ** attempt * (0.75 + Math.random() / 2);
-          const asked = error instanceof Rejected && error.retryAfterMs !== undefined ? Math.min(error.retryAfterMs, MAX_RETRY_AFTER_MS) : 0;
+          const asked =
+            error instanceof Rejected && error.retryAfterMs !== undefined ? Math.min(error.retryAfterMs, MAX_RETRY_AFTER_MS) : 0;
           await sleep(Math.max(backoff, asked));
           continue;
         }
         // The status and the kind of failure only: a server's reply may echo the text it was asked to embed.
-        log.warn("embedding request failed", { error: error instanceof Error ? error.name : "unknown", ...(error instanceof Rejected ? { status: error.status } : {}) });
+        log.warn("embedding request failed", {
+          error: error instanceof Error ? error.name : "unknown",
+          ...(error instanceof Rejected ? { status: error.status } : {}),
+        });
         throw unavailable("The embedding model cannot be reached right now.");
       }
     }
@@ -68,7 +72,8 @@ export async function createOpenAIEmbedder(
 }
 
 const worthRetrying = (error: unknown) =>
-  error instanceof Unreachable || (error instanceof Rejected && (error.status === 408 || error.status === 409 || error.status === 429 || error.status >= 500));
+  error instanceof Unreachable ||
+  (error instanceof Rejected && (error.status === 408 || error.status === 409 || error.status === 429 || error.status >= 500));
 
 /** The vectors in input order; a reply of another shape is the server's failure. */
 function vectorsOf(reply: EmbeddingsReply, expected: number): number[][] {

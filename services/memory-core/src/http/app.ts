@@ -134,7 +134,12 @@ function routePatterns(contract: Contract): (path: string) => string {
     .sort((a, b) => (a.match(/\{/g)?.length ?? 0) - (b.match(/\{/g)?.length ?? 0))
     .map((template) => ({
       template,
-      pattern: new RegExp(`^${template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, "\\$&")).join("[^/]+")}/?$`),
+      pattern: new RegExp(
+        `^${template
+          .split(/\{[^}]+\}/)
+          .map((part) => part.replace(/[.*+?^$()|[\]\\]/g, "\\$&"))
+          .join("[^/]+")}/?$`,
+      ),
     }));
   return (path) => (fixed.has(path) ? path : (templates.find((t) => t.pattern.test(path))?.template ?? "unmatched"));
 }

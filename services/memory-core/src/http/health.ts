@@ -10,12 +10,7 @@ export interface Readiness {
   checks: Record<string, "ok" | "failing">;
 }
 
-export function healthRouter(
-  contract: Contract,
-  metrics: Metrics,
-  tokens: TokenRegistry,
-  readiness: () => Promise<Readiness>,
-): Router {
+export function healthRouter(contract: Contract, metrics: Metrics, tokens: TokenRegistry, readiness: () => Promise<Readiness>): Router {
   const router = Router();
   router.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });

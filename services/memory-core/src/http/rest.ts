@@ -27,12 +27,7 @@ export function restInput(operation: Operation, req: Request): Record<string, un
   const input: Record<string, unknown> = {};
   if (operation.hasBody) {
     if (hasBody(req) && !req.is(["application/json", "application/*+json"])) {
-      throw new CairnError(
-        "unsupported_media_type",
-        415,
-        "The body must be JSON.",
-        "Send the body with Content-Type: application/json.",
-      );
+      throw new CairnError("unsupported_media_type", 415, "The body must be JSON.", "Send the body with Content-Type: application/json.");
     }
     const body: unknown = req.body ?? {};
     assertInputDepth(body);
@@ -41,7 +36,8 @@ export function restInput(operation: Operation, req: Request): Record<string, un
     }
     // Own data properties, as parsed: assigning would take a `__proto__` key for the prototype and drop it
     // silently, where every unknown field must be refused.
-    for (const [key, value] of Object.entries(body)) Object.defineProperty(input, key, { value, enumerable: true, writable: true, configurable: true });
+    for (const [key, value] of Object.entries(body))
+      Object.defineProperty(input, key, { value, enumerable: true, writable: true, configurable: true });
   }
   const query = req.query as Record<string, unknown>;
   for (const name of Object.keys(query)) {
@@ -50,8 +46,7 @@ export function restInput(operation: Operation, req: Request): Record<string, un
     }
   }
   for (const param of operation.parameters) {
-    const raw =
-      param.in === "path" ? req.params[param.name] : param.in === "query" ? query[param.name] : req.get(param.name);
+    const raw = param.in === "path" ? req.params[param.name] : param.in === "query" ? query[param.name] : req.get(param.name);
     if (raw === undefined) continue;
     if (Array.isArray(raw) || typeof raw !== "string") {
       throw validationFailed([{ path: param.inputName, message: "must be given once" }]);

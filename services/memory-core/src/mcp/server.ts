@@ -1,10 +1,5 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import {
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  type CallToolResult,
-} from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Principal } from "../auth/principal.js";
 import { asCairnError, CairnError, RETRY_AFTER_SECONDS } from "../errors.js";
 import type { Logger } from "../logger.js";

@@ -28,9 +28,7 @@ export class OperationExecutor {
     const missing = [...inContract].filter((id) => !implemented.has(id));
     const extra = [...implemented].filter((id) => !inContract.has(id));
     if (missing.length > 0 || extra.length > 0) {
-      throw new Error(
-        `contract and handlers disagree: not implemented [${missing.join(", ")}], not in the contract [${extra.join(", ")}]`,
-      );
+      throw new Error(`contract and handlers disagree: not implemented [${missing.join(", ")}], not in the contract [${extra.join(", ")}]`);
     }
     this.validators = compileInputValidators(contract);
   }

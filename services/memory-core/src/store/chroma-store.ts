@@ -191,7 +191,12 @@ export class ChromaStore {
   /** A stamp is written only when the collection is created; an existing one keeps its own. */
   private openOrCreate(client: ChromaClient, name: string, stamp: EmbeddingStamp, what: string): Promise<Collection> {
     return this.guard(what, () =>
-      client.getOrCreateCollection({ name, embeddingFunction: null, configuration: { hnsw: { space: "cosine" } }, metadata: stampMetadata(stamp) }),
+      client.getOrCreateCollection({
+        name,
+        embeddingFunction: null,
+        configuration: { hnsw: { space: "cosine" } },
+        metadata: stampMetadata(stamp),
+      }),
     );
   }
 
@@ -313,11 +318,7 @@ export class RecordCollection {
         ...(options.where ? { where: options.where } : {}),
         ...(options.limit !== undefined ? { limit: options.limit } : {}),
         ...(options.offset !== undefined ? { offset: options.offset } : {}),
-        include: [
-          "metadatas",
-          ...(options.withDocuments ? ["documents"] : []),
-          ...(options.withEmbeddings ? ["embeddings"] : []),
-        ],
+        include: ["metadatas", ...(options.withDocuments ? ["documents"] : []), ...(options.withEmbeddings ? ["embeddings"] : [])],
       }),
     );
     return result.ids.map((id, i) => {

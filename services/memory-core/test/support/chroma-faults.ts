@@ -45,16 +45,16 @@ export class ChromaFaults {
           return;
         }
         const forward = () => {
-        const upstream = request(
-          new URL(req.url ?? "/", target),
-          { method: req.method, headers: { ...req.headers, host: target.host } },
-          (answer) => {
-            res.writeHead(answer.statusCode ?? 502, answer.headers);
-            answer.pipe(res);
-          },
-        );
-        upstream.on("error", () => req.socket.destroy());
-        upstream.end(body);
+          const upstream = request(
+            new URL(req.url ?? "/", target),
+            { method: req.method, headers: { ...req.headers, host: target.host } },
+            (answer) => {
+              res.writeHead(answer.statusCode ?? 502, answer.headers);
+              answer.pipe(res);
+            },
+          );
+          upstream.on("error", () => req.socket.destroy());
+          upstream.end(body);
         };
         if (action === "pass") forward();
         else setTimeout(forward, (action as { delayMs: number }).delayMs);

@@ -67,7 +67,9 @@ function stringArbitrary(schema: Schema): fc.Arbitrary<string> {
       return fc.oneof({ weight: 9, arbitrary: matching }, { weight: 1, arbitrary: fc.constant(longest) });
     }
     // An unanchored pattern (`\S`: not blank) constrains free text: generate text, then make it match.
-    return freeText(min, cap, max).map((s) => (re.test(s) ? s : `x${s}`)).filter((s) => inLength(s) && re.test(s));
+    return freeText(min, cap, max)
+      .map((s) => (re.test(s) ? s : `x${s}`))
+      .filter((s) => inLength(s) && re.test(s));
   }
   return freeText(min, cap, max).filter(inLength);
 }
@@ -124,9 +126,13 @@ function objectArbitrary(schema: Schema, path: string, override: Override | unde
   const extra = schema.additionalProperties;
   if (extra && typeof extra === "object" && Object.keys(properties).length === 0) {
     const maxKeys = Math.min(schema.maxProperties ?? MAP_CAP, MAP_CAP);
-    return fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }).filter((k) => k !== "__proto__"), arbitraryFor(extra, `${path}/*`, override), {
-      maxKeys,
-    });
+    return fc.dictionary(
+      fc.string({ minLength: 1, maxLength: 12 }).filter((k) => k !== "__proto__"),
+      arbitraryFor(extra, `${path}/*`, override),
+      {
+        maxKeys,
+      },
+    );
   }
   return known;
 }
@@ -137,9 +143,12 @@ export function arbitraryFor(schema: Schema, path = "", override?: Override): fc
   if (replaced) return replaced;
   if ("const" in schema) return fc.constant(schema.const);
   if (Array.isArray(schema.enum)) return fc.constantFrom(...(schema.enum as unknown[]));
-  if (Array.isArray(schema.oneOf)) return fc.oneof(...schema.oneOf.map((s: Schema, i: number) => arbitraryFor(s, `${path}/oneOf/${i}`, override)));
-  if (Array.isArray(schema.anyOf)) return fc.oneof(...schema.anyOf.map((s: Schema, i: number) => arbitraryFor(s, `${path}/anyOf/${i}`, override)));
-  if (typeof schema.$ref === "string") throw new Error(`schema-arbitrary: unresolved $ref ${schema.$ref} at ${path} (dereference the contract first)`);
+  if (Array.isArray(schema.oneOf))
+    return fc.oneof(...schema.oneOf.map((s: Schema, i: number) => arbitraryFor(s, `${path}/oneOf/${i}`, override)));
+  if (Array.isArray(schema.anyOf))
+    return fc.oneof(...schema.anyOf.map((s: Schema, i: number) => arbitraryFor(s, `${path}/anyOf/${i}`, override)));
+  if (typeof schema.$ref === "string")
+    throw new Error(`schema-arbitrary: unresolved $ref ${schema.$ref} at ${path} (dereference the contract first)`);
   if (Array.isArray(schema.type)) return fc.oneof(...schema.type.map((t: string) => typeArbitrary(schema, t, path, override)));
   if (typeof schema.type === "string") return typeArbitrary(schema, schema.type, path, override);
   // No type: anything JSON.
@@ -179,13 +188,21 @@ export function mutationsFor(schema: Schema, maxDepth: number): fc.Arbitrary<Mut
   const required: string[] = schema.required ?? [];
   const names = Object.keys(properties);
   const candidates: Array<fc.Arbitrary<Mutation>> = [
-    fc.record({ kind: fc.constant("unknown_field" as const), field: fc.constantFrom(...UNKNOWN_FIELDS), value: fc.constantFrom(...WRONG_TYPES, "x") }),
+    fc.record({
+      kind: fc.constant("unknown_field" as const),
+      field: fc.constantFrom(...UNKNOWN_FIELDS),
+      value: fc.constantFrom(...WRONG_TYPES, "x"),
+    }),
   ];
   if (required.length > 0) candidates.push(fc.record({ kind: fc.constant("drop_required" as const), field: fc.constantFrom(...required) }));
   if (names.length > 0) {
     candidates.push(
       fc.record({ kind: fc.constant("wrong_type" as const), field: fc.constantFrom(...names), value: fc.constantFrom(...WRONG_TYPES) }),
-      fc.record({ kind: fc.constant("deep_nesting" as const), field: fc.constantFrom(...names), depth: fc.integer({ min: 2, max: maxDepth }) }),
+      fc.record({
+        kind: fc.constant("deep_nesting" as const),
+        field: fc.constantFrom(...names),
+        depth: fc.integer({ min: 2, max: maxDepth }),
+      }),
     );
   }
   for (const [name, sub] of Object.entries(properties)) {
@@ -195,11 +212,19 @@ export function mutationsFor(schema: Schema, maxDepth: number): fc.Arbitrary<Mut
       if (typeof sub.minimum === "number") values.push(sub.minimum - 1, sub.minimum - 1_000_000, -(2 ** 53));
       if (typeof sub.maximum === "number") values.push(sub.maximum + 1, 2 ** 53, 1e308);
       if (types.includes("integer")) values.push(((sub.minimum ?? 0) + (sub.maximum ?? 2)) / 2 + 0.5);
-      candidates.push(fc.record({ kind: fc.constant("out_of_range" as const), field: fc.constant(name), value: fc.constantFrom(...values) }));
+      candidates.push(
+        fc.record({ kind: fc.constant("out_of_range" as const), field: fc.constant(name), value: fc.constantFrom(...values) }),
+      );
     }
     if (types.includes("string") && !sub.enum && sub.format !== "date-time") {
       if (typeof sub.maxLength === "number" && sub.maxLength <= 40_000) {
-        candidates.push(fc.record({ kind: fc.constant("too_long" as const), field: fc.constant(name), value: fc.constant("y".repeat(sub.maxLength + 1)) }));
+        candidates.push(
+          fc.record({
+            kind: fc.constant("too_long" as const),
+            field: fc.constant(name),
+            value: fc.constant("y".repeat(sub.maxLength + 1)),
+          }),
+        );
       }
       if (typeof sub.minLength === "number" && sub.minLength > 0) {
         candidates.push(fc.record({ kind: fc.constant("too_short" as const), field: fc.constant(name), value: fc.constant("") }));
@@ -213,7 +238,13 @@ export function mutationsFor(schema: Schema, maxDepth: number): fc.Arbitrary<Mut
           }),
         );
       }
-      candidates.push(fc.record({ kind: fc.constant("lone_surrogate" as const), field: fc.constant(name), value: fc.constantFrom("\ud800", "a\udfffb", "\udc00\ud800") }));
+      candidates.push(
+        fc.record({
+          kind: fc.constant("lone_surrogate" as const),
+          field: fc.constant(name),
+          value: fc.constantFrom("\ud800", "a\udfffb", "\udc00\ud800"),
+        }),
+      );
     }
     if (types.includes("string") && (Array.isArray(sub.enum) || sub.format === "date-time")) {
       candidates.push(
@@ -225,7 +256,9 @@ export function mutationsFor(schema: Schema, maxDepth: number): fc.Arbitrary<Mut
       );
     }
     if (types.includes("array") && typeof sub.maxItems === "number" && sub.maxItems <= 600) {
-      candidates.push(fc.record({ kind: fc.constant("too_many_items" as const), field: fc.constant(name), length: fc.constant(sub.maxItems + 1) }));
+      candidates.push(
+        fc.record({ kind: fc.constant("too_many_items" as const), field: fc.constant(name), length: fc.constant(sub.maxItems + 1) }),
+      );
     }
     if (types.includes("array") && sub.uniqueItems) {
       candidates.push(fc.record({ kind: fc.constant("duplicate_items" as const), field: fc.constant(name) }));
@@ -261,8 +294,15 @@ export function applyMutation(valid: Record<string, unknown>, mutation: Mutation
       put(input, mutation.field, nested(mutation.depth));
       break;
     case "too_many_items": {
-      const sample = Array.isArray(valid[mutation.field]) && (valid[mutation.field] as unknown[]).length > 0 ? (valid[mutation.field] as unknown[])[0] : "item";
-      put(input, mutation.field, Array.from({ length: mutation.length }, (_, i) => (typeof sample === "string" ? `${sample.slice(0, 20)}${i}` : sample)));
+      const sample =
+        Array.isArray(valid[mutation.field]) && (valid[mutation.field] as unknown[]).length > 0
+          ? (valid[mutation.field] as unknown[])[0]
+          : "item";
+      put(
+        input,
+        mutation.field,
+        Array.from({ length: mutation.length }, (_, i) => (typeof sample === "string" ? `${sample.slice(0, 20)}${i}` : sample)),
+      );
       break;
     }
     case "duplicate_items": {

@@ -1,7 +1,16 @@
 import { once } from "node:events";
 import { createWriteStream } from "node:fs";
 import { chmod, rename, rm } from "node:fs/promises";
-import { COLLECTION_ORDER, Checksums, FORMAT, VERSION, type HeaderLine, type ManifestLine, type RecordLine, type WorkspaceManifest } from "../backup-format.js";
+import {
+  COLLECTION_ORDER,
+  Checksums,
+  FORMAT,
+  VERSION,
+  type HeaderLine,
+  type ManifestLine,
+  type RecordLine,
+  type WorkspaceManifest,
+} from "../backup-format.js";
 import type { EmbeddingStamp } from "../client.js";
 import { CliError, type Io } from "../io.js";
 import { ProgressBar } from "../progress.js";
@@ -71,7 +80,15 @@ export async function backup(targets: Target[], file: string, io: Io): Promise<B
       stamps: stamps.get(workspace)!,
       sha256: sums.workspaces.get(workspace)?.sha256 ?? EMPTY_SHA256,
     }));
-    await write({ type: "manifest", format: FORMAT, version: VERSION, created_at: createdAt, workspaces, records: checksums.records, sha256: sums.sha256 });
+    await write({
+      type: "manifest",
+      format: FORMAT,
+      version: VERSION,
+      created_at: createdAt,
+      workspaces,
+      records: checksums.records,
+      sha256: sums.sha256,
+    });
     out.end();
     await Promise.race([once(out, "finish"), failed]);
     await rename(partial, file);

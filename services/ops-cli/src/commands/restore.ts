@@ -21,7 +21,13 @@ export interface RestoreSummary {
  * Streams the records of a file that `checkFile` passed into each workspace in batches. memory-core skips records it holds already, so a restore can be
  * run again, or after an interruption, without storing anything twice.
  */
-export async function restore(file: string, manifest: ManifestLine, targets: Target[], only: string | undefined, io: Io): Promise<RestoreSummary> {
+export async function restore(
+  file: string,
+  manifest: ManifestLine,
+  targets: Target[],
+  only: string | undefined,
+  io: Io,
+): Promise<RestoreSummary> {
   const wanted = manifest.workspaces.filter((w) => only === undefined || w.workspace === only);
   if (only !== undefined && wanted.length === 0) {
     throw new CliError(`the backup holds no workspace ${only} (it holds ${names(manifest.workspaces)})`, 2);
@@ -98,7 +104,11 @@ export async function checkFile(file: string): Promise<ManifestLine> {
     }
     if (value.type === "record") {
       const record = value as unknown as RecordLine;
-      if (typeof record.workspace !== "string" || !["turns", "summaries", "tombstones"].includes(record.collection) || typeof record.record?.id !== "string") {
+      if (
+        typeof record.workspace !== "string" ||
+        !["turns", "summaries", "tombstones"].includes(record.collection) ||
+        typeof record.record?.id !== "string"
+      ) {
         throw damaged(`line ${number} is not a record line`);
       }
       checksums.line(text, record);

@@ -16,7 +16,9 @@ export function describe(report: IntegrityReport): string {
   lines.push(`  embedder: ${report.embedder.model} (${report.embedder.dimension} dimensions)`);
   for (const c of report.collections) {
     const stamp = c.stamp ? `${c.stamp.model} (${c.stamp.dimension})` : "none";
-    lines.push(`  ${c.collection.padEnd(10)} ${String(c.count).padStart(8)} records  stamp ${stamp}${c.stamp_matches ? "" : "  <- does not match the embedder"}`);
+    lines.push(
+      `  ${c.collection.padEnd(10)} ${String(c.count).padStart(8)} records  stamp ${stamp}${c.stamp_matches ? "" : "  <- does not match the embedder"}`,
+    );
   }
   lines.push(`  tombstones ${String(report.tombstones).padStart(8)}`);
   lines.push(`  slots checked: ${report.slots_checked}`);

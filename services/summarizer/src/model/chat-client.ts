@@ -77,7 +77,12 @@ export function createChatModel(config: ChatConfig, log: Logger): ChatModel {
 
 function responseFormat(format: Format) {
   if (format === "json_schema") {
-    return { response_format: { type: "json_schema" as const, json_schema: { name: "session_summary", strict: true, schema: SUMMARY_SCHEMA as unknown as Record<string, unknown> } } };
+    return {
+      response_format: {
+        type: "json_schema" as const,
+        json_schema: { name: "session_summary", strict: true, schema: SUMMARY_SCHEMA as unknown as Record<string, unknown> },
+      },
+    };
   }
   if (format === "json_object") return { response_format: { type: "json_object" as const } };
   return {};
@@ -87,11 +92,18 @@ const messageOf = (error: unknown) => (error instanceof Error ? error.message : 
 
 function isContextTooLong(error: unknown): boolean {
   if (!(error instanceof APIError) || (error.status !== 400 && error.status !== 413)) return false;
-  return error.code === "context_length_exceeded" || /context length|context window|too many tokens|maximum context|too long/.test(messageOf(error));
+  return (
+    error.code === "context_length_exceeded" ||
+    /context length|context window|too many tokens|maximum context|too long/.test(messageOf(error))
+  );
 }
 
 function isFormatRefused(error: unknown): boolean {
-  return error instanceof APIError && (error.status === 400 || error.status === 422) && /response_format|json_schema|json_object|schema/.test(messageOf(error));
+  return (
+    error instanceof APIError &&
+    (error.status === 400 || error.status === 422) &&
+    /response_format|json_schema|json_object|schema/.test(messageOf(error))
+  );
 }
 
 /** Worth another try: the server is down, slow, overloaded or failing inside. */

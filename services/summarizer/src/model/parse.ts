@@ -86,6 +86,10 @@ function dropped(value: unknown): StructuredSummary["dropped"][number] | undefin
 const str = (value: unknown) => (typeof value === "string" ? value.trim() : "");
 const list = (value: unknown): unknown[] =>
   (Array.isArray(value) ? value : typeof value === "string" && value.trim() ? [value] : []).slice(0, MAX_ITEMS);
-const strings = (value: unknown) => list(value).map(str).filter(Boolean).map((s) => cut(s, MAX_TEXT));
+const strings = (value: unknown) =>
+  list(value)
+    .map(str)
+    .filter(Boolean)
+    .map((s) => cut(s, MAX_TEXT));
 const cut = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`);
 const firstSentence = (text: string) => text.split(/(?<=[.!?])\s/)[0] ?? text;

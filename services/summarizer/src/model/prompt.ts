@@ -22,7 +22,10 @@ export const SUMMARY_SCHEMA = {
         required: ["decision", "evidence"],
         properties: {
           decision: { type: "string" },
-          evidence: { type: "string", description: "What the decision rests on (a measurement, a test, a review); empty if none was given." },
+          evidence: {
+            type: "string",
+            description: "What the decision rests on (a measurement, a test, a review); empty if none was given.",
+          },
         },
       },
     },
