@@ -768,6 +768,8 @@ export interface components {
             before: components["schemas"]["IntegrityReport"];
             /** @description Recency slots, change-feed entries and audit entries retired (or to retire). */
             slots_retired: number;
+            /** @description Retired slots put back because the write they belong to landed after all (or to put back). */
+            slots_restored: number;
             /** @description Missing audit entries written (or to write). */
             audit_entries_written: number;
             /** @description Memories concerned, each with a `repair` audit entry. */

@@ -133,7 +133,8 @@ describe("repair_store over REST", () => {
       Array.from({ length }, (_, i) => i),
     );
     const [seqOfLost, slotOfLost] = [...entries].find(([, e]) => e.memory_id === lost.body.id && e.action === "add")!;
-    await recency.updateMetadata([{ id: slotId(AUDIT_STREAM, seqOfLost), metadata: { ...slotOfLost, void: true } }]);
+    // The slot stays (sequences are dense) but names no memory any more: the turn has no entry at all.
+    await recency.updateMetadata([{ id: slotId(AUDIT_STREAM, seqOfLost), metadata: { ...slotOfLost, memory_id: `t_${"0".repeat(32)}` } }]);
     await sequences.append(workspace, AUDIT_STREAM, { action: "add", actor: "alice", memory_id: doubled.body.id }, "an-earlier-replay");
     expect((await auditOf(lost.body.id)).filter((e) => e.action === "add")).toHaveLength(0);
     expect((await auditOf(doubled.body.id)).filter((e) => e.action === "add")).toHaveLength(2);
@@ -144,6 +145,36 @@ describe("repair_store over REST", () => {
     expect(await verify()).toMatchObject({ healthy: true });
     expect((await auditOf(lost.body.id)).map((e) => e.action)).toEqual(["add", "repair"]);
     expect((await auditOf(doubled.body.id)).map((e) => e.action)).toEqual(["add", "repair"]);
+  });
+
+  it("puts back the slots of a write that landed after repair retired them as dead", async () => {
+    const late = await add(turn("late-write", 1, { idempotency_key: "late-1" }));
+    expect(late.status).toBe(201);
+    const id = late.body.id as string;
+    expect((await sessionTurns("late-write")).map((t) => t.id)).toEqual([id]);
+    // What a repair run leaves when it comes while this write is still in flight past the time a write may
+    // take: its recency slot, feed entry and audit entry retired, then its turn stored.
+    const sequences = new Sequences(cairn.runtime.store);
+    const recency = await cairn.runtime.store.collection(workspace, "recency");
+    const writeId = (await (await cairn.runtime.store.collection(workspace, "turns")).get({ ids: [id] }))[0]!.metadata.write_id;
+    const mine = (await recency.get({ where: { write_id: String(writeId) } })).map((s) => s.metadata);
+    expect(mine.map((m) => m.stream).sort()).toEqual(["@audit", "@turns", "alice"]);
+    const newest = async () =>
+      ((await http(cairn.url, "GET", "/v1/memories/recent?limit=100", { token: alice.token })).body.turns as Array<{ id: string }>).map(
+        (t) => t.id,
+      );
+    expect(await newest()).toContain(id);
+    for (const m of mine) await sequences.mark(workspace, String(m.stream), [Number(m.seq)], true);
+    expect(await newest()).not.toContain(id);
+
+    const found = await verify();
+    expect(found.healthy).toBe(false);
+    expect(found.problems).toContainEqual(expect.objectContaining({ check: "unreachable_turn", id }));
+    expect(await repair(true)).toMatchObject({ slots_restored: 3, slots_retired: 0 });
+    expect(await verify()).toMatchObject({ healthy: true });
+    expect(await newest()).toContain(id);
+    expect((await auditOf(id)).map((e) => e.action)).toEqual(["add", "repair"]);
+    expect(await repair(true)).toMatchObject({ slots_restored: 0, slots_retired: 0, memories: 0 });
   });
 
   it("is for admins only, and an agent's call changes nothing", async () => {

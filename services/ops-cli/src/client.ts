@@ -44,6 +44,7 @@ export interface RepairReport {
   applied: boolean;
   before: IntegrityReport;
   slots_retired: number;
+  slots_restored: number;
   audit_entries_written: number;
   memories: number;
 }

@@ -37,6 +37,8 @@ class Findings {
 interface Mends {
   /** Per stream, the slots to mark void. */
   voidSlots: Map<string, number[]>;
+  /** Per stream, void slots to put back: their write landed after they were retired. */
+  restoreSlots: Map<string, number[]>;
   /** Stored turns without an `add` (or `restore`) entry that stands. */
   missingAudit: Array<{ memoryId: string; agent: string }>;
   /** Memories touched, with what was done to each, for the repair's own audit entries. */
@@ -84,13 +86,16 @@ export class IntegrityCheck {
   async repair(principal: Principal, apply: boolean): Promise<RepairReport> {
     const { report, mends } = await this.diagnose(principal.workspace);
     const slotsRetired = [...mends.voidSlots.values()].reduce((n, seqs) => n + seqs.length, 0);
+    const slotsRestored = [...mends.restoreSlots.values()].reduce((n, seqs) => n + seqs.length, 0);
     const planned = {
       slots_retired: slotsRetired,
+      slots_restored: slotsRestored,
       audit_entries_written: mends.missingAudit.length,
       memories: mends.touched.size,
     };
-    if (apply && mends.touched.size + slotsRetired > 0) {
-      for (const [stream, seqs] of mends.voidSlots) await this.sequences.retire(principal.workspace, stream, seqs);
+    if (apply && mends.touched.size + slotsRetired + slotsRestored > 0) {
+      for (const [stream, seqs] of mends.voidSlots) await this.sequences.mark(principal.workspace, stream, seqs, true);
+      for (const [stream, seqs] of mends.restoreSlots) await this.sequences.mark(principal.workspace, stream, seqs, false);
       const entries: NewAuditEntry[] = mends.missingAudit.map(({ memoryId, agent }) => ({
         action: "add",
         actor: agent,
@@ -107,16 +112,26 @@ export class IntegrityCheck {
 
   private async diagnose(workspace: string): Promise<Diagnosis> {
     const findings = new Findings();
-    const mends: Mends = { voidSlots: new Map(), missingAudit: [], touched: new Map() };
+    const mends: Mends = { voidSlots: new Map(), restoreSlots: new Map(), missingAudit: [], touched: new Map() };
     const touch = (memoryId: string, what: string) => {
       const set = mends.touched.get(memoryId) ?? new Set<string>();
       set.add(what);
       mends.touched.set(memoryId, set);
     };
-    const retire = (stream: string, seq: number) => {
-      const list = mends.voidSlots.get(stream) ?? [];
+    const listIn = (map: Map<string, number[]>) => (stream: string, seq: number) => {
+      const list = map.get(stream) ?? [];
       list.push(seq);
-      mends.voidSlots.set(stream, list);
+      map.set(stream, list);
+    };
+    const retire = listIn(mends.voidSlots);
+    const restore = listIn(mends.restoreSlots);
+    // A retired slot of the write that a stored turn holds was retired while that write was still in flight (it
+    // outlasted the time a write may take): it must come back, or the turn stays hidden from readers.
+    const landedLate = (stream: string, recordId: unknown) => (seq: number, slot: Metadata) => {
+      const turn = turns.get(String(recordId ?? ""));
+      if (!turn || turn.writeId !== slot.write_id) return;
+      restore(stream, seq);
+      touch(String(recordId), "put back slots of its write, retired while it was in flight");
     };
     const collections: IntegrityReport["collections"] = [];
     const turns = new Map<string, TurnFacts>();
@@ -170,30 +185,46 @@ export class IntegrityCheck {
     const agents = new Set([...turns.values()].map((t) => t.agent));
     for (const agent of agents) {
       const label = `recency of ${agent}`;
-      slotsChecked += await this.eachSlot(workspace, agent, (seq, slot) => {
-        const id = String(slot.turn_id);
-        const turn = turns.get(id);
-        if (turn && turn.seq === seq) return;
-        if (!turn && forgotten.has(id)) return;
-        if (turn) {
-          lostWrites.add(slot.write_id);
-          findings.add("orphan_slot", "recency", `${label} #${seq} is left by a write that did not land; the turn is at #${turn.seq}`, id);
-          retire(agent, seq);
-          touch(id, "retired a recency slot of a write that did not land");
-        } else {
-          findings.add("dangling_slot", "recency", `${label} #${seq} names a record that is neither stored nor forgotten`, id);
-          if (dead(slot)) {
+      slotsChecked += await this.eachSlot(
+        workspace,
+        agent,
+        (seq, slot) => {
+          const id = String(slot.turn_id);
+          const turn = turns.get(id);
+          if (turn && turn.seq === seq) return;
+          if (!turn && forgotten.has(id)) return;
+          if (turn) {
             lostWrites.add(slot.write_id);
+            findings.add(
+              "orphan_slot",
+              "recency",
+              `${label} #${seq} is left by a write that did not land; the turn is at #${turn.seq}`,
+              id,
+            );
             retire(agent, seq);
+            touch(id, "retired a recency slot of a write that did not land");
+          } else {
+            findings.add("dangling_slot", "recency", `${label} #${seq} names a record that is neither stored nor forgotten`, id);
+            if (dead(slot)) {
+              lostWrites.add(slot.write_id);
+              retire(agent, seq);
+            }
           }
-        }
-      });
+        },
+        (seq, slot) => landedLate(agent, slot.turn_id)(seq, slot),
+      );
     }
 
     // The audit log: each stored turn has one `add` (or `restore`) entry that stands.
     const written = new Map<string, number>();
     const slots: Array<{ seq: number; slot: Metadata }> = [];
-    slotsChecked += await this.eachSlot(workspace, AUDIT_STREAM, (seq, slot) => void slots.push({ seq, slot }));
+    const retiredEntries: Array<{ seq: number; slot: Metadata }> = [];
+    slotsChecked += await this.eachSlot(
+      workspace,
+      AUDIT_STREAM,
+      (seq, slot) => void slots.push({ seq, slot }),
+      (seq, slot) => void retiredEntries.push({ seq, slot }),
+    );
     // The write id each memory holds, from what was read above: the turns collection may await re-embedding.
     const writeOf = new Map<string, unknown>([...turns].map(([id, t]) => [id, t.writeId]));
     for (const t of tombstones) writeOf.set(t.id.slice(tombstoneId("").length), t.metadata.write_id);
@@ -212,15 +243,22 @@ export class IntegrityCheck {
       const label = `change feed of ${collection}`;
       const removed = new Set<string>();
       const missing: Array<{ seq: number; id: string; slot: Metadata }> = [];
-      slotsChecked += await this.eachSlot(workspace, stream, (seq, slot) => {
-        const id = String(slot.record_id);
-        if (slot.op === "remove") removed.add(id);
-        else if (collection === "turns" && lostWrites.has(slot.write_id) && slot.write_id !== turns.get(id)?.writeId) {
-          findings.add("duplicate_feed_entry", "recency", `${label} #${seq} is left by a write that did not land`, id);
-          retire(stream, seq);
-          if (turns.has(id)) touch(id, "retired a change-feed entry of a write that did not land");
-        } else if (!exists(id)) missing.push({ seq, id, slot });
-      });
+      slotsChecked += await this.eachSlot(
+        workspace,
+        stream,
+        (seq, slot) => {
+          const id = String(slot.record_id);
+          if (slot.op === "remove") removed.add(id);
+          else if (collection === "turns" && lostWrites.has(slot.write_id) && slot.write_id !== turns.get(id)?.writeId) {
+            findings.add("duplicate_feed_entry", "recency", `${label} #${seq} is left by a write that did not land`, id);
+            retire(stream, seq);
+            if (turns.has(id)) touch(id, "retired a change-feed entry of a write that did not land");
+          } else if (!exists(id)) missing.push({ seq, id, slot });
+        },
+        (seq, slot) => {
+          if (collection === "turns" && slot.op === "put") landedLate(stream, slot.record_id)(seq, slot);
+        },
+      );
       for (const { seq, id, slot } of missing) {
         if (removed.has(id)) continue;
         findings.add("dangling_slot", "recency", `${label} #${seq} names a record that is neither stored nor forgotten`, id);
@@ -245,6 +283,13 @@ export class IntegrityCheck {
         retire(AUDIT_STREAM, seq);
         touch(id, "retired a doubled audit entry");
       }
+    }
+    // A provisional entry retired while its write was in flight, for a turn that has no other: it comes back.
+    for (const { seq, slot } of retiredEntries) {
+      const id = String(slot.memory_id);
+      if (slot.provisional !== true || written.has(id) || turns.get(id)?.writeId !== slot.write_id) continue;
+      landedLate(AUDIT_STREAM, id)(seq, slot);
+      written.set(id, 1);
     }
     for (const [id, turn] of turns) {
       if (written.has(id)) continue;
@@ -278,13 +323,19 @@ export class IntegrityCheck {
       for (const [id, t] of batch) {
         const slot = byId.get(slotId(t.agent, t.seq));
         if (slot?.turn_id !== id) findings.add("unreachable_turn", "turns", `its recency slot ${t.agent}#${t.seq} does not name it`, id);
+        else if (slot.void === true) findings.add("unreachable_turn", "turns", `its recency slot ${t.agent}#${t.seq} was retired`, id);
       }
     }
     return entries.length;
   }
 
-  /** Every slot of a stream that is not retired, in order; answers how many were read. */
-  private async eachSlot(workspace: string, stream: string, visit: (seq: number, slot: Metadata) => void): Promise<number> {
+  /** Every slot of a stream that is not retired, in order (the retired ones to `retired`); answers how many were read. */
+  private async eachSlot(
+    workspace: string,
+    stream: string,
+    visit: (seq: number, slot: Metadata) => void,
+    retired: (seq: number, slot: Metadata) => void = () => undefined,
+  ): Promise<number> {
     const length = await this.sequences.length(workspace, stream);
     for (let from = 0; from < length; from += PAGE) {
       const seqs = Array.from({ length: Math.min(PAGE, length - from) }, (_, i) => from + i);
@@ -292,6 +343,7 @@ export class IntegrityCheck {
       for (const seq of seqs) {
         const slot = slots.get(seq);
         if (slot && slot.void !== true) visit(seq, slot);
+        else if (slot) retired(seq, slot);
       }
     }
     return length;

@@ -144,14 +144,15 @@ export class Sequences {
   }
 
   /**
-   * Marks slots void: a slot cannot be removed (the sequence stays dense), but readers pass over a void one
-   * as if it were not there. Used by repair_store for what writes that did not land left behind.
+   * Marks slots void, or not: a slot cannot be removed (the sequence stays dense), but readers pass over a void
+   * one as if it were not there. Used by repair_store for what writes that did not land left behind, and to put
+   * back what a write that landed late still needs.
    */
-  async retire(workspace: string, stream: string, seqs: readonly number[]): Promise<void> {
+  async mark(workspace: string, stream: string, seqs: readonly number[], retired: boolean): Promise<void> {
     const slots = await this.store.collection(workspace, "recency");
     for (let i = 0; i < seqs.length; i += MAX_BATCH) {
       const found = await slots.get({ ids: seqs.slice(i, i + MAX_BATCH).map((n) => slotId(stream, n)) });
-      await slots.updateMetadata(found.map((s) => ({ id: s.id, metadata: { ...s.metadata, void: true } })));
+      await slots.updateMetadata(found.map((s) => ({ id: s.id, metadata: { ...s.metadata, void: retired } })));
     }
   }
 

@@ -43,7 +43,7 @@ export async function repair(targets: Target[], apply: boolean, json: boolean, i
   else {
     for (const r of reports) {
       io.stdout.write(describe(r.before));
-      const what = `${r.slots_retired} slots to retire, ${r.audit_entries_written} audit entries to write, ${r.memories} memories concerned`;
+      const what = `${r.slots_retired} slots to retire, ${r.slots_restored} to put back, ${r.audit_entries_written} audit entries to write, ${r.memories} memories concerned`;
       io.stdout.write(r.applied ? `  repaired: ${what.replaceAll(" to ", " ")}\n` : `  dry run: ${what}; run again with --apply to mend\n`);
     }
     for (const report of after) io.stdout.write(`after repair, ${describe(report)}`);
