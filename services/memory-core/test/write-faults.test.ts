@@ -246,6 +246,40 @@ describe("writers racing on one key", () => {
   });
 });
 
+describe("writers joined to a write that fails", () => {
+  it("the first of them takes over and the others join it: one more slot, not one each", async () => {
+    const ws = uniqueWorkspace("takeover");
+    const erin = makeToken(ws, "erin");
+    const replica = await startCairn([erin], { chroma: faults.url });
+    try {
+      const body = turn("takeover", 1, { idempotency_key: "takeover-1" });
+      // Chroma slow to answer, so that all ten wait on the first write; its turn's add is cut off.
+      let cut = false;
+      faults.set((call) => {
+        if (call.ids.some((id) => id.startsWith("tomb:"))) return { delayMs: 200 };
+        if (!cut && isTurnAdd(call)) {
+          cut = true;
+          return "cut";
+        }
+        return "pass";
+      });
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () => http(replica.url, "POST", "/v1/memories", { token: erin.token, body })),
+      );
+      faults.set(() => "pass");
+      expect(cut).toBe(true);
+      expect(results.map((r) => r.status).sort((a, b) => a - b)).toEqual([...Array(8).fill(200), 201, 503]);
+      // The failed write's slot, and the one of the write that took over.
+      const recency = await replica.runtime.store.collection(ws, "recency");
+      const slots = await recency.present(Array.from({ length: 10 }, (_, n) => slotId("erin", n)));
+      expect([...slots].sort()).toEqual([slotId("erin", 0), slotId("erin", 1)]);
+    } finally {
+      faults.set(() => "pass");
+      await replica.close();
+    }
+  });
+});
+
 describe("recency after writes that did not land", () => {
   it("reads an agent's newest turns in about the round trips of an agent that never lost a write", async () => {
     const ws = uniqueWorkspace("lost");

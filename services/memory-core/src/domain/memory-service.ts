@@ -63,6 +63,9 @@ export interface GetSessionInput {
 
 export type NewSummary = Omit<Summary, "id" | "covered_through" | "dropped"> & { covered_through?: string; dropped?: Summary["dropped"] };
 
+/** How many failed writes of one id a waiting write sees through before it writes regardless. */
+const MAX_TAKEOVERS = 3;
+
 export interface AddMemoryOutcome {
   created: boolean;
   result: AddMemoryResult;
@@ -123,15 +126,18 @@ export class MemoryService {
     const flightKey = `${principal.workspace}/${id}`;
 
     // Registered before the first await: concurrent writes of one id on this replica all join the first, so
-    // none of them takes a recency slot, a feed entry or an audit entry of its own.
-    const pending = this.inFlight.get(flightKey);
-    if (pending) {
+    // none of them takes a recency slot, a feed entry or an audit entry of its own. When the write joined fails,
+    // the first of those waiting takes over and the others join it.
+    for (
+      let round = 0, pending = this.inFlight.get(flightKey);
+      pending && round < MAX_TAKEOVERS;
+      round++, pending = this.inFlight.get(flightKey)
+    ) {
       const settled = await pending.then(
         (stored) => ({ stored }),
         (error: unknown) => ({ error }),
       );
       if ("stored" in settled) return replayOrConflict(settled.stored, hash, keyGiven);
-      // The first attempt failed: this one may differ (its supersedes, say) or find Chroma back, so it runs.
     }
     const write = this.storeNew(principal, input, { id, key, contentId });
     const written = write.then((w) => w.stored);
