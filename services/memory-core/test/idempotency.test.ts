@@ -39,6 +39,29 @@ describe("idempotent writes", () => {
     expect(await sessionTurns("idem-forms")).toHaveLength(3);
   });
 
+  it("a retry without its key of a keyed write that was forgotten answers gone; a keyed write of the same text with other fields is a turn of its own", async () => {
+    const content = turn("idem-forms-edge", 1);
+    const keyed = await add(alice.token, { ...content, idempotency_key: "forms-edge-1" });
+    expect(keyed.status).toBe(201);
+    expect((await add(alice.token, content)).body.id).toBe(keyed.body.id);
+    const forgotten = await http(cairn.url, "POST", `/v1/memories/${keyed.body.id}/forget`, {
+      token: alice.token,
+      body: { reason: "pasted a secret" },
+    });
+    expect(forgotten.status).toBe(200);
+    const blind = await add(alice.token, content);
+    expect([blind.status, blind.body.code]).toEqual([410, "gone"]);
+    expect((await http(cairn.url, "GET", "/v1/sessions/idem-forms-edge", { token: alice.token })).status).toBe(404);
+
+    const plain = turn("idem-forms-edge", 2);
+    const first = await add(alice.token, plain);
+    const tagged = await add(alice.token, { ...plain, tags: ["ops"], idempotency_key: "forms-edge-2" });
+    expect([first.status, tagged.status]).toEqual([201, 201]);
+    expect(tagged.body.id).not.toBe(first.body.id);
+    const same = await add(alice.token, { ...plain, idempotency_key: "forms-edge-3" });
+    expect([same.status, same.body.id]).toEqual([200, first.body.id]);
+  });
+
   it("replays the same key and payload with 200 and the original record", async () => {
     const body = turn("idem-replay", 1, { idempotency_key: "replay-1", tags: ["a", "b"] });
     const first = await add(alice.token, body);

@@ -139,7 +139,7 @@ export class MemoryService {
       );
       if ("stored" in settled) return replayOrConflict(settled.stored, hash, keyGiven);
     }
-    const write = this.storeNew(principal, input, { id, key, contentId });
+    const write = this.storeNew(principal, input, { id, key, contentId, hash });
     const written = write.then((w) => w.stored);
     written.catch(() => undefined); // awaited by whoever joins it; its own caller awaits `write`
     this.inFlight.set(flightKey, written);
@@ -182,6 +182,8 @@ export class MemoryService {
     if (typeof alias === "string") {
       const [original] = await (await this.store.collection(principal.workspace, "turns")).get({ ids: [alias] });
       if (original) return { stored: original, replaced: [], writeId: "" };
+      // The keyed write it retries was forgotten: the same content does not come back under another id.
+      if (await this.corrections.tombstone(principal.workspace, alias)) throw gone(alias);
     }
     // Every memory it replaces must exist and be the caller's to correct, before anything is written.
     const replaced = await Promise.all((input.supersedes ?? []).map((old) => this.corrections.existing(principal.workspace, old)));
@@ -199,7 +201,10 @@ export class MemoryService {
     const keyed = id !== contentId;
     const turns = await this.store.collection(principal.workspace, "turns");
     const found = new Map((await turns.get({ ids: keyed ? [id, contentId] : [id] })).map((t) => [t.id, t]));
-    const existing = found.get(id) ?? found.get(contentId);
+    // A turn of the same text stored without a key is this write retried with a key only if the rest matches too;
+    // otherwise the key makes it a turn of its own.
+    const byContent = found.get(contentId);
+    const existing = found.get(id) ?? (byContent?.metadata.payload_sha256 === ids.hash ? byContent : undefined);
     if (existing) return existing;
     const [embedding] = await this.embedder.embed([turnDocument(input)]);
     if (!embedding) throw internal();
@@ -437,6 +442,8 @@ interface TurnIds {
   id: string;
   key: string;
   contentId: string;
+  /** The write's payload hash: a turn found under the content id is this write only when it matches. */
+  hash: string;
 }
 
 /** The marker under a turn's content id that names the id a write with a key stored it under. */
