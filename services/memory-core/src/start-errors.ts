@@ -17,7 +17,7 @@ export function describeStartError(error: unknown): string {
     return error.message;
   }
   if (error instanceof CairnError) {
-    if (error.code === "unavailable" && /store/.test(error.detail)) {
+    if (error.code === "unavailable" && /cannot be reached/.test(error.detail)) {
       return "Chroma cannot be reached: check CAIRN_CHROMA_URL, or unset it to run the embedded Chroma.";
     }
     return error.hint ? `${error.detail} ${error.hint}` : error.detail;

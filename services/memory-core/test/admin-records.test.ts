@@ -188,6 +188,25 @@ describe("import_records over REST", () => {
     expect(hits.body.hits.map((h: { memory: { id: string } }) => h.memory.id)).toContain(kept);
   });
 
+  it("a tombstone restored over a memory written here keeps that memory's add entry in the audit log", async () => {
+    const written = await add(dev.token, turn("imp-audit", 1));
+    const { records, stamp } = await exportAll(ops.token, "turns");
+    // Forgotten in the other workspace, whose backup then comes back here with its tombstone.
+    await importRecords(targetOps.token, { collection: "turns", stamp, records: records.filter((r) => r.id === written) });
+    expect(
+      (await http(cairn.url, "POST", `/v1/memories/${written}/forget`, { token: targetDev.token, body: { reason: "leaked key" } })).status,
+    ).toBe(200);
+    const tombstones = (await exportAll(targetOps.token, "tombstones")).records.filter((r) => r.id === written);
+    const actions = async () =>
+      (
+        (await http(cairn.url, "GET", `/v1/audit?memory_id=${written}`, { token: ops.token })).body.entries as Array<{ action: string }>
+      ).map((e) => e.action);
+    expect(await actions()).toEqual(["add"]);
+    expect((await importRecords(ops.token, { collection: "tombstones", records: tombstones })).body).toMatchObject({ forgotten: 1 });
+    expect((await http(cairn.url, "GET", `/v1/memories/${written}`, { token: dev.token })).status).toBe(410);
+    expect(await actions()).toEqual(["add", "forget"]);
+  });
+
   it("re-embeds records whose vectors came from another model, and refuses malformed records whole", async () => {
     const id = await add(dev.token, turn("imp-stamp", 1, { prompt: "quartz scheduler migration" }));
     const { records } = await exportAll(ops.token, "turns");

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -8,6 +8,7 @@ import { startStack, type Stack } from "../src/stack.js";
 import { describeStartError } from "../src/start-errors.js";
 import { startEmbeddedChroma } from "../src/embedded/chroma-server.js";
 import { startOpenAIStub } from "../../../testing/openai-stub.js";
+import { ChromaFaults } from "./support/chroma-faults.js";
 import { expectNoLeak } from "./support/no-leak.js";
 import { chromaUrl, http, makeToken, mcpClient, sharedEmbedder, startCairn, turn, uniqueWorkspace } from "./support/harness.js";
 
@@ -57,6 +58,35 @@ describe("the embedded default (npm start)", () => {
       body: { query: "why was the nightly CSV export slow" },
     });
     expect(found.body.hits[0].memory.id).toBe(ids[6]);
+  });
+
+  it("tells a Chroma that answers with errors from one that cannot be reached", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "cairn-stack-5xx-"));
+    const failing = await ChromaFaults.start(chromaUrl());
+    failing.set(() => ({ status: 500, body: JSON.stringify({ error: "InternalError", message: "Error executing plan" }) }));
+    try {
+      const embedder = await sharedEmbedder();
+      const start = (url: URL) =>
+        startStack({
+          config: loadConfig({
+            CAIRN_DATA_DIR: dataDir,
+            CAIRN_PORT: "0",
+            CAIRN_CHROMA_URL: url.toString(),
+            CAIRN_TOKENS_FILE: join(dataDir, "t.yaml"),
+          }),
+          log: silentLogger,
+          embedder,
+        }).catch((e) => e);
+      await writeFile(join(dataDir, "t.yaml"), `tokens:\n  - token: ${"c".repeat(40)}\n    workspace: ws-5xx\n    agent: dev\n    role: agent\n`);
+      const answering = describeStartError(await start(failing.url));
+      expect(answering).not.toMatch(/cannot be reached/);
+      expect(answering).toMatch(/failed to answer/);
+      const nobody = new URL(failing.url);
+      await failing.stop();
+      expect(describeStartError(await start(nobody))).toMatch(/^Chroma cannot be reached/);
+    } finally {
+      await failing.stop().catch(() => undefined);
+    }
   });
 
   it("refuses a second start on a data dir that a running Cairn owns", async () => {

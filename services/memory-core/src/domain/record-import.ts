@@ -109,16 +109,27 @@ export class RecordImport {
     const known = new Set((await recency.get({ ids: records.map((r) => tombstoneId(r.id)) })).map((t) => t.id));
     const fresh = records.filter((r) => !known.has(tombstoneId(r.id)));
     if (fresh.length === 0) return { stored: 0, skipped: records.length, forgotten: 0, reembedded: 0 };
-    await recency.add(
-      fresh.map((r) => ({
-        id: tombstoneId(r.id),
-        embedding: RECENCY_VECTOR,
-        document: "",
-        metadata: { forgotten_at: r.metadata.forgotten_at!, forgotten_by: r.metadata.forgotten_by!, reason: r.metadata.reason ?? "" },
-      })),
-    );
     const turns = await this.store.collection(workspace, "turns");
-    const stillStored = (await turns.get({ ids: fresh.map((r) => r.id) })).map((r) => r.id);
+    const stored = await turns.get({ ids: fresh.map((r) => r.id) });
+    // A copy still stored here keeps its write id in the tombstone, so its provisional `add` entry stands (audit.ts).
+    const writeOf = new Map(stored.map((t) => [t.id, t.metadata.write_id]));
+    await recency.add(
+      fresh.map((r) => {
+        const writeId = writeOf.get(r.id);
+        return {
+          id: tombstoneId(r.id),
+          embedding: RECENCY_VECTOR,
+          document: "",
+          metadata: {
+            forgotten_at: r.metadata.forgotten_at!,
+            forgotten_by: r.metadata.forgotten_by!,
+            reason: r.metadata.reason ?? "",
+            ...(writeId !== undefined ? { write_id: writeId } : {}),
+          },
+        };
+      }),
+    );
+    const stillStored = stored.map((r) => r.id);
     if (stillStored.length > 0) {
       await this.sequences.appendMany(
         workspace,
