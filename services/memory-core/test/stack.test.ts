@@ -77,7 +77,10 @@ describe("the embedded default (npm start)", () => {
           log: silentLogger,
           embedder,
         }).catch((e) => e);
-      await writeFile(join(dataDir, "t.yaml"), `tokens:\n  - token: ${"c".repeat(40)}\n    workspace: ws-5xx\n    agent: dev\n    role: agent\n`);
+      await writeFile(
+        join(dataDir, "t.yaml"),
+        `tokens:\n  - token: ${"c".repeat(40)}\n    workspace: ws-5xx\n    agent: dev\n    role: agent\n`,
+      );
       const answering = describeStartError(await start(failing.url));
       expect(answering).not.toMatch(/cannot be reached/);
       expect(answering).toMatch(/failed to answer/);
