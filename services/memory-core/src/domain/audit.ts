@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { invalidCursor } from "../errors.js";
 import type { ChromaStore, Metadata } from "../store/chroma-store.js";
+import { assertWithinListing } from "./cursor.js";
 import type { Sequences } from "./sequences.js";
 import { tombstoneId } from "./tombstones.js";
 
@@ -73,7 +73,7 @@ export class AuditLog {
   async read(workspace: string, filter: AuditFilter, limit: number, from: number): Promise<{ entries: AuditEntry[]; next: number | null }> {
     const length = await this.sequences.length(workspace, AUDIT_STREAM);
     // The walk below reads every position from `from` on: one the log never reached was never issued.
-    if (from < 0 || from > length) throw invalidCursor("after", "points past the end of this listing");
+    assertWithinListing(from, length, "after");
     const entries: AuditEntry[] = [];
     let position = from;
     while (position < length && entries.length < limit) {

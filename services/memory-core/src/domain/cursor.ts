@@ -29,5 +29,23 @@ export function decodeCursor(cursor: string, field: string): Position {
   throw invalidCursor(field);
 }
 
+/**
+ * The position of a cursor that the listing of `owner` issued (an agent's recency, the audit log, a collection's
+ * export); one another listing issued is refused, so it cannot be replayed against this one.
+ */
+export function positionFrom(cursor: string, field: string, owner: string, listing: string): number {
+  const position = decodeCursor(cursor, field);
+  if (position.id !== owner) throw invalidCursor(field, `belongs to another ${listing}`);
+  return position.at;
+}
+
+/**
+ * A listing read position by position from a cursor refuses one past its length: the server never issued it,
+ * and walking to it would cost a lookup per position that never existed.
+ */
+export function assertWithinListing(position: number | undefined, length: number, field: string): void {
+  if (position !== undefined && position > length) throw invalidCursor(field, "points past the end of this listing");
+}
+
 /** Oldest first; ties broken by id so that paging never skips or repeats. */
 export const oldestFirst = (a: Position, b: Position) => a.at - b.at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

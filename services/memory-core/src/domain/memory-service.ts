@@ -2,11 +2,11 @@ import { randomUUID } from "node:crypto";
 import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import type { Logger } from "../logger.js";
-import { CairnError, forbidden, internal, invalidCursor, notFound, validationFailed } from "../errors.js";
+import { CairnError, forbidden, internal, notFound, validationFailed } from "../errors.js";
 import { RECENCY_VECTOR, type ChromaStore, type StoredRecord } from "../store/chroma-store.js";
 import { bestOf } from "./confidence.js";
 import type { Condition } from "./filters.js";
-import { decodeCursor, encodeCursor, oldestFirst } from "./cursor.js";
+import { decodeCursor, encodeCursor, oldestFirst, positionFrom } from "./cursor.js";
 import { contentKey, summaryId, turnId } from "./ids.js";
 import { AuditLog, type AuditEntry } from "./audit.js";
 import { Corrections, gone, type Tombstone } from "./corrections.js";
@@ -238,7 +238,7 @@ export class MemoryService {
 
   async recentTurns(principal: Principal, input: RecentTurnsInput): Promise<RecentTurnsResult> {
     const agent = input.agent ?? principal.agent;
-    const before = input.before === undefined ? undefined : decodeRecencyCursor(input.before, agent);
+    const before = input.before === undefined ? undefined : positionFrom(input.before, "before", agent, "agent's listing");
     const page =
       input.session_id === undefined
         ? await this.recency.newestPage(principal.workspace, agent, input.limit, before)
@@ -353,7 +353,7 @@ export class MemoryService {
     principal: Principal,
     input: { memory_id?: string; agent?: string; since?: string; until?: string; limit: number; after?: string },
   ): Promise<{ entries: AuditEntry[]; next_cursor: string | null }> {
-    const from = input.after === undefined ? 0 : auditPosition(input.after);
+    const from = input.after === undefined ? 0 : positionFrom(input.after, "after", "audit", "listing");
     const page = await this.audit.read(
       principal.workspace,
       {
@@ -490,18 +490,4 @@ function assertWellFormed(input: AddMemoryRequest) {
     .filter((field) => !input[field].isWellFormed())
     .map((path) => ({ path, message: "must be well-formed Unicode (it holds a lone surrogate)" }));
   if (errors.length > 0) throw validationFailed(errors);
-}
-
-/** An audit cursor is a position in the `@audit` sequence; the log checks it against its length. */
-function auditPosition(cursor: string): number {
-  const position = decodeCursor(cursor, "after");
-  if (position.id !== "audit") throw invalidCursor("after", "belongs to another listing");
-  return position.at;
-}
-
-/** A recency cursor names the agent whose sequence it points into: it cannot be replayed against another. */
-function decodeRecencyCursor(cursor: string, agent: string): number {
-  const position = decodeCursor(cursor, "before");
-  if (position.id !== agent) throw invalidCursor("before", "belongs to another agent's listing");
-  return position.at;
 }

@@ -1,5 +1,5 @@
-import { invalidCursor } from "../errors.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
+import { assertWithinListing } from "./cursor.js";
 import type { Appended, Sequences } from "./sequences.js";
 import type { SessionTurns } from "./session-turns.js";
 
@@ -41,7 +41,7 @@ export class RecencyIndex {
   ): Promise<{ entries: RecentEntry[]; more: boolean }> {
     const turns = await this.store.collection(workspace, "turns");
     const length = await this.sequences.length(workspace, agent);
-    assertWithin(before, length);
+    assertWithinListing(before, length, "before");
     let top = (before ?? length) - 1;
     const want = limit + 1;
     const entries: RecentEntry[] = [];
@@ -72,21 +72,13 @@ export class RecencyIndex {
     limit: number,
     before: number | undefined,
   ): Promise<{ entries: RecentEntry[]; more: boolean }> {
-    if (before !== undefined) assertWithin(before, await this.sequences.length(workspace, agent));
+    if (before !== undefined) assertWithinListing(before, await this.sequences.length(workspace, agent), "before");
     const all = (await this.sessions.list(workspace, sessionId, agent))
       .map((turn) => ({ seq: Number(turn.metadata.seq), turn }))
       .filter((e) => before === undefined || e.seq < before)
       .sort((a, b) => b.seq - a.seq);
     return { entries: all.slice(0, limit), more: all.length > limit };
   }
-}
-
-/**
- * The page walks down from `before` slot by slot, so a position past the sequence's end would cost a lookup
- * per slot that never existed: refused instead. The server only issues positions below the length.
- */
-function assertWithin(before: number | undefined, length: number): void {
-  if (before !== undefined && before > length) throw invalidCursor("before", "points past the end of this listing");
 }
 
 /** from, from-1, ..., to */

@@ -1,6 +1,5 @@
-import { invalidCursor } from "../errors.js";
 import type { ChromaStore, StoredRecord, Where } from "../store/chroma-store.js";
-import { decodeCursor, encodeCursor } from "./cursor.js";
+import { assertWithinListing, encodeCursor, positionFrom } from "./cursor.js";
 import { tombstoneId } from "./tombstones.js";
 import type { ExportedRecord, ExportPage, TransferCollection } from "./types.js";
 
@@ -23,7 +22,7 @@ export class RecordExport {
   constructor(private readonly store: ChromaStore) {}
 
   async page(workspace: string, input: ExportInput): Promise<ExportPage> {
-    const offset = input.after === undefined ? 0 : offsetOf(input.after, input.collection);
+    const offset = input.after === undefined ? 0 : positionFrom(input.after, "after", input.collection, "collection's listing");
     if (input.collection === "tombstones") return this.tombstones(workspace, offset, input.limit);
     const inspected = await this.store.inspect(workspace, input.collection);
     if (!inspected) return { workspace, collection: input.collection, stamp: this.store.stamp, records: [], total: 0, next_cursor: null };
@@ -35,7 +34,7 @@ export class RecordExport {
     } else {
       // Paging on, the count comes first: an offset past the end was never issued, and is not handed to Chroma.
       total = await inspected.records.count();
-      assertWithin(offset, total);
+      assertWithinListing(offset, total, "after");
       page = await read();
     }
     return {
@@ -52,7 +51,7 @@ export class RecordExport {
     const recency = await this.store.collection(workspace, "recency");
     // Forgetting is rare: the tombstones of a workspace are few, listed whole and cut here.
     const all = await recency.get({ where: TOMBSTONE_FILTER });
-    assertWithin(offset, all.length);
+    assertWithinListing(offset, all.length, "after");
     const page = all.slice(offset, offset + limit);
     return {
       workspace,
@@ -76,15 +75,4 @@ function exported(record: StoredRecord): ExportedRecord {
 
 function nextCursor(collection: TransferCollection, offset: number, read: number, total: number): string | null {
   return read > 0 && offset + read < total ? encodeCursor({ at: offset + read, id: collection }) : null;
-}
-
-/** An export cursor is an offset bound to its collection: it cannot be replayed against another. */
-function offsetOf(cursor: string, collection: TransferCollection): number {
-  const position = decodeCursor(cursor, "after");
-  if (position.id !== collection) throw invalidCursor("after", "belongs to another collection's listing");
-  return position.at;
-}
-
-function assertWithin(offset: number, total: number): void {
-  if (offset > total) throw invalidCursor("after", "points past the end of this listing");
 }
