@@ -127,7 +127,7 @@ export class IntegrityCheck {
     const restore = listIn(mends.restoreSlots);
     // A retired slot of the write that a stored turn holds was retired while that write was still in flight (it
     // outlasted the time a write may take): it must come back, or the turn stays hidden from readers.
-    const landedLate = (stream: string, recordId: unknown) => (seq: number, slot: Metadata) => {
+    const landedLate = (stream: string, recordId: unknown, seq: number, slot: Metadata) => {
       const turn = turns.get(String(recordId ?? ""));
       if (!turn || turn.writeId !== slot.write_id) return;
       restore(stream, seq);
@@ -211,7 +211,7 @@ export class IntegrityCheck {
             }
           }
         },
-        (seq, slot) => landedLate(agent, slot.turn_id)(seq, slot),
+        (seq, slot) => landedLate(agent, slot.turn_id, seq, slot),
       );
     }
 
@@ -256,7 +256,7 @@ export class IntegrityCheck {
           } else if (!exists(id)) missing.push({ seq, id, slot });
         },
         (seq, slot) => {
-          if (collection === "turns" && slot.op === "put") landedLate(stream, slot.record_id)(seq, slot);
+          if (collection === "turns" && slot.op === "put") landedLate(stream, slot.record_id, seq, slot);
         },
       );
       for (const { seq, id, slot } of missing) {
@@ -288,7 +288,7 @@ export class IntegrityCheck {
     for (const { seq, slot } of retiredEntries) {
       const id = String(slot.memory_id);
       if (slot.provisional !== true || written.has(id) || turns.get(id)?.writeId !== slot.write_id) continue;
-      landedLate(AUDIT_STREAM, id)(seq, slot);
+      landedLate(AUDIT_STREAM, id, seq, slot);
       written.set(id, 1);
     }
     for (const [id, turn] of turns) {

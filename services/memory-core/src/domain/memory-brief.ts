@@ -48,7 +48,8 @@ export function listingText(record: StoredRecord): string {
  */
 export function snippetText(record: StoredRecord, query: string): string {
   const wanted = new Set(terms(query));
-  const text = oneLine([turnFields(record).prompt, turnFields(record).thought, turnFields(record).response].join(" · "));
+  const { prompt, thought, response } = turnFields(record);
+  const text = oneLine([prompt, thought, response].join(" · "));
   if (text.length <= SNIPPET_CHARS) return text;
   const hits: Array<{ at: number; term: string }> = [];
   for (const match of text.matchAll(/\S+/g)) {
