@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../auth/principal.js";
 import { CairnError, forbidden, notFound } from "../errors.js";
-import { RECENCY_VECTOR, type ChromaStore, type Metadata, type StoredRecord } from "../store/chroma-store.js";
+import { type ChromaStore, type Metadata, type StoredRecord } from "../store/chroma-store.js";
 import { announcedRewrite, feedStream } from "./lexical-catalog.js";
 import type { Sequences } from "./sequences.js";
-import { tombstoneId } from "./tombstones.js";
+import { tombstoneId, tombstoneRecord } from "./tombstones.js";
 import { OPEN_VALIDITY, parseList } from "./turn-record.js";
 import type { Correction } from "./types.js";
 
@@ -115,20 +115,7 @@ export class Corrections {
     const sessionId = String(record.metadata.session_id);
     const forgottenAt = this.now();
     const recency = await this.store.collection(principal.workspace, "recency");
-    await recency.add([
-      {
-        id: tombstoneId(memoryId),
-        embedding: RECENCY_VECTOR,
-        document: "",
-        // The forgotten write's id keeps its provisional audit entry standing (see audit.ts).
-        metadata: {
-          forgotten_at: forgottenAt,
-          forgotten_by: principal.agent,
-          reason,
-          ...(record.metadata.write_id !== undefined ? { write_id: record.metadata.write_id } : {}),
-        },
-      },
-    ]);
+    await recency.add([tombstoneRecord(memoryId, { at: forgottenAt, by: principal.agent, reason, writeId: record.metadata.write_id })]);
     await this.sequences.append(
       principal.workspace,
       feedStream("turns"),

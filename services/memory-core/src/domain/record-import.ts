@@ -3,11 +3,11 @@ import type { FieldError } from "@cairn/openapi";
 import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import { internal, validationFailed } from "../errors.js";
-import { RECENCY_VECTOR, sameStamp, type ChromaStore, type EmbeddingStamp, type NewRecord } from "../store/chroma-store.js";
+import { sameStamp, type ChromaStore, type EmbeddingStamp, type NewRecord } from "../store/chroma-store.js";
 import type { AuditLog } from "./audit.js";
 import { feedStream } from "./lexical-catalog.js";
 import type { Sequences } from "./sequences.js";
-import { tombstoneId } from "./tombstones.js";
+import { tombstoneId, tombstoneRecord } from "./tombstones.js";
 import type { ExportedRecord, ImportRequest, ImportResult } from "./types.js";
 
 /**
@@ -111,23 +111,17 @@ export class RecordImport {
     if (fresh.length === 0) return { stored: 0, skipped: records.length, forgotten: 0, reembedded: 0 };
     const turns = await this.store.collection(workspace, "turns");
     const stored = await turns.get({ ids: fresh.map((r) => r.id) });
-    // A copy still stored here keeps its write id in the tombstone, so its provisional `add` entry stands (audit.ts).
+    // A copy still stored here gives the tombstone its write id (see tombstoneRecord).
     const writeOf = new Map(stored.map((t) => [t.id, t.metadata.write_id]));
     await recency.add(
-      fresh.map((r) => {
-        const writeId = writeOf.get(r.id);
-        return {
-          id: tombstoneId(r.id),
-          embedding: RECENCY_VECTOR,
-          document: "",
-          metadata: {
-            forgotten_at: r.metadata.forgotten_at!,
-            forgotten_by: r.metadata.forgotten_by!,
-            reason: r.metadata.reason ?? "",
-            ...(writeId !== undefined ? { write_id: writeId } : {}),
-          },
-        };
-      }),
+      fresh.map((r) =>
+        tombstoneRecord(r.id, {
+          at: r.metadata.forgotten_at!,
+          by: r.metadata.forgotten_by!,
+          reason: r.metadata.reason ?? "",
+          writeId: writeOf.get(r.id),
+        }),
+      ),
     );
     const stillStored = stored.map((r) => r.id);
     if (stillStored.length > 0) {
