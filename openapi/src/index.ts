@@ -1,8 +1,12 @@
 export { CONTRACT_PATH, ContractError, loadContract } from "./contract.js";
 export type { Contract, HttpMethod, JsonSchema, Operation, ParameterSpec, ToolAnnotations } from "./contract.js";
-export { compileInputValidators, compileSchema } from "./validation.js";
+export { compileInputValidators, compileSchema, OperationValidators } from "./validation.js";
 export type { FieldError, InputValidator, ValidationResult } from "./validation.js";
 export type { components, operations, paths } from "./generated/schema.js";
+export type { OperationId, OperationInput, OperationOutput, OperationRequest, OperationResult } from "./operation-types.js";
+export { renderOperationTables } from "./operation-tables.js";
+export { operationRoutes } from "./generated/operations.js";
+export { restRequest, type RestRequest } from "./rest-request.js";
 export { renderReference } from "./reference.js";
 export { checkRoutes, checkToolCalls, extractRoutes, extractToolCalls } from "./doc-calls.js";
 export type { DocProblem, DocRoute, DocToolCall } from "./doc-calls.js";

@@ -1,6 +1,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import type { Contract, JsonSchema } from "./contract.js";
+import type { OperationId, OperationInput } from "./operation-types.js";
 
 // ajv-formats ships CommonJS; under ESM its default export is the function itself or sits on `.default`.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020;
@@ -13,7 +14,7 @@ export interface FieldError {
 
 export type ValidationResult<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
 
-export type InputValidator = (input: unknown) => ValidationResult<Record<string, unknown>>;
+export type InputValidator<T = Record<string, unknown>> = (input: unknown) => ValidationResult<T>;
 
 /**
  * One validator per operation, compiled from the contract's input schemas. Validation fills the contract's
@@ -27,6 +28,25 @@ export function compileInputValidators(contract: Contract): Map<string, InputVal
     validators.set(op.operationId, toValidator(ajv.compile(op.inputSchema as JsonSchema)));
   }
   return validators;
+}
+
+/**
+ * The validators by operation, each letting through what the generated types say that operation takes.
+ * This is where the contract's schemas meet its generated types: both come from memory-core.yaml, and the
+ * contract test regenerates the types and compares, so a validated input has the type it is given here.
+ */
+export class OperationValidators {
+  private readonly validators: Map<string, InputValidator>;
+
+  constructor(contract: Contract) {
+    this.validators = compileInputValidators(contract);
+  }
+
+  validate<K extends OperationId>(operationId: K, input: unknown): ValidationResult<OperationInput<K>> {
+    const validator = this.validators.get(operationId) as InputValidator<OperationInput<K>> | undefined;
+    if (!validator) throw new Error(`no operation ${operationId} in the contract`);
+    return validator(input);
+  }
 }
 
 /** Validates values against one schema of the contract (used to check responses in tests). */

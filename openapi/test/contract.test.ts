@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import openapiTS, { astToString } from "openapi-typescript";
 import { describe, expect, it } from "vitest";
-import { CONTRACT_PATH, compileInputValidators, loadContract } from "../src/index.js";
+import { CONTRACT_PATH, compileInputValidators, loadContract, renderOperationTables, restRequest } from "../src/index.js";
 
 describe("the contract", () => {
   it("is valid OpenAPI 3.1 and flattens into tools with object input and output schemas", async () => {
@@ -56,5 +56,43 @@ describe("the contract", () => {
     const committed = await readFile(new URL("../src/generated/schema.ts", import.meta.url), "utf8");
     const normalize = (s: string) => s.replace(/^\/\*\*[\s\S]*?\*\/\s*/, "").trim();
     expect(normalize(committed)).toBe(normalize(generated));
+  });
+
+  it("has generated operation tables that match it, naming the fields validation fills", async () => {
+    const contract = await loadContract();
+    const committed = await readFile(new URL("../src/generated/operations.ts", import.meta.url), "utf8");
+    expect(committed).toBe(renderOperationTables(contract));
+    // The same fields the validator fills for a call that leaves them out, and no others.
+    const filled = compileInputValidators(contract).get("query_recent_turns")!({});
+    expect(committed).toContain(
+      `query_recent_turns: ${Object.keys(filled.ok ? filled.value : {})
+        .sort()
+        .map((n) => JSON.stringify(n))
+        .join(" | ")};`,
+    );
+    expect(committed).toContain("forget_memory: never;");
+  });
+
+  it("lays an operation out as its REST request: path fields encoded, query fields in the query, the rest as the body", async () => {
+    expect(restRequest("get_session", { session_id: "a b/c", limit: 5 })).toEqual({
+      method: "GET",
+      target: "/v1/sessions/a%20b%2Fc?limit=5",
+    });
+    expect(restRequest("query_recent_turns", {})).toEqual({ method: "GET", target: "/v1/memories/recent" });
+    expect(restRequest("mark_outdated", { memory_id: "m1", reason: "moved" })).toEqual({
+      method: "POST",
+      target: "/v1/memories/m1/outdated",
+      body: { reason: "moved" },
+    });
+    // Every operation's route is the contract's.
+    const contract = await loadContract();
+    for (const op of contract.operations) {
+      const route = restRequest(
+        op.operationId as never,
+        Object.fromEntries(op.parameters.filter((p) => p.in === "path").map((p) => [p.inputName, "x"])) as never,
+      );
+      expect(route.method).toBe(op.method.toUpperCase());
+      expect(route.target).toBe(op.path.replace(/\{[^}]+\}/g, "x"));
+    }
   });
 });

@@ -10,7 +10,6 @@ import type { Readiness } from "./http/health.js";
 import type { Logger } from "./logger.js";
 import { Metrics } from "./metrics.js";
 import { OperationExecutor } from "./operations/executor.js";
-import { createOperationRegistry } from "./operations/index.js";
 import { COLLECTIONS, ChromaStore, StampMismatchError } from "./store/chroma-store.js";
 
 /** What a summarizer is built from: the parts of this runtime. */
@@ -108,7 +107,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const summarizer = options.summarizer
     ? await options.summarizer({ store, memories, embedder, tokens: options.tokens, log: options.log })
     : undefined;
-  const executor = new OperationExecutor(contract, createOperationRegistry(), memories, metrics, summarizer);
+  const executor = new OperationExecutor(contract, memories, metrics, summarizer);
   return {
     executor,
     memories,

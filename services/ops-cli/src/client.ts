@@ -1,60 +1,16 @@
+import { restRequest, type components, type OperationId, type OperationOutput, type OperationRequest } from "@cairn/openapi";
 import { CliError } from "./io.js";
 
-/** The shapes of memory-core's admin operations, as the contract (openapi/memory-core.yaml) defines them. */
-export interface EmbeddingStamp {
-  model: string;
-  dimension: number;
-}
-export type TransferCollection = "turns" | "summaries" | "tombstones";
-export interface ExportedRecord {
-  id: string;
-  document: string;
-  metadata: Record<string, string | number | boolean>;
-  embedding?: number[];
-}
-export interface ExportPage {
-  workspace: string;
-  collection: TransferCollection;
-  stamp: EmbeddingStamp | null;
-  records: ExportedRecord[];
-  total: number;
-  next_cursor: string | null;
-}
-export interface ImportResult {
-  workspace: string;
-  collection: TransferCollection;
-  stored: number;
-  skipped: number;
-  forgotten: number;
-  reembedded: number;
-}
-export interface IntegrityReport {
-  workspace: string;
-  healthy: boolean;
-  embedder: EmbeddingStamp;
-  collections: Array<{ collection: string; count: number; stamp: EmbeddingStamp | null; stamp_matches: boolean }>;
-  tombstones: number;
-  slots_checked: number;
-  problem_counts: Record<string, number>;
-  problems: Array<{ check: string; collection: string; id?: string; detail: string }>;
-  problems_truncated: boolean;
-}
-export interface RepairReport {
-  workspace: string;
-  applied: boolean;
-  before: IntegrityReport;
-  slots_retired: number;
-  slots_restored: number;
-  audit_entries_written: number;
-  memories: number;
-}
-export interface ReembedProgress {
-  workspace: string;
-  done: boolean;
-  embedder: EmbeddingStamp;
-  processed: number;
-  collections: Array<{ collection: "turns" | "summaries"; state: "current" | "reembedding"; reembedded: number; total: number }>;
-}
+/** The shapes of memory-core's admin operations, from the contract's generated types. */
+type Schemas = components["schemas"];
+export type EmbeddingStamp = Schemas["EmbeddingStamp"];
+export type TransferCollection = Schemas["RecordCollectionName"];
+export type ExportedRecord = Schemas["ExportedRecord"];
+export type ExportPage = Schemas["ExportPage"];
+export type ImportResult = Schemas["ImportResult"];
+export type IntegrityReport = Schemas["IntegrityReport"];
+export type RepairReport = Schemas["RepairReport"];
+export type ReembedProgress = Schemas["ReembedProgress"];
 
 /** memory-core's admin operations over REST, with one admin token (so: one workspace). */
 export class AdminClient {
@@ -64,25 +20,23 @@ export class AdminClient {
   ) {}
 
   exportPage(collection: TransferCollection, limit: number, after: string | null, includeEmbeddings = true): Promise<ExportPage> {
-    const query = new URLSearchParams({ collection, limit: String(limit), include_embeddings: String(includeEmbeddings) });
-    if (after) query.set("after", after);
-    return this.call("GET", `/v1/admin/records?${query}`);
+    return this.call("export_records", { collection, limit, include_embeddings: includeEmbeddings, ...(after ? { after } : {}) });
   }
 
   importRecords(collection: TransferCollection, stamp: EmbeddingStamp | null, records: ExportedRecord[]): Promise<ImportResult> {
-    return this.call("POST", "/v1/admin/records", { collection, ...(stamp ? { stamp } : {}), records });
+    return this.call("import_records", { collection, ...(stamp ? { stamp } : {}), records });
   }
 
   verify(): Promise<IntegrityReport> {
-    return this.call("GET", "/v1/admin/verify");
+    return this.call("verify_store", {});
   }
 
   repair(apply: boolean): Promise<RepairReport> {
-    return this.call("POST", "/v1/admin/repair", { apply });
+    return this.call("repair_store", { apply });
   }
 
   reembed(limit: number): Promise<ReembedProgress> {
-    return this.call("POST", "/v1/admin/reembed", { limit });
+    return this.call("reembed_records", { limit });
   }
 
   /** The workspace the token administers, as memory-core says (never as a file claims). */
@@ -90,7 +44,9 @@ export class AdminClient {
     return (await this.exportPage("tombstones", 1, null, false)).workspace;
   }
 
-  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  /** One operation of the contract, laid out as its REST request; its success body, or a CliError saying why not. */
+  async call<K extends OperationId>(operationId: K, input: OperationRequest<K>): Promise<OperationOutput<K>> {
+    const { method, target: path, body } = restRequest(operationId, input);
     let response: Response;
     try {
       response = await fetch(new URL(path, this.base), {
@@ -121,6 +77,6 @@ export class AdminClient {
       );
     }
     if (parsed === undefined) throw new CliError(`memory-core answered ${method} ${path} with something that is not JSON`);
-    return parsed as T;
+    return parsed as OperationOutput<K>;
   }
 }

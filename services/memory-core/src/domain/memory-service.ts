@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { OperationInput, OperationOutput } from "@cairn/openapi";
 import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import type { Logger } from "../logger.js";
@@ -8,12 +9,12 @@ import { bestOf } from "./confidence.js";
 import type { Condition } from "./filters.js";
 import { decodeCursor, encodeCursor, oldestFirst, positionFrom } from "./cursor.js";
 import { contentKey, summaryId, turnId } from "./ids.js";
-import { AuditLog, type AuditEntry } from "./audit.js";
+import { AuditLog } from "./audit.js";
 import { Corrections, gone, type Tombstone } from "./corrections.js";
 import { announcedRewrite, feedStream, LexicalCatalog } from "./lexical-catalog.js";
 import { RecencyIndex } from "./recency.js";
 import { IntegrityCheck } from "./integrity.js";
-import { RecordExport, type ExportInput } from "./record-export.js";
+import { RecordExport } from "./record-export.js";
 import { RecordImport } from "./record-import.js";
 import { Reembedding } from "./reembedding.js";
 import { HybridRetrieval } from "./retrieval.js";
@@ -35,9 +36,7 @@ import type {
   IntegrityReport,
   Memory,
   MemoryBrief,
-  QueryMemoriesRequest,
   QueryMemoriesResult,
-  QuerySummariesRequest,
   QuerySummariesResult,
   RecentTurnsResult,
   ReembedProgress,
@@ -45,21 +44,6 @@ import type {
   SessionResult,
   Summary,
 } from "./types.js";
-
-export interface RecentTurnsInput {
-  agent?: string;
-  session_id?: string;
-  limit: number;
-  before?: string;
-  detail: Detail;
-}
-
-export interface GetSessionInput {
-  session_id: string;
-  limit: number;
-  after?: string;
-  detail: Detail;
-}
 
 export type NewSummary = Omit<Summary, "id" | "covered_through" | "dropped"> & { covered_through?: string; dropped?: Summary["dropped"] };
 
@@ -236,7 +220,7 @@ export class MemoryService {
     return stored;
   }
 
-  async recentTurns(principal: Principal, input: RecentTurnsInput): Promise<RecentTurnsResult> {
+  async recentTurns(principal: Principal, input: OperationInput<"query_recent_turns">): Promise<RecentTurnsResult> {
     const agent = input.agent ?? principal.agent;
     const before = input.before === undefined ? undefined : positionFrom(input.before, "before", agent, "agent's listing");
     const page =
@@ -250,7 +234,7 @@ export class MemoryService {
     };
   }
 
-  async queryMemories(principal: Principal, input: QueryMemoriesRequest): Promise<QueryMemoriesResult> {
+  async queryMemories(principal: Principal, input: OperationInput<"query_raw_memories">): Promise<QueryMemoriesResult> {
     const conditions: Condition[] = [];
     if (input.agent !== undefined) conditions.push({ field: "agent", op: "eq", value: input.agent });
     if (input.session_id !== undefined) conditions.push({ field: "session_id", op: "eq", value: input.session_id });
@@ -278,7 +262,7 @@ export class MemoryService {
     return { hits, confidence: bestOf(hits.map((h) => h.confidence)) };
   }
 
-  async querySummaries(principal: Principal, input: QuerySummariesRequest): Promise<QuerySummariesResult> {
+  async querySummaries(principal: Principal, input: OperationInput<"query_summaries">): Promise<QuerySummariesResult> {
     const conditions: Condition[] = [];
     if (input.agent !== undefined) conditions.push({ field: agentFlag(input.agent), op: "eq", value: true });
     if (input.since !== undefined) conditions.push({ field: "last_turn_at", op: "gte", value: Date.parse(input.since) });
@@ -294,7 +278,7 @@ export class MemoryService {
     return { hits, confidence: bestOf(hits.map((h) => h.confidence)) };
   }
 
-  async getSession(principal: Principal, input: GetSessionInput): Promise<SessionResult> {
+  async getSession(principal: Principal, input: OperationInput<"get_session">): Promise<SessionResult> {
     const after = input.after === undefined ? undefined : decodeCursor(input.after, "after");
     const all = (await this.sessions.list(principal.workspace, input.session_id)).sort((a, b) => oldestFirst(positionOf(a), positionOf(b)));
     const rest = after ? all.filter((r) => oldestFirst(after, positionOf(r)) < 0) : all;
@@ -320,7 +304,8 @@ export class MemoryService {
     return memoryFromRecord(await this.corrections.existing(principal.workspace, memoryId), "full");
   }
 
-  async supersedeMemory(principal: Principal, memoryId: string, input: { by?: string; reason: string }): Promise<Memory> {
+  async supersedeMemory(principal: Principal, input: OperationInput<"supersede_memory">): Promise<Memory> {
+    const memoryId = input.memory_id;
     const record = await this.corrections.existing(principal.workspace, memoryId);
     if (input.by !== undefined) {
       if (input.by === memoryId) throw validationFailed([{ path: "by", message: "cannot be the memory itself" }]);
@@ -334,7 +319,8 @@ export class MemoryService {
     return memoryFromRecord(superseded, "full");
   }
 
-  async markOutdated(principal: Principal, memoryId: string, input: { reason: string; commit?: string }): Promise<Memory> {
+  async markOutdated(principal: Principal, input: OperationInput<"mark_outdated">): Promise<Memory> {
+    const memoryId = input.memory_id;
     const record = await this.corrections.existing(principal.workspace, memoryId);
     if (repeats(record, { kind: "outdated", reason: input.reason, by: principal.agent, commit: input.commit }))
       return memoryFromRecord(record, "full");
@@ -349,10 +335,7 @@ export class MemoryService {
     return tombstone;
   }
 
-  async auditLog(
-    principal: Principal,
-    input: { memory_id?: string; agent?: string; since?: string; until?: string; limit: number; after?: string },
-  ): Promise<{ entries: AuditEntry[]; next_cursor: string | null }> {
+  async auditLog(principal: Principal, input: OperationInput<"get_audit_log">): Promise<OperationOutput<"get_audit_log">> {
     const from = input.after === undefined ? 0 : positionFrom(input.after, "after", "audit", "listing");
     const page = await this.audit.read(
       principal.workspace,
@@ -369,7 +352,7 @@ export class MemoryService {
   }
 
   /** One page of a collection's records as stored, for backups. */
-  exportRecords(principal: Principal, input: ExportInput): Promise<ExportPage> {
+  exportRecords(principal: Principal, input: OperationInput<"export_records">): Promise<ExportPage> {
     return this.exports.page(principal.workspace, input);
   }
 

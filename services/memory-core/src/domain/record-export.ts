@@ -1,3 +1,4 @@
+import type { OperationInput } from "@cairn/openapi";
 import type { ChromaStore, StoredRecord, Where } from "../store/chroma-store.js";
 import { assertWithinListing, encodeCursor, positionFrom } from "./cursor.js";
 import { tombstoneId } from "./tombstones.js";
@@ -5,13 +6,6 @@ import type { ExportedRecord, ExportPage, TransferCollection } from "./types.js"
 
 /** Tombstones share `recency` with the sequence slots; only they carry `forgotten_at`. */
 export const TOMBSTONE_FILTER: Where = { forgotten_at: { $gte: 0 } };
-
-export interface ExportInput {
-  collection: TransferCollection;
-  limit: number;
-  after?: string;
-  include_embeddings: boolean;
-}
 
 /**
  * A workspace's records as stored, page by page, in the order they were added (Chroma's order for a `get`
@@ -21,7 +15,7 @@ export interface ExportInput {
 export class RecordExport {
   constructor(private readonly store: ChromaStore) {}
 
-  async page(workspace: string, input: ExportInput): Promise<ExportPage> {
+  async page(workspace: string, input: OperationInput<"export_records">): Promise<ExportPage> {
     const offset = input.after === undefined ? 0 : positionFrom(input.after, "after", input.collection, "collection's listing");
     if (input.collection === "tombstones") return this.tombstones(workspace, offset, input.limit);
     const inspected = await this.store.inspect(workspace, input.collection);

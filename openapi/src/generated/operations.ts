@@ -1,0 +1,41 @@
+// Generated from memory-core.yaml by `npm run generate -w @cairn/openapi`; do not edit.
+
+/** Per operation, the input fields the contract gives a default (present once validated). */
+export interface DefaultedInputs {
+  add_memory: never;
+  export_records: "include_embeddings" | "limit";
+  forget_memory: never;
+  get_audit_log: "limit";
+  get_memory: never;
+  get_session: "detail" | "limit";
+  import_records: never;
+  mark_outdated: never;
+  query_raw_memories: "detail" | "include_superseded" | "limit" | "mode";
+  query_recent_turns: "detail" | "limit";
+  query_summaries: "limit" | "mode";
+  reembed_records: "limit";
+  repair_store: "apply";
+  summarize_session: "force";
+  supersede_memory: never;
+  verify_store: never;
+}
+
+/** Per operation, how REST carries it; input fields in neither list travel in the JSON body. */
+export const operationRoutes = {
+  add_memory: { method: "post", path: "/v1/memories", pathFields: [], queryFields: [] },
+  export_records: { method: "get", path: "/v1/admin/records", pathFields: [], queryFields: ["collection","limit","after","include_embeddings"] },
+  forget_memory: { method: "post", path: "/v1/memories/{memory_id}/forget", pathFields: ["memory_id"], queryFields: [] },
+  get_audit_log: { method: "get", path: "/v1/audit", pathFields: [], queryFields: ["memory_id","agent","since","until","limit","after"] },
+  get_memory: { method: "get", path: "/v1/memories/{memory_id}", pathFields: ["memory_id"], queryFields: [] },
+  get_session: { method: "get", path: "/v1/sessions/{session_id}", pathFields: ["session_id"], queryFields: ["limit","after","detail"] },
+  import_records: { method: "post", path: "/v1/admin/records", pathFields: [], queryFields: [] },
+  mark_outdated: { method: "post", path: "/v1/memories/{memory_id}/outdated", pathFields: ["memory_id"], queryFields: [] },
+  query_raw_memories: { method: "post", path: "/v1/memories/query", pathFields: [], queryFields: [] },
+  query_recent_turns: { method: "get", path: "/v1/memories/recent", pathFields: [], queryFields: ["agent","session_id","limit","before","detail"] },
+  query_summaries: { method: "post", path: "/v1/summaries/query", pathFields: [], queryFields: [] },
+  reembed_records: { method: "post", path: "/v1/admin/reembed", pathFields: [], queryFields: [] },
+  repair_store: { method: "post", path: "/v1/admin/repair", pathFields: [], queryFields: [] },
+  summarize_session: { method: "post", path: "/v1/sessions/{session_id}/summarize", pathFields: ["session_id"], queryFields: [] },
+  supersede_memory: { method: "post", path: "/v1/memories/{memory_id}/supersede", pathFields: ["memory_id"], queryFields: [] },
+  verify_store: { method: "get", path: "/v1/admin/verify", pathFields: [], queryFields: [] },
+} as const;

@@ -1,0 +1,50 @@
+import type { OperationId, OperationInput, OperationResult } from "@cairn/openapi";
+import type { Principal } from "../auth/principal.js";
+import type { MemoryService } from "../domain/memory-service.js";
+import type { SessionSummarizer } from "../domain/session-summarizer.js";
+import { summarizerUnavailable } from "../errors.js";
+
+export interface OperationContext {
+  principal: Principal;
+  memories: MemoryService;
+  /** Absent when this server runs without a summarizer. */
+  summarizer?: SessionSummarizer;
+}
+
+/** Receives input already validated against the contract, defaults filled; answers a status the contract lists. */
+export type Handler<K extends OperationId> = (input: OperationInput<K>, context: OperationContext) => Promise<OperationResult<K>>;
+
+/** One handler per contract operation: a missing, extra or mistyped one fails to compile. */
+export type Handlers = { readonly [K in OperationId]: Handler<K> };
+
+const ok = async <T>(body: Promise<T>) => ({ status: 200 as const, body: await body });
+
+export const handlers: Handlers = {
+  add_memory: async (input, { principal, memories }) => {
+    const outcome = await memories.addMemory(principal, input);
+    return outcome.created ? { status: 201, body: outcome.result } : { status: 200, body: outcome.result };
+  },
+  query_recent_turns: (input, { principal, memories }) => ok(memories.recentTurns(principal, input)),
+  query_raw_memories: (input, { principal, memories }) => ok(memories.queryMemories(principal, input)),
+  query_summaries: (input, { principal, memories }) => ok(memories.querySummaries(principal, input)),
+  get_session: (input, { principal, memories }) => ok(memories.getSession(principal, input)),
+  get_memory: (input, { principal, memories }) => ok(memories.getMemory(principal, input.memory_id)),
+  supersede_memory: (input, { principal, memories }) => ok(memories.supersedeMemory(principal, input)),
+  mark_outdated: (input, { principal, memories }) => ok(memories.markOutdated(principal, input)),
+  forget_memory: (input, { principal, memories }) => ok(memories.forgetMemory(principal, input.memory_id, input.reason)),
+  get_audit_log: (input, { principal, memories }) => ok(memories.auditLog(principal, input)),
+  summarize_session: (input, { principal, summarizer }) => {
+    if (!summarizer) throw summarizerUnavailable();
+    return ok(summarizer.summarizeSession(principal.workspace, input.session_id, { force: input.force }));
+  },
+  export_records: (input, { principal, memories }) => ok(memories.exportRecords(principal, input)),
+  import_records: (input, { principal, memories }) => ok(memories.importRecords(principal, input)),
+  verify_store: (_input, { principal, memories }) => ok(memories.verifyStore(principal)),
+  repair_store: (input, { principal, memories }) => ok(memories.repairStore(principal, input.apply)),
+  reembed_records: (input, { principal, memories }) => ok(memories.reembed(principal, input.limit)),
+};
+
+/** Whether an id names an operation this server implements (the executor checks the contract agrees). */
+export function isOperationId(operationId: string): operationId is OperationId {
+  return Object.hasOwn(handlers, operationId);
+}
