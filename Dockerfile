@@ -44,4 +44,4 @@ USER cairn:cairn
 EXPOSE 8790
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=4 \
   CMD ["node", "deploy/healthcheck.mjs", "http", "http://127.0.0.1:8790/readyz"]
-CMD ["node", "--import", "tsx", "services/memory-core/src/main.ts"]
+CMD ["node", "--import", "tsx", "services/server/src/main.ts"]

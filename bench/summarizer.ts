@@ -6,6 +6,7 @@ import yaml from "js-yaml";
 import { loadConfig, silentLogger, startStack, TokenRegistry } from "@cairn/memory-core";
 import { createSummarizer, loadSummarizerConfig } from "@cairn/summarizer";
 import { newToken } from "../services/memory-core/src/auth/tokens.js";
+import { summarizerPort } from "../services/memory-core/src/domain/summarizer-port.js";
 import { corpus } from "./corpus.js";
 import { timedEmbedder } from "./timed-embedder.js";
 import { round, summarize, timed } from "./stats.js";
@@ -62,19 +63,18 @@ export async function benchSummarizer(argv: string[]): Promise<void> {
         await stack.runtime.memories.addMemory(principal, { ...body, session_id: `s${size.turns}-${Math.floor(i / size.turns)}` });
       }
 
-      const parts = {
+      const memory = summarizerPort({
         store: stack.runtime.store,
         memories: stack.runtime.memories,
         embedder,
         tokens: new TokenRegistry([{ tokenSha256: "bench", workspace: size.workspace, agent: "summarizer", role: "agent" }]),
-        log: silentLogger,
-      };
+      });
       const config = loadSummarizerConfig({
         CAIRN_SUMMARY_WORKER: "off",
         CAIRN_SUMMARY_IDLE_MS: "0",
         CAIRN_SUMMARY_CONCURRENCY: values.concurrency,
       });
-      const summarizer = createSummarizer(config, parts);
+      const summarizer = createSummarizer(config, memory, silentLogger);
 
       embedTimes.length = 0;
       const round1 = await timed(() => summarizer.runOnce());

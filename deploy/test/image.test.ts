@@ -70,7 +70,7 @@ describe("the build context after .dockerignore", () => {
       "openapi/memory-core.yaml",
       "openapi/src/index.ts",
       "services/memory-core/package.json",
-      "services/memory-core/src/main.ts",
+      "services/server/src/main.ts",
       "services/memory-core/src/config.ts",
       "deploy/healthcheck.mjs",
     ]) {

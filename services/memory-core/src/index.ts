@@ -1,6 +1,7 @@
 /**
- * What other workspace packages (the summarizer) may use of memory-core: the store facade, the domain
- * helpers a worker needs, the port it implements, and the stack for composition roots.
+ * What other workspace packages may use of memory-core: for the summarizer, the port it reads and writes
+ * memory through (never the store) and the port it implements; for composition roots, the stack and what a
+ * standalone worker starts from.
  */
 export { loadConfig, ConfigError, type Config, type EmbeddingsConfig } from "./config.js";
 export { loadTokenRegistry, TokenRegistry, TokensFileError } from "./auth/tokens.js";
@@ -9,16 +10,13 @@ export { CairnError, notFound, unavailable } from "./errors.js";
 export { describeStartError } from "./start-errors.js";
 export { createEmbedder } from "./embeddings/create.js";
 export type { Embedder } from "./embeddings/embedder.js";
-export { ChromaStore, type StoredRecord, type Metadata, type RecordCollection } from "./store/chroma-store.js";
-export { COLLECTIONS, RECENCY_VECTOR } from "./store/chroma-store.js";
-export { MemoryService, type NewSummary } from "./domain/memory-service.js";
-export { Sequences } from "./domain/sequences.js";
-export { FEED_PENDING_MS, feedStream } from "./domain/lexical-catalog.js";
-export { summaryFromRecord } from "./domain/summary-record.js";
-export { summaryId } from "./domain/ids.js";
-export { turnFields } from "./domain/turn-record.js";
+export type { NewSummary } from "./domain/memory-service.js";
+export { FEED_PENDING_MS } from "./domain/lexical-catalog.js";
+export type { SummarizerPort, SessionTurn, SessionChange, SessionsOverview, Lease } from "./domain/summarizer-port.js";
+export type { SessionLeases } from "./domain/session-leases.js";
 export type { SessionSummarizer } from "./domain/session-summarizer.js";
 export type { Summary, SummarizeSessionResult } from "./domain/types.js";
 export type { Runtime, RunningSummarizer, SummarizerFactory, SummarizerParts } from "./runtime.js";
 export { startStack, type Stack, type StackOptions } from "./stack.js";
+export { openSummarizerPort } from "./runtime.js";
 export { startBanner } from "./banner.js";

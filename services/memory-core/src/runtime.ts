@@ -1,8 +1,9 @@
 import { loadContract } from "@cairn/openapi";
-import type { TokenRegistry } from "./auth/tokens.js";
-import type { EmbeddingsConfig } from "./config.js";
+import { loadTokenRegistry, type TokenRegistry } from "./auth/tokens.js";
+import type { Config, EmbeddingsConfig } from "./config.js";
 import { MemoryService } from "./domain/memory-service.js";
 import type { SessionSummarizer } from "./domain/session-summarizer.js";
+import { summarizerPort, type SummarizerPort } from "./domain/summarizer-port.js";
 import type { RetrievalTuning } from "./domain/retrieval-tuning.js";
 import type { Embedder } from "./embeddings/embedder.js";
 import { createEmbedder } from "./embeddings/create.js";
@@ -12,12 +13,9 @@ import { Metrics } from "./metrics.js";
 import { OperationExecutor } from "./operations/executor.js";
 import { COLLECTIONS, ChromaStore, StampMismatchError } from "./store/chroma-store.js";
 
-/** What a summarizer is built from: the parts of this runtime. */
+/** What a summarizer is built from: memory-core's port for it (never the store), and where to log. */
 export interface SummarizerParts {
-  store: ChromaStore;
-  memories: MemoryService;
-  embedder: Embedder;
-  tokens: TokenRegistry;
+  memory: SummarizerPort;
   log: Logger;
 }
 
@@ -105,7 +103,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     return awaitingReembed.size === 0;
   };
   const summarizer = options.summarizer
-    ? await options.summarizer({ store, memories, embedder, tokens: options.tokens, log: options.log })
+    ? await options.summarizer({ memory: summarizerPort({ store, memories, embedder, tokens: options.tokens }), log: options.log })
     : undefined;
   const executor = new OperationExecutor(contract, memories, metrics, summarizer);
   return {
@@ -128,5 +126,29 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       return { ready: chroma === "ok" && stamps === "ok", checks };
     },
     close,
+  };
+}
+
+/**
+ * For a summarizer run as its own process (`npm run summarizer`): memory-core's port over the Chroma, embedder
+ * and tokens of `config`, checked the way the server checks them (a workspace embedded with another model is
+ * refused before anything is written). The summarizer never sees the store behind it.
+ */
+export async function openSummarizerPort(
+  config: Config & { chromaUrl: URL },
+  log: Logger,
+): Promise<{ memory: SummarizerPort; close(): Promise<void> }> {
+  const tokens = await loadTokenRegistry(config.tokensFile);
+  const embedder = await createEmbedder(config.embeddings, log);
+  const store = new ChromaStore(config.chromaUrl, { model: embedder.model, dimension: embedder.dimension }, log);
+  await store.heartbeat();
+  for (const workspace of tokens.workspaces()) for (const name of COLLECTIONS) await store.collection(workspace, name);
+  const memories = new MemoryService(store, embedder, { log });
+  return {
+    memory: summarizerPort({ store, memories, embedder, tokens }),
+    async close() {
+      await memories.close();
+      store.close();
+    },
   };
 }

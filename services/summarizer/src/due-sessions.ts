@@ -1,4 +1,4 @@
-import { FEED_PENDING_MS, feedStream, Sequences, type ChromaStore, type Metadata } from "@cairn/memory-core";
+import { FEED_PENDING_MS, type SessionChange, type SummarizerPort } from "@cairn/memory-core";
 
 const PAGE = 500;
 /** A forgotten turn's content must leave its session's summary soon, not after the idle time. */
@@ -40,14 +40,11 @@ interface WorkspaceState {
  */
 export class DueSessions {
   private readonly states = new Map<string, WorkspaceState>();
-  private readonly sequences: Sequences;
 
   constructor(
-    private readonly store: ChromaStore,
+    private readonly memory: SummarizerPort,
     private readonly idleMs: number,
-  ) {
-    this.sequences = new Sequences(store);
-  }
+  ) {}
 
   /** Catches up with the changes since the last call. */
   async refresh(workspace: string): Promise<void> {
@@ -90,81 +87,44 @@ export class DueSessions {
   private async scan(workspace: string): Promise<WorkspaceState> {
     // The feed position first: a write during the scan is then seen again by the feed (harmless). The recent
     // tail is read again too, so that a turn whose entry was written but not its record yet is waited for.
-    const position = Math.max(0, (await this.sequences.length(workspace, feedStream("turns"))) - RECENT_TAIL);
-    const sessions = new Map<string, { count: number; newest: number }>();
-    for await (const m of this.allMetadata(workspace, "turns")) {
-      const id = String(m.session_id);
-      const s = sessions.get(id) ?? { count: 0, newest: 0 };
-      s.count++;
-      s.newest = Math.max(s.newest, Number(m.recorded_at));
-      sessions.set(id, s);
-    }
-    const covered = new Map<string, { count: number; through: number }>();
-    for await (const m of this.allMetadata(workspace, "summaries")) {
-      covered.set(String(m.session_id), { count: Number(m.turn_count), through: Number(m.covered_through ?? m.last_turn_at) });
-    }
+    const position = Math.max(0, (await this.memory.changesEnd(workspace)) - RECENT_TAIL);
+    const { sessions, summaries } = await this.memory.sessionsOverview(workspace);
     const pending = new Map<string, Pending>();
     for (const [sessionId, s] of sessions) {
-      const summary = covered.get(sessionId);
-      if (summary && summary.count === s.count && summary.through === s.newest) continue;
-      pending.set(sessionId, newPending(s.newest));
+      const summary = summaries.get(sessionId);
+      if (summary && summary.turnCount === s.turnCount && summary.coveredThrough === s.newestAt) continue;
+      pending.set(sessionId, newPending(s.newestAt));
     }
     // A summary whose turns are all gone: removed at once.
-    for (const sessionId of covered.keys()) {
+    for (const sessionId of summaries.keys()) {
       if (!sessions.has(sessionId)) pending.set(sessionId, newPending(0, 0));
     }
     return { position, pending };
   }
 
   private async follow(workspace: string, state: WorkspaceState): Promise<void> {
-    const stream = feedStream("turns");
-    const length = await this.sequences.length(workspace, stream);
-    while (state.position < length) {
-      const seqs = Array.from({ length: Math.min(PAGE, length - state.position) }, (_, i) => state.position + i);
-      const slots = await this.sequences.read(workspace, stream, seqs);
-      const unnamed = [...slots.values()].filter((s) => typeof s.session_id !== "string");
-      const sessionOf = await this.sessionsOf(
-        workspace,
-        unnamed.map((s) => String(s.record_id)),
-      );
-      for (const slot of slots.values()) {
-        const sessionId = typeof slot.session_id === "string" ? slot.session_id : sessionOf.get(String(slot.record_id));
-        if (sessionId !== undefined) this.note(state, sessionId, slot);
-      }
-      // Slots are dense; a missing one is a write whose append is in flight: read it next time.
-      const firstMissing = seqs.find((n) => !slots.has(n));
-      state.position = firstMissing ?? state.position + seqs.length;
-      if (firstMissing !== undefined) return;
+    const end = await this.memory.changesEnd(workspace);
+    while (state.position < end) {
+      const wanted = Math.min(PAGE, end - state.position);
+      const { changes, next } = await this.memory.sessionChanges(workspace, state.position, wanted);
+      for (const change of changes) this.note(state, change);
+      // Stopped short at a write in flight: read on from it next time.
+      const stoppedShort = next < state.position + wanted;
+      state.position = next;
+      if (stoppedShort) return;
     }
   }
 
-  private note(state: WorkspaceState, sessionId: string, slot: Metadata): void {
-    const at = Number(slot.recorded_at);
-    const pending = state.pending.get(sessionId) ?? newPending(0);
+  private note(state: WorkspaceState, change: SessionChange): void {
+    const pending = state.pending.get(change.sessionId) ?? newPending(0);
     pending.version++;
-    const recordId = String(slot.record_id);
-    if (slot.op === "remove") {
-      pending.urgentAt = Math.min(pending.urgentAt ?? Infinity, at + FORGET_GRACE_MS);
-      pending.forgotten.add(recordId);
+    if (change.forgotten) {
+      pending.urgentAt = Math.min(pending.urgentAt ?? Infinity, change.at + FORGET_GRACE_MS);
+      pending.forgotten.add(change.turnId);
     } else {
-      pending.lastChange = Math.max(pending.lastChange, at);
-      pending.written.add(recordId);
+      pending.lastChange = Math.max(pending.lastChange, change.at);
+      pending.written.add(change.turnId);
     }
-    state.pending.set(sessionId, pending);
-  }
-
-  /** Feed entries written before entries named their session: the session is read from the turn. */
-  private async sessionsOf(workspace: string, recordIds: string[]): Promise<Map<string, string>> {
-    if (recordIds.length === 0) return new Map();
-    const turns = await this.store.collection(workspace, "turns");
-    const found = await turns.get({ ids: [...new Set(recordIds)] });
-    return new Map(found.map((r) => [r.id, String(r.metadata.session_id)]));
-  }
-
-  private async *allMetadata(workspace: string, name: "turns" | "summaries"): AsyncGenerator<Metadata> {
-    const records = await this.store.collection(workspace, name);
-    for await (const page of records.pages({ size: PAGE })) {
-      for (const record of page) yield record.metadata;
-    }
+    state.pending.set(change.sessionId, pending);
   }
 }

@@ -1,9 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { RunningSummarizer, SummarizerFactory, SummarizerParts } from "@cairn/memory-core";
+import type { Logger, RunningSummarizer, SummarizerFactory, SummarizerPort } from "@cairn/memory-core";
 import type { SummarizerConfig } from "./config.js";
 import { DueSessions } from "./due-sessions.js";
-import { SessionLeases } from "./lease.js";
 import { createChatModel } from "./model/chat-client.js";
 import { OnDemandSummarizer } from "./on-demand.js";
 import { SummarizerWorker } from "./worker.js";
@@ -17,24 +16,29 @@ export interface Summarizer extends RunningSummarizer {
 }
 
 /**
- * The summarizer over memory-core's parts: the background worker (unless `worker` is off) and the
- * `summarize_session` port. Given to memory-core's stack as a factory, so memory-core never imports it.
+ * The summarizer over memory-core's port (what it may read and write, in domain terms): the background
+ * worker (unless `worker` is off) and the `summarize_session` answer. Given to memory-core's stack as a
+ * factory by the composition root, so neither package imports the other's start-up.
  */
-export function createSummarizer(config: SummarizerConfig, parts: SummarizerParts, options: { now?: () => number } = {}): Summarizer {
+export function createSummarizer(
+  config: SummarizerConfig,
+  memory: SummarizerPort,
+  log: Logger,
+  options: { now?: () => number } = {},
+): Summarizer {
   const now = options.now ?? Date.now;
-  const { store, memories, embedder, tokens, log } = parts;
-  const leases = new SessionLeases(store, config.leaseMs, `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, now);
+  const leases = memory.sessionLeases({ ttlMs: config.leaseMs, holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, now });
   const model = config.chat
     ? {
         chat: createChatModel(config.chat, log),
         options: { contextTokens: config.chat.contextTokens, retries: config.chat.retries, backoffMs: config.chat.backoffMs },
       }
     : undefined;
-  const writer = new SummaryWriter({ store, memories, embedder, leases, model, log, now });
+  const writer = new SummaryWriter({ memory, leases, model, log, now });
   const worker = new SummarizerWorker(
-    new DueSessions(store, config.idleMs),
+    new DueSessions(memory, config.idleMs),
     writer,
-    { workspaces: () => tokens.workspaces(), pollMs: config.pollMs, concurrency: config.concurrency, now },
+    { workspaces: () => memory.workspaces(), pollMs: config.pollMs, concurrency: config.concurrency, now },
     log,
   );
   const stopping = new AbortController();
@@ -54,5 +58,5 @@ export function createSummarizer(config: SummarizerConfig, parts: SummarizerPart
 /** For memory-core's stack (npm start): the summarizer runs in the same process. */
 export const summarizerFactory =
   (config: SummarizerConfig): SummarizerFactory =>
-  async (parts) =>
-    createSummarizer(config, parts);
+  async ({ memory, log }) =>
+    createSummarizer(config, memory, log);

@@ -1,12 +1,4 @@
-import {
-  COLLECTIONS,
-  ChromaStore,
-  createEmbedder,
-  createLogger,
-  describeStartError,
-  loadTokenRegistry,
-  MemoryService,
-} from "@cairn/memory-core";
+import { createLogger, describeStartError, openSummarizerPort } from "@cairn/memory-core";
 import { loadStandaloneConfig } from "./config.js";
 import { createSummarizer } from "./index.js";
 
@@ -20,14 +12,8 @@ async function main(): Promise<void> {
   let summarizer;
   try {
     const { core, summarizer: config } = loadStandaloneConfig();
-    const tokens = await loadTokenRegistry(core.tokensFile);
-    const embedder = await createEmbedder(core.embeddings, log);
-    const store = new ChromaStore(core.chromaUrl, { model: embedder.model, dimension: embedder.dimension }, log);
-    await store.heartbeat();
-    // Refuses a workspace embedded with another model before anything is written.
-    for (const workspace of tokens.workspaces()) for (const name of COLLECTIONS) await store.collection(workspace, name);
-    const memories = new MemoryService(store, embedder);
-    summarizer = createSummarizer(config, { store, memories, embedder, tokens, log });
+    const { memory } = await openSummarizerPort(core, log);
+    summarizer = createSummarizer(config, memory, log);
   } catch (error) {
     process.stderr.write(`cairn summarizer: ${describeStartError(error)}\n`);
     process.exit(1);

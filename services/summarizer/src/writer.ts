@@ -1,17 +1,8 @@
-import {
-  summaryFromRecord,
-  summaryId,
-  type ChromaStore,
-  type Embedder,
-  type Logger,
-  type MemoryService,
-  type Summary,
-} from "@cairn/memory-core";
+import type { Logger, SessionLeases, Summary, SummarizerPort } from "@cairn/memory-core";
 import { extractiveSummary } from "./extractive.js";
-import type { SessionLeases } from "./lease.js";
 import { ModelUnavailableError, type ChatModel } from "./model/chat-client.js";
 import { summarizeWithModel, type ModelSummaryOptions } from "./model/model-summary.js";
-import { coverageOf, isCovered, loadSession, type SessionTurn } from "./session.js";
+import { coverageOf, isCovered, type SessionTurn } from "./session.js";
 import type { StructuredSummary } from "./structured.js";
 
 export type WriteOutcome =
@@ -24,9 +15,7 @@ export type WriteOutcome =
   | { kind: "empty"; turnIds: [] };
 
 export interface WriterDeps {
-  store: ChromaStore;
-  memories: MemoryService;
-  embedder: Embedder;
+  memory: SummarizerPort;
   leases: SessionLeases;
   /** Undefined: extractive only. */
   model: { chat: ChatModel; options: ModelSummaryOptions } | undefined;
@@ -47,10 +36,10 @@ export class SummaryWriter {
     if (!lease) return { kind: "busy" };
     try {
       // Read under the lease: a worker that held it a moment ago may have just covered these turns.
-      const turns = await loadSession(this.deps.store, workspace, sessionId);
-      const existing = await this.storedSummary(workspace, sessionId);
+      const turns = await this.deps.memory.sessionTurns(workspace, sessionId);
+      const existing = await this.deps.memory.storedSummary(workspace, sessionId);
       if (turns.length === 0) {
-        if (existing) await this.deps.memories.removeSummary(workspace, sessionId);
+        if (existing) await this.deps.memory.removeSummary(workspace, sessionId);
         return { kind: "empty", turnIds: [] };
       }
       const coverage = coverageOf(turns);
@@ -59,7 +48,7 @@ export class SummaryWriter {
 
       const { content, method, model } = await this.compose(sessionId, turns, options.signal);
       if (!(await lease.stillHeld())) return { kind: "busy" };
-      const summary = await this.deps.memories.putSummary(workspace, {
+      const summary = await this.deps.memory.putSummary(workspace, {
         session_id: sessionId,
         agents: [...new Set(turns.map((t) => t.agent))].sort(),
         ...content,
@@ -81,8 +70,8 @@ export class SummaryWriter {
   /** Whether the session has turns or a summary: asked before anything is written for it (a lease is a write). */
   async hasSession(workspace: string, sessionId: string): Promise<boolean> {
     return (
-      (await loadSession(this.deps.store, workspace, sessionId)).length > 0 ||
-      (await this.storedSummary(workspace, sessionId)) !== undefined
+      (await this.deps.memory.sessionTurns(workspace, sessionId)).length > 0 ||
+      (await this.deps.memory.storedSummary(workspace, sessionId)) !== undefined
     );
   }
 
@@ -92,7 +81,7 @@ export class SummaryWriter {
     turns: SessionTurn[],
     signal: AbortSignal,
   ): Promise<{ content: StructuredSummary; method: Summary["method"]; model: string }> {
-    const { model, embedder, log } = this.deps;
+    const { model, memory, log } = this.deps;
     if (model) {
       try {
         const content = await summarizeWithModel(model.chat, sessionId, turns, model.options, log, signal);
@@ -102,12 +91,6 @@ export class SummaryWriter {
         log.warn("chat model gave no usable summary; writing an extractive one", { session_id: sessionId, reason: error.message });
       }
     }
-    return { content: await extractiveSummary(sessionId, turns, embedder), method: "extractive", model: embedder.model };
-  }
-
-  private async storedSummary(workspace: string, sessionId: string): Promise<Summary | undefined> {
-    const summaries = await this.deps.store.collection(workspace, "summaries");
-    const [record] = await summaries.get({ ids: [summaryId(sessionId)] });
-    return record ? summaryFromRecord(record) : undefined;
+    return { content: await extractiveSummary(sessionId, turns, memory.embedder), method: "extractive", model: memory.embedder.model };
   }
 }

@@ -1,6 +1,7 @@
 import { silentLogger, TokenRegistry, type Runtime } from "@cairn/memory-core";
 import { loadSummarizerConfig } from "../src/config.js";
 import { createSummarizer, type Summarizer } from "../src/index.js";
+import { summarizerPort } from "../../memory-core/src/domain/summarizer-port.js";
 import { http } from "../../memory-core/test/support/harness.js";
 
 export {
@@ -32,7 +33,8 @@ export function summarizerOver(
   const tokens = new TokenRegistry([{ tokenSha256: "unused", workspace, agent: "summarizer-test", role: "agent" }]);
   return createSummarizer(
     config,
-    { store: runtime.store, memories: runtime.memories, embedder: runtime.embedder, tokens, log: silentLogger },
+    summarizerPort({ store: runtime.store, memories: runtime.memories, embedder: runtime.embedder, tokens }),
+    silentLogger,
     options,
   );
 }

@@ -1,7 +1,9 @@
-import { feedStream, RECENCY_VECTOR, Sequences } from "@cairn/memory-core";
+import { feedStream } from "../../memory-core/src/domain/lexical-catalog.js";
+import { Sequences } from "../../memory-core/src/domain/sequences.js";
+import { leaseSlotId, SessionLeases } from "../../memory-core/src/domain/session-leases.js";
+import { RECENCY_VECTOR } from "../../memory-core/src/store/chroma-store.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOpenAIStub, type OpenAIStub } from "../../../testing/openai-stub.js";
-import { leaseSlotId, SessionLeases } from "../src/lease.js";
 import { addTurns, chatEnv, http, makeToken, startCairn, storedSummary, summarizerOver, turn, uniqueWorkspace } from "./support.js";
 
 let stub: OpenAIStub;

@@ -6,7 +6,7 @@ import { freePort, startEmbeddedChroma, type EmbeddedChroma } from "../../src/em
 
 /**
  * Real processes a fault-injection test can SIGKILL and start again: a dedicated Chroma on a data path of its
- * own, and memory-core as a child process (`node --import tsx src/main.ts`). Everything listens on 127.0.0.1.
+ * own, and memory-core as a child process (`node --import tsx services/server/src/main.ts`). Everything listens on 127.0.0.1.
  */
 
 export { freePort };
@@ -76,7 +76,7 @@ export async function startKillableChroma(options: { path: string; logFile: stri
   };
 }
 
-const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
+const MAIN = fileURLToPath(new URL("../../../server/src/main.ts", import.meta.url));
 
 export interface MemoryCoreProcess {
   readonly url: URL;

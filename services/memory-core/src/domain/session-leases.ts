@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { RECENCY_VECTOR, type ChromaStore, type RecordCollection, type StoredRecord } from "@cairn/memory-core";
+import { RECENCY_VECTOR, type ChromaStore, type RecordCollection, type StoredRecord } from "../store/chroma-store.js";
 
 /**
  * Who may summarize a session right now, agreed through Chroma so that any number of workers (and

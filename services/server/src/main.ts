@@ -1,16 +1,12 @@
+import { createLogger, describeStartError, loadConfig, startBanner, startStack } from "@cairn/memory-core";
 import { loadSummarizerConfig, summarizerFactory } from "@cairn/summarizer";
-import { startBanner } from "./banner.js";
-import { loadConfig } from "./config.js";
-import { createLogger } from "./logger.js";
-import { startStack } from "./stack.js";
-import { describeStartError } from "./start-errors.js";
 
 async function main(): Promise<void> {
   const log = createLogger("memory-core");
   let stack;
   try {
-    // The composition root: memory-core and, in the same process, the summarizer (injected, so that no other
-    // module of memory-core depends on it).
+    // The composition root: memory-core and, in the same process, the summarizer, which memory-core is given
+    // as a factory (so memory-core never depends on the summarizer package, which depends on it).
     const summarizer = summarizerFactory(loadSummarizerConfig());
     stack = await startStack({ config: loadConfig(), log, summarizer });
   } catch (error) {

@@ -1,0 +1,179 @@
+import type { TokenRegistry } from "../auth/tokens.js";
+import type { Embedder } from "../embeddings/embedder.js";
+import type { ChromaStore, Metadata, StoredRecord } from "../store/chroma-store.js";
+import { summaryId } from "./ids.js";
+import { feedStream } from "./lexical-catalog.js";
+import type { MemoryService, NewSummary } from "./memory-service.js";
+import { Sequences } from "./sequences.js";
+import { SessionLeases } from "./session-leases.js";
+import { summaryFromRecord } from "./summary-record.js";
+import { turnFields } from "./turn-record.js";
+import type { Summary } from "./types.js";
+
+export type { Lease } from "./session-leases.js";
+
+/** One turn of a session, as a summarizer reads it. */
+export interface SessionTurn {
+  id: string;
+  agent: string;
+  kind: string;
+  prompt: string;
+  thought: string;
+  response: string;
+  /** Server clock (epoch ms): what coverage and idleness are judged by. */
+  recordedAt: number;
+  /** When it happened (imports), else when it was recorded. */
+  happenedAt: number;
+  /** The stored vector of the whole turn; centrality starts from it. */
+  embedding: number[] | undefined;
+}
+
+/** Every session of a workspace with its turn count and newest turn, and what each stored summary covers. */
+export interface SessionsOverview {
+  sessions: Map<string, { turnCount: number; newestAt: number }>;
+  summaries: Map<string, { turnCount: number; coveredThrough: number }>;
+}
+
+/** A turn written to or forgotten from a session, as the workspace's change feed tells it. */
+export interface SessionChange {
+  sessionId: string;
+  turnId: string;
+  forgotten: boolean;
+  /** Server clock (epoch ms) of the change. */
+  at: number;
+}
+
+/**
+ * What a summarizer may read and write of memory-core, in domain terms: sessions, their turns and changes,
+ * summaries, and a lease per session. memory-core defines and implements it; the summarizer never sees the
+ * store, so how memory-core keeps these (Chroma, the change feed, lease records) stays its own business.
+ */
+export interface SummarizerPort {
+  /** The workspaces this server holds tokens for. */
+  workspaces(): string[];
+  /** The embedder summaries are stored with (the extractive summary ranks sentences with it). */
+  readonly embedder: Embedder;
+  /** The session's turns, oldest first; empty when it has none. */
+  sessionTurns(workspace: string, sessionId: string): Promise<SessionTurn[]>;
+  storedSummary(workspace: string, sessionId: string): Promise<Summary | undefined>;
+  putSummary(workspace: string, summary: NewSummary): Promise<Summary>;
+  removeSummary(workspace: string, sessionId: string): Promise<void>;
+  /** Read once when a summarizer starts on a workspace (sessions written while none ran). */
+  sessionsOverview(workspace: string): Promise<SessionsOverview>;
+  /** Where the change feed ends now: changes are numbered from 0 up to it. */
+  changesEnd(workspace: string): Promise<number>;
+  /**
+   * Changes from `from` on, at most `max` of them, in order; `next` is where to read on. A change announced
+   * but not yet readable (a write in flight) holds `next` back, so it and those after it are told again.
+   */
+  sessionChanges(workspace: string, from: number, max: number): Promise<{ changes: SessionChange[]; next: number }>;
+  /** Leases on sessions held as `holder` for `ttlMs` at a time: one summarizer per session at once. */
+  sessionLeases(options: { ttlMs: number; holder: string; now?: () => number }): SessionLeases;
+}
+
+const PAGE = 500;
+
+/** The port over memory-core's own parts. */
+export function summarizerPort(parts: {
+  store: ChromaStore;
+  memories: MemoryService;
+  embedder: Embedder;
+  tokens: TokenRegistry;
+}): SummarizerPort {
+  const { store, memories, embedder, tokens } = parts;
+  const sequences = new Sequences(store);
+  const turnsFeed = feedStream("turns");
+
+  async function* allMetadata(workspace: string, name: "turns" | "summaries"): AsyncGenerator<Metadata> {
+    const records = await store.collection(workspace, name);
+    for await (const page of records.pages({ size: PAGE })) for (const record of page) yield record.metadata;
+  }
+
+  /** Feed entries written before entries named their session: the session is read from the turn. */
+  async function sessionsOf(workspace: string, turnIds: string[]): Promise<Map<string, string>> {
+    if (turnIds.length === 0) return new Map();
+    const turns = await store.collection(workspace, "turns");
+    const found = await turns.get({ ids: [...new Set(turnIds)] });
+    return new Map(found.map((r) => [r.id, String(r.metadata.session_id)]));
+  }
+
+  return {
+    workspaces: () => tokens.workspaces(),
+    embedder,
+
+    async sessionTurns(workspace, sessionId) {
+      // Chroma filters on session_id; a session is small next to a workspace.
+      const turns = await store.collection(workspace, "turns");
+      const records = await turns.get({ where: { session_id: sessionId }, withDocuments: true, withEmbeddings: true });
+      return records.map(toSessionTurn).sort((a, b) => a.recordedAt - b.recordedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    },
+
+    async storedSummary(workspace, sessionId) {
+      const summaries = await store.collection(workspace, "summaries");
+      const [record] = await summaries.get({ ids: [summaryId(sessionId)] });
+      return record ? summaryFromRecord(record) : undefined;
+    },
+
+    putSummary: (workspace, summary) => memories.putSummary(workspace, summary),
+    removeSummary: (workspace, sessionId) => memories.removeSummary(workspace, sessionId),
+
+    async sessionsOverview(workspace) {
+      const sessions = new Map<string, { turnCount: number; newestAt: number }>();
+      for await (const m of allMetadata(workspace, "turns")) {
+        const id = String(m.session_id);
+        const s = sessions.get(id) ?? { turnCount: 0, newestAt: 0 };
+        s.turnCount++;
+        s.newestAt = Math.max(s.newestAt, Number(m.recorded_at));
+        sessions.set(id, s);
+      }
+      const summaries = new Map<string, { turnCount: number; coveredThrough: number }>();
+      for await (const m of allMetadata(workspace, "summaries")) {
+        summaries.set(String(m.session_id), {
+          turnCount: Number(m.turn_count),
+          coveredThrough: Number(m.covered_through ?? m.last_turn_at),
+        });
+      }
+      return { sessions, summaries };
+    },
+
+    changesEnd: (workspace) => sequences.length(workspace, turnsFeed),
+
+    async sessionChanges(workspace, from, max) {
+      const end = await sequences.length(workspace, turnsFeed);
+      const seqs = Array.from({ length: Math.max(0, Math.min(max, end - from)) }, (_, i) => from + i);
+      if (seqs.length === 0) return { changes: [], next: from };
+      const slots = await sequences.read(workspace, turnsFeed, seqs);
+      const unnamed = [...slots.values()].filter((s) => typeof s.session_id !== "string");
+      const sessionOf = await sessionsOf(
+        workspace,
+        unnamed.map((s) => String(s.record_id)),
+      );
+      const changes: SessionChange[] = [];
+      for (const [, slot] of [...slots].sort(([a], [b]) => a - b)) {
+        const turnId = String(slot.record_id);
+        const sessionId = typeof slot.session_id === "string" ? slot.session_id : sessionOf.get(turnId);
+        if (sessionId !== undefined) changes.push({ sessionId, turnId, forgotten: slot.op === "remove", at: Number(slot.recorded_at) });
+      }
+      // Slots are dense; a missing one is a write whose append is in flight: read on from it next time (the
+      // changes after it are told now and again then).
+      const firstMissing = seqs.find((n) => !slots.has(n));
+      return { changes, next: firstMissing ?? from + seqs.length };
+    },
+
+    sessionLeases: ({ ttlMs, holder, now }) => new SessionLeases(store, ttlMs, holder, now),
+  };
+}
+
+function toSessionTurn(record: StoredRecord): SessionTurn {
+  const m = record.metadata;
+  const recordedAt = Number(m.recorded_at);
+  return {
+    id: record.id,
+    agent: String(m.agent),
+    kind: String(m.kind ?? "turn"),
+    ...turnFields(record),
+    recordedAt,
+    happenedAt: typeof m.occurred_at === "number" ? m.occurred_at : recordedAt,
+    embedding: record.embedding && record.embedding.length > 0 ? record.embedding : undefined,
+  };
+}
