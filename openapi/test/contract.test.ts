@@ -13,6 +13,7 @@ describe("the contract", () => {
         "add_memory",
         "forget_memory",
         "get_audit_log",
+        "get_caller",
         "get_memory",
         "get_session",
         "mark_outdated",

@@ -6,6 +6,7 @@ export interface DefaultedInputs {
   export_records: "include_embeddings" | "limit";
   forget_memory: never;
   get_audit_log: "limit";
+  get_caller: never;
   get_memory: never;
   get_session: "detail" | "limit";
   import_records: never;
@@ -26,6 +27,7 @@ export const operationRoutes = {
   export_records: { method: "get", path: "/v1/admin/records", pathFields: [], queryFields: ["collection","limit","after","include_embeddings"] },
   forget_memory: { method: "post", path: "/v1/memories/{memory_id}/forget", pathFields: ["memory_id"], queryFields: [] },
   get_audit_log: { method: "get", path: "/v1/audit", pathFields: [], queryFields: ["memory_id","agent","since","until","limit","after"] },
+  get_caller: { method: "get", path: "/v1/caller", pathFields: [], queryFields: [] },
   get_memory: { method: "get", path: "/v1/memories/{memory_id}", pathFields: ["memory_id"], queryFields: [] },
   get_session: { method: "get", path: "/v1/sessions/{session_id}", pathFields: ["session_id"], queryFields: ["limit","after","detail"] },
   import_records: { method: "post", path: "/v1/admin/records", pathFields: [], queryFields: [] },

@@ -164,6 +164,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/caller": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who your token stands for.
+         * @description Your token's workspace, agent and role (`admin` may call the admin operations).
+         */
+        get: operations["get_caller"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/audit": {
         parameters: {
             query?: never;
@@ -374,6 +394,13 @@ export interface components {
          * @example backend-dev
          */
         AgentName: string;
+        Caller: {
+            /** @description The workspace every call of this token reads and writes. */
+            workspace: string;
+            agent: components["schemas"]["AgentName"];
+            /** @enum {string} */
+            role: "agent" | "admin";
+        };
         /**
          * @description A memory's id.
          * @example t_f1cef6892836cbc45b93fd335fe0d5ae
@@ -1156,6 +1183,28 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    get_caller: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Caller"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             503: components["responses"]["Unavailable"];
         };
     };

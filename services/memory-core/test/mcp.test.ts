@@ -195,6 +195,17 @@ describe("get_memory over MCP", () => {
   });
 });
 
+describe("get_caller over MCP", () => {
+  it("names the token's workspace, agent and role, for an agent and for an admin", async () => {
+    const result = await call(client, "get_caller", {});
+    expectContractOutput("get_caller", result.structuredContent);
+    expect(result.structuredContent).toEqual({ workspace, agent: "alice", role: "agent" });
+    const ops = await mcpClient(cairn.url, admin.token);
+    expect((await call(ops, "get_caller", {})).structuredContent).toEqual({ workspace, agent: "ops", role: "admin" });
+    await ops.close();
+  });
+});
+
 describe("protocol", () => {
   it("answers an unknown tool with a protocol error, and a known one with a result", async () => {
     await expect(client.callTool({ name: "drop_everything", arguments: {} })).rejects.toThrow(/Unknown tool/);

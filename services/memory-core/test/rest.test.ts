@@ -215,6 +215,17 @@ describe("get_memory over REST", () => {
   });
 });
 
+describe("get_caller over REST", () => {
+  it("names the token's workspace, agent and role, and answers 401 without a token", async () => {
+    const res = await http(cairn.url, "GET", "/v1/caller", { token: bob.token });
+    expect(res.status).toBe(200);
+    expectContractOutput("get_caller", res.body);
+    expect(res.body).toEqual({ workspace, agent: "bob", role: "agent" });
+    const anonymous = await http(cairn.url, "GET", "/v1/caller");
+    expect([anonymous.status, anonymous.body.code]).toEqual([401, "unauthorized"]);
+  });
+});
+
 describe("service routes", () => {
   it("serves health, readiness, the contract, and metrics to admins only", async () => {
     expect((await http(cairn.url, "GET", "/healthz")).body).toEqual({ status: "ok" });

@@ -28,6 +28,10 @@ export const handlers: Handlers = {
   query_raw_memories: (input, { principal, memories }) => ok(memories.queryMemories(principal, input)),
   query_summaries: (input, { principal, memories }) => ok(memories.querySummaries(principal, input)),
   get_session: (input, { principal, memories }) => ok(memories.getSession(principal, input)),
+  get_caller: async (_input, { principal }) => ({
+    status: 200,
+    body: { workspace: principal.workspace, agent: principal.agent, role: principal.role },
+  }),
   get_memory: (input, { principal, memories }) => ok(memories.getMemory(principal, input.memory_id)),
   supersede_memory: (input, { principal, memories }) => ok(memories.supersedeMemory(principal, input)),
   mark_outdated: (input, { principal, memories }) => ok(memories.markOutdated(principal, input)),
