@@ -24,6 +24,12 @@ export default defineConfig(
     },
   },
   {
+    // The console's pages run in a browser.
+    files: ["services/console/src/ui/**/*.ts", "services/console/src/ui/**/*.tsx"],
+    extends: [js.configs.recommended, tseslint.configs.recommended],
+    languageOptions: { globals: globals.browser },
+  },
+  {
     files: testFiles,
     rules: {
       // Tests and their stubs read untyped JSON answers and poke at deliberately malformed input: `any` is the point there.

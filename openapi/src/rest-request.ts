@@ -33,3 +33,7 @@ export function restRequest<K extends OperationId>(operationId: K, input: Operat
   const method = route.method.toUpperCase() as RestRequest["method"];
   return route.method === "get" ? { method, target } : { method, target, body: rest };
 }
+
+// What a client in a browser needs of the contract, without the loader's Node modules.
+export type { components } from "./generated/schema.js";
+export type { OperationId, OperationOutput, OperationRequest } from "./operation-types.js";

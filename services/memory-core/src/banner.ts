@@ -10,6 +10,7 @@ export function startBanner(stack: Stack): string {
     `Cairn memory-core is running at ${stack.url.origin}`,
     `  MCP (Streamable HTTP): ${stack.mcpUrl}`,
     `  REST:                  ${stack.url.origin}/v1  (contract: ${stack.url.origin}/openapi.json)`,
+    ...(stack.consoleUrl ? [`  Console (browser):     ${stack.consoleUrl}  (sign in with a token below)`] : []),
     `  Chroma:                ${stack.embeddedChroma ? "embedded, data under CAIRN_DATA_DIR" : "external (CAIRN_CHROMA_URL)"}`,
     "",
   ];

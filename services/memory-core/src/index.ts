@@ -18,5 +18,6 @@ export type { SessionSummarizer } from "./domain/session-summarizer.js";
 export type { Summary, SummarizeSessionResult } from "./domain/types.js";
 export type { Runtime, RunningSummarizer, SummarizerFactory, SummarizerParts } from "./runtime.js";
 export { startStack, type Stack, type StackOptions } from "./stack.js";
+export type { ConsoleFiles } from "./http/console-route.js";
 export { openSummarizerPort } from "./runtime.js";
 export { startBanner } from "./banner.js";

@@ -6,6 +6,7 @@ import { ConfigError, type Config } from "./config.js";
 import { startOwnedChroma } from "./embedded/owned-chroma.js";
 import type { Embedder } from "./embeddings/embedder.js";
 import { createApp } from "./http/app.js";
+import type { ConsoleFiles } from "./http/console-route.js";
 import type { Logger } from "./logger.js";
 import { createRuntime, type Runtime, type SummarizerFactory } from "./runtime.js";
 
@@ -18,6 +19,8 @@ export interface Stack {
   /** Tokens written by this start (first start of the embedded default); undefined otherwise. */
   generatedTokens: GeneratedToken[] | undefined;
   runtime: Runtime;
+  /** Where people sign in, when this process serves the console. */
+  consoleUrl: URL | undefined;
   stop(): Promise<void>;
 }
 
@@ -27,13 +30,15 @@ export interface StackOptions {
   embedder?: Embedder;
   /** Runs a summarizer in this process (npm start); without one, `summarize_session` answers 503. */
   summarizer?: SummarizerFactory;
+  /** The console's files, served at /console (npm start builds them); without them there is no console. */
+  console?: ConsoleFiles;
 }
 
 /**
  * Starts memory-core: the embedded Chroma unless an external one is configured, the runtime and the HTTP
  * server. What started is stopped again if a later step fails.
  */
-export async function startStack({ config, log, embedder, summarizer }: StackOptions): Promise<Stack> {
+export async function startStack({ config, log, embedder, summarizer, console: consoleFiles }: StackOptions): Promise<Stack> {
   const cleanups: Array<() => Promise<void>> = [];
   const stopAll = async () => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
@@ -76,6 +81,7 @@ export async function startStack({ config, log, embedder, summarizer }: StackOpt
       readiness: () => runtime.readiness(),
       log,
       host: config.host,
+      ...(consoleFiles ? { console: consoleFiles } : {}),
     });
     const server = await listen(app, config.port, config.host);
     cleanups.push(() => closeServer(server));
@@ -85,6 +91,7 @@ export async function startStack({ config, log, embedder, summarizer }: StackOpt
     return {
       url,
       mcpUrl: new URL("/mcp", url),
+      consoleUrl: consoleFiles ? new URL("/console", url) : undefined,
       chromaUrl,
       embeddedChroma: !config.chromaUrl,
       tokensFile: config.tokensFile,

@@ -1,4 +1,5 @@
 import { createLogger, describeStartError, loadConfig, startBanner, startStack } from "@cairn/memory-core";
+import { buildConsole } from "@cairn/console";
 import { loadSummarizerConfig, summarizerFactory } from "@cairn/summarizer";
 
 async function main(): Promise<void> {
@@ -8,7 +9,7 @@ async function main(): Promise<void> {
     // The composition root: memory-core and, in the same process, the summarizer, which memory-core is given
     // as a factory (so memory-core never depends on the summarizer package, which depends on it).
     const summarizer = summarizerFactory(loadSummarizerConfig());
-    stack = await startStack({ config: loadConfig(), log, summarizer });
+    stack = await startStack({ config: loadConfig(), log, summarizer, console: await buildConsole() });
   } catch (error) {
     process.stderr.write(`cairn: ${describeStartError(error)}\n`);
     process.exit(1);

@@ -5,6 +5,7 @@ import { CairnError, notFound, validationFailed } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../metrics.js";
 import type { OperationExecutor } from "../operations/executor.js";
+import { consoleRouter, type ConsoleFiles } from "./console-route.js";
 import { healthRouter, type Readiness } from "./health.js";
 import { mcpRouter } from "./mcp-route.js";
 import { authenticatedAgent } from "./authenticate.js";
@@ -19,6 +20,8 @@ export interface AppDeps {
   log: Logger;
   /** The address the server binds: on a loopback address, Host headers are checked against DNS rebinding. */
   host: string;
+  /** The console's files, when the composition root built it; without them /console is a 404. */
+  console?: ConsoleFiles;
 }
 
 /** Big enough for three 32768-character fields of multi-byte text, small enough to refuse abuse early. */
@@ -56,6 +59,7 @@ export function createApp(deps: AppDeps): Express {
     next();
   });
   app.use(healthRouter(deps.executor.contract, deps.metrics, deps.tokens, deps.readiness));
+  if (deps.console) app.use(consoleRouter(deps.console));
   app.use((req, _res, next) => {
     const encoding = req.get("content-encoding")?.trim().toLowerCase();
     if (encoding !== undefined && hasBody(req) && !BODY_ENCODINGS.has(encoding)) throw unsupportedEncoding();
@@ -128,7 +132,7 @@ function loopbackHostOnly(): RequestHandler {
 
 /** The route pattern of a request path, as the contract writes it; never the raw path, whose segments are data. */
 function routePatterns(contract: Contract): (path: string) => string {
-  const fixed = new Set(["/mcp", "/healthz", "/readyz", "/metrics", "/openapi.json"]);
+  const fixed = new Set(["/mcp", "/healthz", "/readyz", "/metrics", "/openapi.json", "/console"]);
   // Literal segments win over parameters (`/v1/memories/recent` over `/v1/memories/{memory_id}`).
   const templates = [...new Set(contract.operations.map((op) => op.path))]
     .sort((a, b) => (a.match(/\{/g)?.length ?? 0) - (b.match(/\{/g)?.length ?? 0))

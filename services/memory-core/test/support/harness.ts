@@ -10,6 +10,7 @@ import type { Role } from "../../src/auth/principal.js";
 import type { Embedder } from "../../src/embeddings/embedder.js";
 import { createEmbedder } from "../../src/embeddings/create.js";
 import { createApp } from "../../src/http/app.js";
+import type { ConsoleFiles } from "../../src/http/console-route.js";
 import { silentLogger, type Logger } from "../../src/logger.js";
 import { createRuntime, type Runtime, type SummarizerFactory } from "../../src/runtime.js";
 
@@ -45,7 +46,14 @@ export interface TestCairn {
 /** memory-core in this process over real HTTP and the shared real Chroma, with the given tokens. */
 export async function startCairn(
   tokens: TestToken[],
-  options: { chroma?: URL; embedder?: Embedder; maintenance?: boolean; summarizer?: SummarizerFactory; log?: Logger } = {},
+  options: {
+    chroma?: URL;
+    embedder?: Embedder;
+    maintenance?: boolean;
+    summarizer?: SummarizerFactory;
+    log?: Logger;
+    console?: ConsoleFiles;
+  } = {},
 ): Promise<TestCairn> {
   // Through the real tokens-file parser, as an operator's file would go.
   const registry = new TokenRegistry(parseTokensFile(yaml.dump({ tokens })));
@@ -66,6 +74,7 @@ export async function startCairn(
     readiness: () => runtime.readiness(),
     log: options.log ?? silentLogger,
     host: "127.0.0.1",
+    ...(options.console ? { console: options.console } : {}),
   });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, "127.0.0.1", () => resolve(s));

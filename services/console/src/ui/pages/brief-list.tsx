@@ -1,0 +1,28 @@
+import { isBrief, type Memory, type MemoryBrief } from "../api.js";
+import { when } from "../format.js";
+import { memoryHref, sessionHref } from "../routes.js";
+import { Flags } from "../widgets.js";
+
+/** A memory as one row of a listing: when, who, which session, what kind, its flags, a few words. */
+export function MemoryRow({ memory, extra }: { memory: MemoryBrief | Memory; extra?: preact.ComponentChildren }) {
+  const text = isBrief(memory) ? memory.text : `${memory.prompt} → ${memory.response}`;
+  const flags = isBrief(memory) ? memory.flags : undefined;
+  const kind = memory.kind && memory.kind !== "turn" ? memory.kind : undefined;
+  return (
+    <li class="row">
+      <div class="row-head">
+        <a href={memoryHref(memory.id)} class="row-link">
+          <time dateTime={memory.recorded_at}>{when(memory.recorded_at)}</time>
+        </a>
+        <span class="agent">{memory.agent}</span>
+        <a href={sessionHref(memory.session_id)} class="session">
+          {memory.session_id}
+        </a>
+        {kind ? <span class="kind">{kind}</span> : null}
+        <Flags flags={flags} />
+        {extra}
+      </div>
+      <p class="row-text">{text}</p>
+    </li>
+  );
+}

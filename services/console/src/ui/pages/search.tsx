@@ -1,0 +1,131 @@
+import { useState } from "preact/hooks";
+import type { Call, Schemas } from "../api.js";
+import { Empty, ErrorNote, Loading } from "../widgets.js";
+import { MemoryRow } from "./brief-list.js";
+
+type Result = Schemas["QueryMemoriesResult"];
+
+/** Search over every agent's memories in the workspace, with the filters query_raw_memories takes. */
+export function Search({ call }: { call: Call }) {
+  const [query, setQuery] = useState("");
+  const [mode, setMode] = useState<Schemas["SearchMode"]>("hybrid");
+  const [agent, setAgent] = useState("");
+  const [kind, setKind] = useState("");
+  const [checkStatus, setCheckStatus] = useState("");
+  const [asOf, setAsOf] = useState("");
+  const [superseded, setSuperseded] = useState(false);
+  const [result, setResult] = useState<Result | undefined>(undefined);
+  const [loading, setLoading] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+
+  const search = async () => {
+    if (!query.trim()) return;
+    setLoading(true);
+    setError(undefined);
+    try {
+      setResult(
+        await call("query_raw_memories", {
+          query: query.trim(),
+          mode,
+          limit: 20,
+          include_superseded: superseded,
+          ...(agent.trim() ? { agent: agent.trim() } : {}),
+          ...(kind ? { kind: kind as Schemas["Kind"] } : {}),
+          ...(checkStatus ? { check_status: checkStatus as "passed" | "failed" | "unverified" } : {}),
+          ...(asOf ? { as_of: new Date(asOf).toISOString() } : {}),
+        }),
+      );
+    } catch (caught) {
+      setError(caught);
+      setResult(undefined);
+    } finally {
+      setLoading(false);
+    }
+  };
+
+  return (
+    <section aria-labelledby="search-title">
+      <h1 id="search-title">Search</h1>
+      <form
+        role="search"
+        class="filters"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void search();
+        }}
+      >
+        <label class="wide">
+          Search memories
+          <input type="search" name="query" value={query} onInput={(e) => setQuery(e.currentTarget.value)} required />
+        </label>
+        <label>
+          Mode
+          <select name="mode" value={mode} onChange={(e) => setMode(e.currentTarget.value as Schemas["SearchMode"])}>
+            <option value="hybrid">hybrid</option>
+            <option value="lexical">lexical</option>
+            <option value="semantic">semantic</option>
+          </select>
+        </label>
+        <label>
+          Agent
+          <input name="agent" value={agent} onInput={(e) => setAgent(e.currentTarget.value)} autocomplete="off" />
+        </label>
+        <label>
+          Kind
+          <select name="kind" value={kind} onChange={(e) => setKind(e.currentTarget.value)}>
+            <option value="">any</option>
+            {["turn", "decision", "attempt", "lesson", "note"].map((k) => (
+              <option key={k} value={k}>
+                {k}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Check status
+          <select name="check_status" value={checkStatus} onChange={(e) => setCheckStatus(e.currentTarget.value)}>
+            <option value="">any</option>
+            <option value="passed">passed</option>
+            <option value="failed">failed</option>
+            <option value="unverified">unverified</option>
+          </select>
+        </label>
+        <label>
+          As of
+          <input type="datetime-local" name="as_of" value={asOf} onInput={(e) => setAsOf(e.currentTarget.value)} />
+        </label>
+        <label class="check">
+          <input type="checkbox" name="superseded" checked={superseded} onChange={(e) => setSuperseded(e.currentTarget.checked)} />
+          Include superseded
+        </label>
+        <button type="submit">Search</button>
+      </form>
+      <ErrorNote error={error} />
+      {loading ? <Loading /> : null}
+      {result && !loading ? (
+        result.hits.length === 0 ? (
+          <Empty>Nothing here: no memory matches (confidence {result.confidence}).</Empty>
+        ) : (
+          <>
+            <p class="muted">
+              {result.hits.length} hits, best confidence {result.confidence}
+            </p>
+            <ol class="rows">
+              {result.hits.map((hit) => (
+                <MemoryRow
+                  key={hit.memory.id}
+                  memory={hit.memory}
+                  extra={
+                    <span class={`confidence confidence-${hit.confidence}`}>
+                      {hit.confidence} · {hit.matched_by.join(" + ")}
+                    </span>
+                  }
+                />
+              ))}
+            </ol>
+          </>
+        )
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,265 @@
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildConsole } from "../src/build.js";
+import { http, makeToken, startCairn, turn, uniqueWorkspace, type TestCairn } from "../../memory-core/test/support/harness.js";
+import { launchChromium } from "./browser.js";
+
+const workspace = uniqueWorkspace("console");
+const alice = makeToken(workspace, "alice");
+const bob = makeToken(workspace, "bob");
+const admin = makeToken(workspace, "ops", "admin");
+let cairn: TestCairn;
+let browser: Browser;
+const ids: Record<string, string> = {};
+
+const INJECTION = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script><b>bold</b>`;
+
+async function write(token: string, body: object): Promise<string> {
+  const res = await http(cairn.url, "POST", "/v1/memories", { token, body });
+  if (res.status !== 201) throw new Error(`add_memory answered ${res.status}: ${res.text}`);
+  return res.body.id;
+}
+
+beforeAll(async () => {
+  cairn = await startCairn([alice, bob, admin], { console: await buildConsole() });
+  browser = await launchChromium();
+  // Twenty-five of alice's turns (more than a page), one decision, one injection-shaped memory, and one of bob's.
+  for (let n = 1; n <= 25; n++) ids[`t${n}`] = await write(alice.token, turn("console-s1", n));
+  ids.decision = await write(alice.token, {
+    session_id: "console-s2",
+    kind: "decision",
+    prompt: "Where do checkout sessions live?",
+    thought: "Postgres rows need a sweeper; Redis has TTLs.",
+    response: "Decided: checkout sessions move to Redis with a 30 minute TTL.",
+    checks: [{ name: "integration tests", command: "npm test", status: "passed", commit: "abc1234" }],
+  });
+  ids.injection = await write(alice.token, { session_id: "console-s3", prompt: INJECTION, thought: "probe", response: INJECTION });
+  ids.bob = await write(bob.token, turn("console-bob", 1, { prompt: "Bob's task on the billing export" }));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await cairn?.close();
+});
+
+async function signedIn(token: string, options: { width?: number; height?: number } = {}): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: options.width ?? 1280, height: options.height ?? 900 } });
+  await page.goto(new URL("/console", cairn.url).href);
+  await page.getByLabel("Token").fill(token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("navigation", { name: "Console" }).waitFor();
+  return page;
+}
+
+// Runs in the page, where the DOM's globals are (this file is type-checked against Node's).
+const noHorizontalScroll = (page: Page) =>
+  page.evaluate(() => {
+    const root = (globalThis as any).document.documentElement;
+    return root.scrollWidth <= root.clientWidth;
+  });
+
+describe("the console's files", () => {
+  it("are served at /console with a strict Content-Security-Policy, and nothing else is", async () => {
+    const page = await http(cairn.url, "GET", "/console");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    const csp = page.headers.get("content-security-policy")!;
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|https?:/);
+    expect(page.text).toContain('<script type="module" src="/console/app.js">');
+    expect(page.text).not.toMatch(/https?:\/\//);
+    const script = await http(cairn.url, "GET", "/console/app.js");
+    expect([script.status, script.headers.get("content-type")]).toEqual([200, "text/javascript; charset=utf-8"]);
+    const missing = await http(cairn.url, "GET", "/console/other.js");
+    expect([missing.status, missing.body.code]).toEqual([404, "not_found"]);
+  });
+
+  it("load nothing from anywhere but Cairn", async () => {
+    const page = await browser.newPage();
+    const origins = new Set<string>();
+    page.on("request", (request) => origins.add(new URL(request.url()).origin));
+    const violations: string[] = [];
+    page.on("console", (message) => {
+      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+    });
+    await page.goto(new URL("/console", cairn.url).href);
+    await page.getByLabel("Token").waitFor();
+    expect([...origins]).toEqual([cairn.url.origin]);
+    expect(violations).toEqual([]);
+    await page.close();
+  });
+});
+
+describe("signing in", () => {
+  it("refuses a token Cairn does not know with the API's hint, and signs in with the keyboard alone", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(new URL("/console", cairn.url).href);
+    await page.getByLabel("Token").fill("cairn_not-a-real-token");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/token/i);
+    expect(await page.getByRole("navigation", { name: "Console" }).count()).toBe(0);
+
+    await page.getByLabel("Token").fill("");
+    await page.getByLabel("Token").focus();
+    await page.keyboard.type(alice.token);
+    await page.keyboard.press("Enter");
+    await page.getByRole("navigation", { name: "Console" }).waitFor();
+    expect(await page.locator(".who").textContent()).toContain(`alice (agent) in ${workspace}`);
+    // Kept for the tab only: a new tab starts signed out.
+    const other = await context.newPage();
+    await other.goto(new URL("/console", cairn.url).href);
+    await other.getByLabel("Token").waitFor();
+    expect(await other.getByRole("navigation", { name: "Console" }).count()).toBe(0);
+    await context.close();
+  });
+});
+
+describe("the timeline", () => {
+  it("shows the agent's newest turns first, a page at a time, and another agent's on asking", async () => {
+    const page = await signedIn(alice.token);
+    const rows = page.locator(".rows > li");
+    await rows.first().waitFor();
+    expect(await rows.count()).toBe(20);
+    expect(await rows.first().textContent()).toContain("console-s3");
+    await page.getByRole("button", { name: "Older turns" }).click();
+    await expect.poll(() => rows.count()).toBe(27);
+    expect(await rows.last().textContent()).toContain("Task 1 in console-s1");
+    expect(await page.getByRole("button", { name: "Older turns" }).count()).toBe(0);
+
+    await page.getByLabel("Agent").fill("bob");
+    await page.getByRole("button", { name: "Show" }).click();
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await rows.first().textContent()).toContain("Bob's task");
+    await page.getByLabel("Agent").fill("nobody");
+    await page.getByRole("button", { name: "Show" }).click();
+    await expect.poll(() => page.locator(".empty").textContent()).toContain("No turns from nobody");
+    await page.close();
+  });
+
+  it("renders stored text as text: an injection-shaped memory shows its markup and runs nothing", async () => {
+    const page = await signedIn(alice.token);
+    await page.locator(".rows > li").first().waitFor();
+    const first = page.locator(".rows > li").first();
+    expect(await first.textContent()).toContain("<img src=x");
+    expect(await page.locator(".rows img, .rows script, .rows b").count()).toBe(0);
+    await page.goto(new URL(`/console#/memory/${ids.injection}`, cairn.url).href);
+    await page.getByRole("heading", { name: "Prompt" }).waitFor();
+    expect(await page.locator("main").textContent()).toContain(INJECTION);
+    expect(await page.locator("main img, main script, main b").count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
+    await page.close();
+  });
+});
+
+describe("search", () => {
+  it("finds a memory with its confidence and retrievers, filters by kind, and says so when nothing is there", async () => {
+    const page = await signedIn(bob.token);
+    await page.getByRole("link", { name: "Search" }).click();
+    await page.getByLabel("Search memories").fill("where do checkout sessions live");
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    const rows = page.locator(".rows > li");
+    await rows.first().waitFor();
+    const first = await rows.first().textContent();
+    expect(first).toContain("checkout sessions");
+    expect(first).toMatch(/(high|medium|low) · (lexical|semantic)/);
+
+    await page.getByLabel("Kind").selectOption("lesson");
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    await expect.poll(() => page.locator(".empty").count()).toBe(1);
+    await page.getByLabel("Kind").selectOption("decision");
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    await expect.poll(() => rows.count()).toBe(1);
+
+    await page.getByLabel("Kind").selectOption("");
+    await page.getByLabel("Search memories").fill("zebra migration flamingo xylophone");
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    await expect.poll(() => page.locator(".empty").textContent()).toContain("Nothing here");
+    await page.close();
+  });
+});
+
+describe("a memory and its corrections", () => {
+  it("shows every field and its checks, and marks it outdated with a reason, as the API does, audit entry included", async () => {
+    const page = await signedIn(admin.token);
+    await page.goto(new URL(`/console#/memory/${ids.decision}`, cairn.url).href);
+    await page.getByRole("heading", { name: "Prompt" }).waitFor();
+    const main = page.locator("main");
+    expect(await main.textContent()).toContain("Decided: checkout sessions move to Redis");
+    expect(await main.textContent()).toContain("at commit abc1234");
+    await page.getByRole("heading", { name: "Audit entries" }).waitFor();
+    expect(await page.locator(".audit").textContent()).toContain("add by alice");
+
+    await page.getByRole("button", { name: "Mark outdated" }).click();
+    expect(await page.getByRole("button", { name: "Confirm" }).isDisabled()).toBe(true);
+    await page.getByLabel("Reason").fill("sessions moved to the edge cache");
+    await page.getByRole("button", { name: "Confirm" }).click();
+    await expect.poll(() => main.textContent()).toContain("marked it outdated (sessions moved to the edge cache)");
+    await expect.poll(() => page.locator(".audit").textContent()).toContain("mark_outdated by ops");
+
+    const stored = await http(cairn.url, "GET", `/v1/memories/${ids.decision}`, { token: alice.token });
+    expect(stored.body.outdated).toBe(true);
+    expect(stored.body.corrections).toMatchObject([{ kind: "outdated", reason: "sessions moved to the edge cache", by: "ops" }]);
+    await page.close();
+  });
+
+  it("supersedes one memory by another, shown both ways, and an agent sees no audit entries", async () => {
+    const page = await signedIn(alice.token);
+    await page.goto(new URL(`/console#/memory/${ids.t1}`, cairn.url).href);
+    await page.getByRole("button", { name: "Supersede" }).click();
+    await page.getByLabel("Replaced by").fill(ids.t2!);
+    await page.getByLabel("Reason").fill("step 2 redoes step 1");
+    await page.getByRole("button", { name: "Confirm" }).click();
+    await expect.poll(() => page.locator("main").textContent()).toContain(`Superseded by ${ids.t2}`);
+    expect(await page.getByRole("heading", { name: "Audit entries" }).count()).toBe(0);
+    await page.getByRole("link", { name: ids.t2!, exact: true }).first().click();
+    await expect.poll(() => page.locator("main").textContent()).toContain(`Supersedes ${ids.t1}`);
+    await page.close();
+  });
+
+  it("forgets a memory after Confirm, and shows the API's error when a reason is refused", async () => {
+    const page = await signedIn(alice.token);
+    await page.goto(new URL(`/console#/memory/${ids.t3}`, cairn.url).href);
+    await page.getByRole("button", { name: "Forget" }).click();
+    await page.getByLabel("Reason").fill("x".repeat(5000));
+    await page.getByRole("button", { name: "Confirm" }).click();
+    await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/reason/);
+    expect((await http(cairn.url, "GET", `/v1/memories/${ids.t3}`, { token: alice.token })).status).toBe(200);
+
+    await page.getByLabel("Reason").fill("wrote a customer's email address");
+    await page.getByRole("button", { name: "Confirm" }).click();
+    await expect.poll(() => page.getByRole("status").textContent()).toContain("was forgotten by alice");
+    expect((await http(cairn.url, "GET", `/v1/memories/${ids.t3}`, { token: alice.token })).status).toBe(410);
+    await page.close();
+  });
+});
+
+describe("a session", () => {
+  it("lists its turns oldest first, and says when it has no summary yet", async () => {
+    const page = await signedIn(alice.token);
+    await page.goto(new URL("/console#/session/console-s2", cairn.url).href);
+    await page.locator(".rows > li").first().waitFor();
+    expect(await page.locator(".rows > li").count()).toBe(1);
+    expect(await page.locator("main").textContent()).toContain("No summary yet.");
+    await page.goto(new URL("/console#/session/console-s1", cairn.url).href);
+    await expect.poll(() => page.locator(".rows > li").count()).toBe(24);
+    expect(await page.locator(".rows > li").first().textContent()).toContain("Task 1 in console-s1");
+    await page.close();
+  });
+});
+
+describe("screens", () => {
+  it("fit a 390 px phone and a 1280 px screen without horizontal scrolling, on every page", async () => {
+    for (const width of [390, 1280]) {
+      const page = await signedIn(admin.token, { width, height: 844 });
+      for (const hash of ["#/timeline?agent=alice", "#/search", `#/memory/${ids.decision}`, "#/session/console-s1"]) {
+        await page.goto(new URL(`/console${hash}`, cairn.url).href);
+        await page.locator("main h1").waitFor();
+        await page.waitForLoadState("networkidle");
+        expect(await noHorizontalScroll(page), `${hash} at ${width}px`).toBe(true);
+      }
+      await page.close();
+    }
+  });
+});
