@@ -49,7 +49,7 @@ export function MemoryPage({ call, caller, id }: { call: Call; caller: Caller; i
   if (!memory) return error ? <ErrorNote error={error} /> : <Loading />;
   return (
     <section aria-labelledby="memory-title">
-      <h1 id="memory-title">{memory.kind === "turn" ? "Turn" : memory.kind}</h1>
+      <h1 id="memory-title">{memory.kind.charAt(0).toUpperCase() + memory.kind.slice(1)}</h1>
       <dl class="fields">
         <dt>Id</dt>
         <dd>
