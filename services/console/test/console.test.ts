@@ -249,11 +249,32 @@ describe("a session", () => {
   });
 });
 
+describe("the status page", () => {
+  it("shows admins whether Chroma is reachable and the workspace's counts on Verify now; agents get no link to it", async () => {
+    const page = await signedIn(admin.token);
+    await page.getByRole("link", { name: "Status" }).click();
+    await expect.poll(() => page.locator("main").textContent()).toContain("Chroma reachable");
+    await page.getByRole("button", { name: "Verify now" }).click();
+    const report = page.getByLabel("Integrity report");
+    await report.waitFor();
+    expect(await report.textContent()).toContain(`Workspace ${workspace}`);
+    expect(await report.textContent()).toContain("healthy");
+    const turns = await report.locator("tr", { hasText: "turns" }).first().locator("td").nth(1).textContent();
+    expect(Number(turns)).toBeGreaterThanOrEqual(27);
+    await page.close();
+
+    const agentPage = await signedIn(alice.token);
+    expect(await agentPage.getByRole("link", { name: "Search" }).count()).toBe(1);
+    expect(await agentPage.getByRole("link", { name: "Status" }).count()).toBe(0);
+    await agentPage.close();
+  });
+});
+
 describe("screens", () => {
   it("fit a 390 px phone and a 1280 px screen without horizontal scrolling, on every page", async () => {
     for (const width of [390, 1280]) {
       const page = await signedIn(admin.token, { width, height: 844 });
-      for (const hash of ["#/timeline?agent=alice", "#/search", `#/memory/${ids.decision}`, "#/session/console-s1"]) {
+      for (const hash of ["#/timeline?agent=alice", "#/search", `#/memory/${ids.decision}`, "#/session/console-s1", "#/status"]) {
         await page.goto(new URL(`/console${hash}`, cairn.url).href);
         await page.locator("main h1").waitFor();
         await page.waitForLoadState("networkidle");

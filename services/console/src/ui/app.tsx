@@ -3,6 +3,7 @@ import { apiFor, type Caller } from "./api.js";
 import { MemoryPage } from "./pages/memory.js";
 import { Search } from "./pages/search.js";
 import { SessionPage } from "./pages/session.js";
+import { StatusPage } from "./pages/status.js";
 import { Timeline } from "./pages/timeline.js";
 import { parseRoute, timelineHref, type Route } from "./routes.js";
 import { ErrorNote } from "./widgets.js";
@@ -54,6 +55,11 @@ export function App() {
           <a href="#/search" aria-current={route.page === "search" ? "page" : undefined}>
             Search
           </a>
+          {caller.role === "admin" ? (
+            <a href="#/status" aria-current={route.page === "status" ? "page" : undefined}>
+              Status
+            </a>
+          ) : null}
         </nav>
         <p class="who">
           {caller.agent} ({caller.role}) in {caller.workspace}
@@ -67,6 +73,15 @@ export function App() {
         {route.page === "search" ? <Search call={call} /> : null}
         {route.page === "memory" ? <MemoryPage call={call} caller={caller} id={route.id} /> : null}
         {route.page === "session" ? <SessionPage call={call} id={route.id} /> : null}
+        {route.page === "status" ? (
+          caller.role === "admin" ? (
+            <StatusPage call={call} />
+          ) : (
+            <p role="alert" class="error">
+              The status page is for admin tokens.
+            </p>
+          )
+        ) : null}
       </main>
     </>
   );

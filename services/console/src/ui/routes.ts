@@ -2,6 +2,7 @@
 export type Route =
   | { page: "timeline"; agent?: string; session?: string }
   | { page: "search" }
+  | { page: "status" }
   | { page: "memory"; id: string }
   | { page: "session"; id: string };
 
@@ -10,6 +11,7 @@ export function parseRoute(hash: string): Route {
   const params = new URLSearchParams(query);
   const [, page, id] = path.split("/").map((part) => decodeURIComponent(part));
   if (page === "search") return { page: "search" };
+  if (page === "status") return { page: "status" };
   if (page === "memory" && id) return { page: "memory", id };
   if (page === "session" && id) return { page: "session", id };
   return { page: "timeline", ...(params.get("agent") ? { agent: params.get("agent")! } : {}) };
