@@ -43,6 +43,13 @@ describe("tool listing", () => {
     expect(agentTools).toContain("query_raw_memories");
     // What every session that connects pays for in context (DESIGN budgets: tools/list 16 KB, instructions 2 KB).
     expect(Buffer.byteLength(JSON.stringify(listed))).toBeLessThanOrEqual(16 * 1024);
+    // Lengths and patterns are left out of the listing; every call is still held to them.
+    const add = listed.tools.find((t) => t.name === "add_memory")!;
+    expect(JSON.stringify(add.inputSchema)).not.toMatch(/"(pattern|maxLength)"/);
+    expect(add.inputSchema.properties).toHaveProperty("session_id");
+    const offPattern = await call(client, "add_memory", { ...turn("mcp-listing", 1), session_id: "not a session id!" });
+    expect([offPattern.isError, errorOf(offPattern).code]).toEqual([true, "validation_failed"]);
+    expect((await call(client, "add_memory", turn("mcp-listing", 1))).isError).toBeFalsy();
     const instructions = client.getInstructions() ?? "";
     expect(instructions).toContain("query_recent_turns");
     expect(Buffer.byteLength(instructions)).toBeLessThanOrEqual(2 * 1024);

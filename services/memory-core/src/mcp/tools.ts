@@ -36,10 +36,10 @@ export function outline(schema: JsonSchema): JsonSchema {
 
 /**
  * Keywords of the contract's input schemas that a tool's schema leaves out: examples (the descriptions say what a
- * field is) and string lengths (a text past its limit is refused with a 4xx that names the field and the limit,
- * on every transport, since calls are validated against the full contract).
+ * field is), string lengths and patterns (a text past its limit or off its pattern is refused with a 4xx that names
+ * the field and what it must be, on every transport, since calls are validated against the full contract).
  */
-const LEFT_OUT = new Set(["examples", "minLength", "maxLength"]);
+const LEFT_OUT = new Set(["examples", "minLength", "maxLength", "pattern"]);
 
 function lean(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(lean);
