@@ -14,6 +14,7 @@ export interface DefaultedInputs {
   query_raw_memories: "detail" | "include_superseded" | "limit" | "mode";
   query_recent_turns: "detail" | "limit";
   query_summaries: "limit" | "mode";
+  query_team_status: "limit";
   reembed_records: "limit";
   repair_store: "apply";
   summarize_session: "force";
@@ -35,6 +36,7 @@ export const operationRoutes = {
   query_raw_memories: { method: "post", path: "/v1/memories/query", pathFields: [], queryFields: [] },
   query_recent_turns: { method: "get", path: "/v1/memories/recent", pathFields: [], queryFields: ["agent","session_id","limit","before","detail"] },
   query_summaries: { method: "post", path: "/v1/summaries/query", pathFields: [], queryFields: [] },
+  query_team_status: { method: "get", path: "/v1/team", pathFields: [], queryFields: ["limit"] },
   reembed_records: { method: "post", path: "/v1/admin/reembed", pathFields: [], queryFields: [] },
   repair_store: { method: "post", path: "/v1/admin/repair", pathFields: [], queryFields: [] },
   summarize_session: { method: "post", path: "/v1/sessions/{session_id}/summarize", pathFields: ["session_id"], queryFields: [] },

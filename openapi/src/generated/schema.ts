@@ -184,6 +184,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/team": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where each agent of the workspace stands.
+         * @description Per agent, its newest turn: when, session, the task in a few words, the next step it wrote, and its
+         *     failed checks still standing; newest first. The census after a team wakes, and a fresh start's first call.
+         */
+        get: operations["query_team_status"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/audit": {
         parameters: {
             query?: never;
@@ -394,6 +415,27 @@ export interface components {
          * @example backend-dev
          */
         AgentName: string;
+        TeamStatus: {
+            agents: components["schemas"]["AgentStatus"][];
+            /** @description More agents than `limit` have turns here. */
+            more: boolean;
+        };
+        AgentStatus: {
+            agent: components["schemas"]["AgentName"];
+            memory_id: components["schemas"]["MemoryId"];
+            recorded_at: components["schemas"]["Timestamp"];
+            session_id: components["schemas"]["SessionId"];
+            /** @description The newest turn's task, in a few words. */
+            task: string;
+            /** @description The next step that turn wrote (a sentence beginning "Next"), or null when it wrote none. */
+            next_step: string | null;
+            /** @description The agent's memories whose checks failed and that are neither outdated nor superseded, newest first (at most five). */
+            failed_checks: {
+                memory_id: components["schemas"]["MemoryId"];
+                /** @description The names of its failed checks. */
+                checks: string[];
+            }[];
+        };
         Caller: {
             /** @description The workspace every call of this token reads and writes. */
             workspace: string;
@@ -1204,6 +1246,32 @@ export interface operations {
                     "application/json": components["schemas"]["Caller"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    query_team_status: {
+        parameters: {
+            query?: {
+                /** @description Agents listed, most recently active first. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agents, most recently active first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamStatus"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             503: components["responses"]["Unavailable"];
         };

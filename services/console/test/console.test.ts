@@ -249,6 +249,22 @@ describe("a session", () => {
   });
 });
 
+describe("the team page", () => {
+  it("shows each agent's newest turn and next step, most recently active first, linking to their timelines", async () => {
+    const page = await signedIn(bob.token);
+    await page.getByRole("link", { name: "Team" }).click();
+    const rows = page.locator(".rows > li");
+    await rows.first().waitFor();
+    expect(await rows.count()).toBeGreaterThanOrEqual(2);
+    const names = await rows.locator(".agent").allTextContents();
+    expect(names).toContain("alice");
+    expect(names).toContain("bob");
+    await page.getByRole("link", { name: "bob", exact: true }).click();
+    await expect.poll(() => page.locator(".rows > li").first().textContent()).toContain("Bob's task");
+    await page.close();
+  });
+});
+
 describe("the status page", () => {
   it("shows admins whether Chroma is reachable and the workspace's counts on Verify now; agents get no link to it", async () => {
     const page = await signedIn(admin.token);
@@ -274,7 +290,7 @@ describe("screens", () => {
   it("fit a 390 px phone and a 1280 px screen without horizontal scrolling, on every page", async () => {
     for (const width of [390, 1280]) {
       const page = await signedIn(admin.token, { width, height: 844 });
-      for (const hash of ["#/timeline?agent=alice", "#/search", `#/memory/${ids.decision}`, "#/session/console-s1", "#/status"]) {
+      for (const hash of ["#/timeline?agent=alice", "#/search", `#/memory/${ids.decision}`, "#/session/console-s1", "#/team", "#/status"]) {
         await page.goto(new URL(`/console${hash}`, cairn.url).href);
         await page.locator("main h1").waitFor();
         await page.waitForLoadState("networkidle");

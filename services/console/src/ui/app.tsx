@@ -4,6 +4,7 @@ import { MemoryPage } from "./pages/memory.js";
 import { Search } from "./pages/search.js";
 import { SessionPage } from "./pages/session.js";
 import { StatusPage } from "./pages/status.js";
+import { TeamPage } from "./pages/team.js";
 import { Timeline } from "./pages/timeline.js";
 import { parseRoute, timelineHref, type Route } from "./routes.js";
 import { ErrorNote } from "./widgets.js";
@@ -55,6 +56,9 @@ export function App() {
           <a href="#/search" aria-current={route.page === "search" ? "page" : undefined}>
             Search
           </a>
+          <a href="#/team" aria-current={route.page === "team" ? "page" : undefined}>
+            Team
+          </a>
           {caller.role === "admin" ? (
             <a href="#/status" aria-current={route.page === "status" ? "page" : undefined}>
               Status
@@ -73,6 +77,7 @@ export function App() {
         {route.page === "search" ? <Search call={call} /> : null}
         {route.page === "memory" ? <MemoryPage call={call} caller={caller} id={route.id} /> : null}
         {route.page === "session" ? <SessionPage call={call} id={route.id} /> : null}
+        {route.page === "team" ? <TeamPage call={call} /> : null}
         {route.page === "status" ? (
           caller.role === "admin" ? (
             <StatusPage call={call} />

@@ -3,6 +3,7 @@ export type Route =
   | { page: "timeline"; agent?: string; session?: string }
   | { page: "search" }
   | { page: "status" }
+  | { page: "team" }
   | { page: "memory"; id: string }
   | { page: "session"; id: string };
 
@@ -12,6 +13,7 @@ export function parseRoute(hash: string): Route {
   const [, page, id] = path.split("/").map((part) => decodeURIComponent(part));
   if (page === "search") return { page: "search" };
   if (page === "status") return { page: "status" };
+  if (page === "team") return { page: "team" };
   if (page === "memory" && id) return { page: "memory", id };
   if (page === "session" && id) return { page: "session", id };
   return { page: "timeline", ...(params.get("agent") ? { agent: params.get("agent")! } : {}) };

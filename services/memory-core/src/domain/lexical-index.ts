@@ -113,6 +113,13 @@ export class LexicalIndex {
     }
   }
 
+  /** The values a key field takes in the index's records (the agents of a workspace's turns, say). */
+  values(field: string): string[] {
+    if (!this.keyFields.includes(field)) throw new Error(`${field} is not a key field of this index`);
+    const prefix = keyOf(field, "");
+    return [...this.byKey.keys()].filter((key) => key.startsWith(prefix)).map((key) => key.slice(prefix.length));
+  }
+
   /**
    * The records that meet every condition, when one of them is an equality on a key field (found from that
    * field's records, the fewest); undefined when none is, and only a pass over every record could tell.

@@ -36,6 +36,9 @@ export function briefOf(record: StoredRecord, text: string): MemoryBrief {
   return brief;
 }
 
+/** The task of a turn, in a few words. */
+export const taskText = (record: StoredRecord): string => head(oneLine(turnFields(record).prompt), TASK_CHARS);
+
 /** The task and the outcome of a turn, in a few words each. */
 export function listingText(record: StoredRecord): string {
   const { prompt, response } = turnFields(record);

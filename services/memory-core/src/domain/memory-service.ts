@@ -24,6 +24,7 @@ import { Sequences } from "./sequences.js";
 import { SessionTurns } from "./session-turns.js";
 import { agentFlag, summaryDocument, summaryFromRecord, summaryMetadata } from "./summary-record.js";
 import { buildTurnRecord, memoryFromRecord, OPEN_VALIDITY, parseList, payloadHash, positionOf, turnDocument } from "./turn-record.js";
+import { TeamStatus } from "./team-status.js";
 import { tombstoneId } from "./tombstones.js";
 import type {
   AddMemoryRequest,
@@ -68,6 +69,7 @@ export class MemoryService {
   private readonly imports: RecordImport;
   private readonly integrity: IntegrityCheck;
   private readonly reembedding: Reembedding;
+  private readonly team: TeamStatus;
   private readonly now: () => number;
   /** Identical writes in flight on this replica share one store round trip; other replicas are reconciled in Chroma. */
   private readonly inFlight = new Map<string, Promise<StoredRecord>>();
@@ -91,6 +93,7 @@ export class MemoryService {
     this.imports = new RecordImport(store, embedder, this.sequences, this.audit);
     this.integrity = new IntegrityCheck(store, this.sequences, this.audit, now);
     this.reembedding = new Reembedding(store, embedder);
+    this.team = new TeamStatus(this.lexical, this.recency, now);
   }
 
   async addMemory(principal: Principal, request: AddMemoryRequest): Promise<AddMemoryOutcome> {
@@ -349,6 +352,11 @@ export class MemoryService {
       from,
     );
     return { entries: page.entries, next_cursor: page.next === null ? null : encodeCursor({ at: page.next, id: "audit" }) };
+  }
+
+  /** Each agent's newest turn, its next step and its failed checks still standing; most recently active first. */
+  teamStatus(principal: Principal, input: OperationInput<"query_team_status">): Promise<OperationOutput<"query_team_status">> {
+    return this.team.query(principal.workspace, input.limit);
   }
 
   /** One page of a collection's records as stored, for backups. */

@@ -1,0 +1,86 @@
+import type { OperationOutput } from "@cairn/openapi";
+import type { StoredRecord } from "../store/chroma-store.js";
+import type { LexicalCatalog } from "./lexical-catalog.js";
+import { taskText } from "./memory-brief.js";
+import type { RecencyIndex } from "./recency.js";
+import { OPEN_VALIDITY, parseList, turnFields } from "./turn-record.js";
+import type { Check, Correction } from "./types.js";
+
+type TeamStatusResult = OperationOutput<"query_team_status">;
+type AgentStatus = TeamStatusResult["agents"][number];
+
+/** Failed checks listed per agent: enough to act on, few enough for a census of the whole team. */
+const FAILED_PER_AGENT = 5;
+const NEXT_STEP_CHARS = 160;
+
+/**
+ * Where each agent of a workspace stands: its newest turn (from its recency sequence, as query_recent_turns
+ * would list it), the next step that turn wrote, and its failed checks that still stand. The agents are the
+ * ones the caught-up lexical index holds turns of.
+ */
+export class TeamStatus {
+  constructor(
+    private readonly lexical: LexicalCatalog,
+    private readonly recency: RecencyIndex,
+    private readonly now: () => number,
+  ) {}
+
+  async query(workspace: string, limit: number): Promise<TeamStatusResult> {
+    const index = await this.lexical.current(workspace, "turns");
+    // One recency read per agent of the workspace: as many as the workspace has agents, never a caller's number.
+    const newest = await Promise.all(
+      index
+        .values("agent")
+        .map(async (agent) => ({ agent, turn: (await this.recency.newestPage(workspace, agent, 1, undefined)).entries[0]?.turn })),
+    );
+    const active = newest
+      .filter((n): n is { agent: string; turn: StoredRecord } => n.turn !== undefined)
+      .sort((a, b) => Number(b.turn.metadata.recorded_at) - Number(a.turn.metadata.recorded_at));
+    const now = this.now();
+    const agents = active.slice(0, limit).map(({ agent, turn }): AgentStatus => {
+      const failing = (
+        index.matching([
+          { field: "agent", op: "eq", value: agent },
+          { field: "check_status", op: "eq", value: "failed" },
+        ]) ?? []
+      )
+        .map((id) => index.record(id))
+        .filter((r): r is StoredRecord => r !== undefined && standing(r, now))
+        .sort((a, b) => Number(b.metadata.recorded_at) - Number(a.metadata.recorded_at))
+        .slice(0, FAILED_PER_AGENT);
+      return {
+        agent,
+        memory_id: turn.id,
+        recorded_at: new Date(Number(turn.metadata.recorded_at)).toISOString(),
+        session_id: String(turn.metadata.session_id),
+        task: taskText(turn),
+        next_step: nextStep(turn),
+        failed_checks: failing.map((r) => ({
+          memory_id: r.id,
+          checks: parseList<Check>(r.metadata.checks)
+            .filter((c) => c.status === "failed")
+            .map((c) => c.name),
+        })),
+      };
+    });
+    return { agents, more: active.length > limit };
+  }
+}
+
+/** Neither superseded nor marked outdated at `now`. */
+function standing(record: StoredRecord, now: number): boolean {
+  const m = record.metadata;
+  const superseded = typeof m.valid_until === "number" && m.valid_until < OPEN_VALIDITY && m.valid_until <= now;
+  return !superseded && !parseList<Correction>(m.corrections).some((c) => c.kind === "outdated");
+}
+
+/** The sentence of the turn's outcome (else its reasoning) that names the next step: "Next: …", "Next step: …". */
+export function nextStep(record: StoredRecord): string | null {
+  const { response, thought } = turnFields(record);
+  for (const text of [response, thought]) {
+    const match = /\bnext(?:\s+steps?)?\s*[:—–-]\s*(.+?)(?:(?<=[.!?])\s|\n|$)/i.exec(text);
+    const step = match?.[1]?.trim();
+    if (step) return step.length > NEXT_STEP_CHARS ? `${step.slice(0, NEXT_STEP_CHARS - 1).trimEnd()}…` : step;
+  }
+  return null;
+}
