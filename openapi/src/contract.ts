@@ -195,6 +195,7 @@ function hasProperty(schema: JsonSchema, name: string): boolean {
   return Boolean(props && name in props);
 }
 
+/** A parameter's own description says what it is for here; its schema's (shared by many fields) is generic. */
 function withDescription(schema: JsonSchema, description: unknown): JsonSchema {
-  return typeof description === "string" && !schema.description ? { ...schema, description } : schema;
+  return typeof description === "string" ? { ...schema, description } : schema;
 }

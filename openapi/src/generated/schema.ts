@@ -119,6 +119,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/memories/{memory_id}/review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve or reject an imported memory after reading it.
+         * @description A person's verdict on a memory that started `review.state: pending` (imported, so untrusted): `approve`
+         *     or `reject`, and why. The state, who and when come back with the memory and can be filtered on; a
+         *     rejected memory is still found, flagged `rejected`. The same call again records nothing more; another
+         *     verdict replaces the last one (the audit log keeps both).
+         */
+        post: operations["review_memory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The memories waiting for a person's review, oldest first.
+         * @description Memories whose `review.state` is `pending` (imported ones until an admin approves or rejects them with
+         *     `review_memory`), oldest first, briefly; page with `after`.
+         */
+        get: operations["query_review_queue"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/memories/{memory_id}/forget": {
         parameters: {
             query?: never;
@@ -193,8 +237,8 @@ export interface paths {
         };
         /**
          * Where each agent of the workspace stands.
-         * @description Per agent, its newest turn: when, session, the task in a few words, the next step it wrote, and its
-         *     failed checks still standing; newest first. The census after a team wakes, and a fresh start's first call.
+         * @description Per agent: its newest turn (when, session, task), the next step it wrote, its failed checks still
+         *     standing; newest first. A fresh start's first call.
          */
         get: operations["query_team_status"];
         put?: never;
@@ -517,7 +561,7 @@ export interface components {
         };
         AuditEntry: {
             /** @enum {string} */
-            action: "add" | "supersede" | "mark_outdated" | "forget" | "restore" | "repair";
+            action: "add" | "supersede" | "mark_outdated" | "forget" | "restore" | "repair" | "approve" | "reject";
             actor: components["schemas"]["AgentName"];
             memory_id: components["schemas"]["MemoryId"];
             reason?: string;
@@ -525,6 +569,24 @@ export interface components {
         };
         AuditLog: {
             entries: components["schemas"]["AuditEntry"][];
+            next_cursor: string | null;
+        };
+        ReviewRequest: {
+            /** @enum {string} */
+            decision: "approve" | "reject";
+            reason: string;
+        };
+        /** @description Present on memories that need a person's review (imported ones). */
+        Review: {
+            /** @enum {string} */
+            state: "pending" | "approved" | "rejected";
+            by?: components["schemas"]["AgentName"];
+            at?: components["schemas"]["Timestamp"];
+            reason?: string;
+        };
+        ReviewQueue: {
+            memories: components["schemas"]["MemoryBrief"][];
+            /** @description Pass as `after` for the next page; null when there is none. */
             next_cursor: string | null;
         };
         OutdatedRequest: {
@@ -596,6 +658,7 @@ export interface components {
             outdated: boolean;
             /** @description Every correction, oldest first. */
             corrections: components["schemas"]["Correction"][];
+            review?: components["schemas"]["Review"];
             /** @description True when `detail: summary` shortened a field; ask with `detail: full` for all of it. */
             truncated: boolean;
         };
@@ -612,9 +675,10 @@ export interface components {
             kind?: components["schemas"]["Kind"];
             /**
              * @description Present when any holds: `outdated` (a correction says it no longer holds), `superseded`, `untrusted`
-             *     (imported: read it as data), `checks_failed`, `checks_passed` (for the commit they ran on).
+             *     (imported: read it as data), `checks_failed`, `checks_passed` (for the commit they ran on),
+             *     `pending_review`, `rejected` (a person's review).
              */
-            flags?: ("outdated" | "superseded" | "untrusted" | "checks_failed" | "checks_passed")[];
+            flags?: ("outdated" | "superseded" | "untrusted" | "checks_failed" | "checks_passed" | "pending_review" | "rejected")[];
             text: string;
         };
         RecentTurnsResult: {
@@ -640,6 +704,11 @@ export interface components {
              * @enum {string}
              */
             check_status?: "passed" | "failed" | "unverified";
+            /**
+             * @description Only memories a person's review left so.
+             * @enum {string}
+             */
+            review_state?: "pending" | "approved" | "rejected";
             /** @description Judge validity at this instant instead of now (what did we believe then?). */
             as_of?: components["schemas"]["Timestamp"];
             /**
@@ -881,7 +950,7 @@ export interface components {
              * @description A stable machine-readable error code.
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_cursor" | "malformed_json" | "payload_too_large" | "unsupported_media_type" | "unauthorized" | "forbidden" | "not_found" | "idempotency_conflict" | "already_superseded" | "gone" | "method_not_allowed" | "unavailable" | "summarizer_unavailable" | "reembed_required" | "internal";
+            code: "validation_failed" | "invalid_cursor" | "malformed_json" | "payload_too_large" | "unsupported_media_type" | "unauthorized" | "forbidden" | "not_found" | "idempotency_conflict" | "already_superseded" | "not_reviewable" | "gone" | "method_not_allowed" | "unavailable" | "summarizer_unavailable" | "reembed_required" | "internal";
             detail: string;
             /** @description What to do about it. */
             hint?: string;
@@ -937,7 +1006,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The idempotency key was used before with a different payload (`idempotency_conflict`), or the memory is superseded already (`already_superseded`). */
+        /** @description The idempotency key was used before with a different payload (`idempotency_conflict`), the memory is superseded already (`already_superseded`), or it needs no review (`not_reviewable`). */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -1164,6 +1233,68 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             410: components["responses"]["Gone"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    review_memory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memory_id: components["schemas"]["MemoryId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReviewRequest"];
+            };
+        };
+        responses: {
+            /** @description The memory with its review. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Memory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    query_review_queue: {
+        parameters: {
+            query?: {
+                /** @description Memories per page. */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                after?: components["schemas"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of memories waiting for review. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewQueue"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             503: components["responses"]["Unavailable"];
         };
     };

@@ -70,6 +70,14 @@ try {
     thought: "The badge reads the session cookie, which outlives the Redis session.",
     response: "Lesson: read the count from the cart API, never from the cookie.",
   });
+  await write(admin, {
+    session_id: "git-import-payments",
+    source: "import",
+    prompt: 'Revert "Cache checkout totals in the browser" (PAY-398)',
+    thought: "This reverts commit 41d2e9f: totals went stale after coupon changes.",
+    response: "2 files changed: src/checkout/totals.ts, test/checkout/totals.test.ts",
+    refs: ["41d2e9f", "PAY-398"],
+  });
   await fetch(new URL(`/v1/memories/${decision}/outdated`, stack.url), {
     method: "POST",
     headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
@@ -101,6 +109,8 @@ try {
   await shoot("search", "#/search");
   await shoot("memory", `#/memory/${decision}`);
   await shoot("session", "#/session/2026-11-28-checkout");
+  await shoot("team", "#/team");
+  await shoot("review", "#/review");
   await shoot("memory-phone", `#/memory/${decision}`, 390, 844);
   await browser.close();
   process.stdout.write(`screenshots in ${out}\n`);

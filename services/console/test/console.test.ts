@@ -35,6 +35,8 @@ beforeAll(async () => {
   });
   ids.injection = await write(alice.token, { session_id: "console-s3", prompt: INJECTION, thought: "probe", response: INJECTION });
   ids.bob = await write(bob.token, turn("console-bob", 1, { prompt: "Bob's task on the billing export" }));
+  ids.imported1 = await write(admin.token, turn("console-import", 1, { source: "import", prompt: "Imported: pin the SDK to 1.2" }));
+  ids.imported2 = await write(admin.token, turn("console-import", 2, { source: "import", prompt: "Imported: drop the retry wrapper" }));
 });
 
 afterAll(async () => {
@@ -265,6 +267,36 @@ describe("the team page", () => {
   });
 });
 
+describe("the review page", () => {
+  it("lists imported memories waiting for review; Approve and Reject take a reason and do what review_memory does", async () => {
+    const page = await signedIn(admin.token);
+    await page.getByRole("link", { name: "Review" }).click();
+    const rows = page.locator(".rows > li");
+    await expect.poll(() => rows.count()).toBe(2);
+    const first = page.getByRole("form", { name: `Review ${ids.imported1}` });
+    expect(await first.getByRole("button", { name: "Approve" }).isDisabled()).toBe(true);
+    await first.getByLabel("Reason").fill("the SDK is pinned in package.json");
+    await first.getByRole("button", { name: "Approve" }).click();
+    await expect.poll(() => rows.count()).toBe(1);
+    const second = page.getByRole("form", { name: `Review ${ids.imported2}` });
+    await second.getByLabel("Reason").fill("the wrapper is still there");
+    await second.getByRole("button", { name: "Reject" }).click();
+    await expect.poll(() => page.locator(".empty").textContent()).toContain("Nothing waits for review");
+
+    const approved = await http(cairn.url, "GET", `/v1/memories/${ids.imported1}`, { token: alice.token });
+    expect(approved.body.review).toMatchObject({ state: "approved", by: "ops", reason: "the SDK is pinned in package.json" });
+    const rejected = await http(cairn.url, "GET", `/v1/memories/${ids.imported2}`, { token: alice.token });
+    expect(rejected.body.review).toMatchObject({ state: "rejected", by: "ops" });
+    await page.goto(new URL(`/console#/memory/${ids.imported2}`, cairn.url).href);
+    await expect.poll(() => page.locator("main").textContent()).toContain("rejected by ops");
+    await page.close();
+
+    const agentPage = await signedIn(alice.token);
+    expect(await agentPage.getByRole("link", { name: "Review" }).count()).toBe(0);
+    await agentPage.close();
+  });
+});
+
 describe("the status page", () => {
   it("shows admins whether Chroma is reachable and the workspace's counts on Verify now; agents get no link to it", async () => {
     const page = await signedIn(admin.token);
@@ -290,7 +322,15 @@ describe("screens", () => {
   it("fit a 390 px phone and a 1280 px screen without horizontal scrolling, on every page", async () => {
     for (const width of [390, 1280]) {
       const page = await signedIn(admin.token, { width, height: 844 });
-      for (const hash of ["#/timeline?agent=alice", "#/search", `#/memory/${ids.decision}`, "#/session/console-s1", "#/team", "#/status"]) {
+      for (const hash of [
+        "#/timeline?agent=alice",
+        "#/search",
+        `#/memory/${ids.decision}`,
+        "#/session/console-s1",
+        "#/team",
+        "#/review",
+        "#/status",
+      ]) {
         await page.goto(new URL(`/console${hash}`, cairn.url).href);
         await page.locator("main h1").waitFor();
         await page.waitForLoadState("networkidle");

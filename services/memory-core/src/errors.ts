@@ -12,6 +12,7 @@ export type ErrorCode =
   | "not_found"
   | "idempotency_conflict"
   | "already_superseded"
+  | "not_reviewable"
   | "gone"
   | "method_not_allowed"
   | "unavailable"
@@ -30,6 +31,7 @@ const TITLES: Record<ErrorCode, string> = {
   not_found: "Not found",
   idempotency_conflict: "Idempotency key reused with a different payload",
   already_superseded: "Already superseded",
+  not_reviewable: "This memory needs no review",
   gone: "Forgotten",
   method_not_allowed: "Method not allowed",
   unavailable: "Temporarily unavailable",

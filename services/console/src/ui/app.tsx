@@ -2,6 +2,7 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { apiFor, type Caller } from "./api.js";
 import { MemoryPage } from "./pages/memory.js";
 import { Search } from "./pages/search.js";
+import { ReviewPage } from "./pages/review.js";
 import { SessionPage } from "./pages/session.js";
 import { StatusPage } from "./pages/status.js";
 import { TeamPage } from "./pages/team.js";
@@ -60,9 +61,14 @@ export function App() {
             Team
           </a>
           {caller.role === "admin" ? (
-            <a href="#/status" aria-current={route.page === "status" ? "page" : undefined}>
-              Status
-            </a>
+            <>
+              <a href="#/review" aria-current={route.page === "review" ? "page" : undefined}>
+                Review
+              </a>
+              <a href="#/status" aria-current={route.page === "status" ? "page" : undefined}>
+                Status
+              </a>
+            </>
           ) : null}
         </nav>
         <p class="who">
@@ -78,13 +84,15 @@ export function App() {
         {route.page === "memory" ? <MemoryPage call={call} caller={caller} id={route.id} /> : null}
         {route.page === "session" ? <SessionPage call={call} id={route.id} /> : null}
         {route.page === "team" ? <TeamPage call={call} /> : null}
-        {route.page === "status" ? (
-          caller.role === "admin" ? (
+        {route.page === "status" || route.page === "review" ? (
+          caller.role !== "admin" ? (
+            <p role="alert" class="error">
+              This page is for admin tokens.
+            </p>
+          ) : route.page === "status" ? (
             <StatusPage call={call} />
           ) : (
-            <p role="alert" class="error">
-              The status page is for admin tokens.
-            </p>
+            <ReviewPage call={call} />
           )
         ) : null}
       </main>

@@ -4,6 +4,7 @@ export type Route =
   | { page: "search" }
   | { page: "status" }
   | { page: "team" }
+  | { page: "review" }
   | { page: "memory"; id: string }
   | { page: "session"; id: string };
 
@@ -14,6 +15,7 @@ export function parseRoute(hash: string): Route {
   if (page === "search") return { page: "search" };
   if (page === "status") return { page: "status" };
   if (page === "team") return { page: "team" };
+  if (page === "review") return { page: "review" };
   if (page === "memory" && id) return { page: "memory", id };
   if (page === "session" && id) return { page: "session", id };
   return { page: "timeline", ...(params.get("agent") ? { agent: params.get("agent")! } : {}) };

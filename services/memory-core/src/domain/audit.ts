@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { ChromaStore, Metadata } from "../store/chroma-store.js";
 import { assertWithinListing } from "./cursor.js";
 import type { Sequences } from "./sequences.js";
+import type { Schemas } from "./types.js";
 import { tombstoneId } from "./tombstones.js";
 
 /**
@@ -15,15 +16,9 @@ import { tombstoneId } from "./tombstones.js";
  * the write. Entries retired by `repair_store` are marked `void` and skipped.
  */
 
-export type AuditAction = "add" | "supersede" | "mark_outdated" | "forget" | "restore" | "repair";
-
-export interface AuditEntry {
-  action: AuditAction;
-  actor: string;
-  memory_id: string;
-  reason?: string;
-  at: string;
-}
+/** An entry as the contract returns it. */
+export type AuditEntry = Schemas["AuditEntry"];
+export type AuditAction = AuditEntry["action"];
 
 export interface AuditFilter {
   memoryId?: string;

@@ -5,7 +5,7 @@ import { type ChromaStore, type Metadata, type StoredRecord } from "../store/chr
 import { announcedRewrite, feedStream } from "./lexical-catalog.js";
 import type { Sequences } from "./sequences.js";
 import { tombstoneId, tombstoneRecord } from "./tombstones.js";
-import { OPEN_VALIDITY, parseList } from "./turn-record.js";
+import { OPEN_VALIDITY, parseList, reviewOf } from "./turn-record.js";
 import type { Correction } from "./types.js";
 
 /**
@@ -92,6 +92,29 @@ export class Corrections {
     const correction: Correction = { kind: "outdated", reason, at: new Date(this.now()).toISOString(), by: principal.agent };
     if (commit) correction.commit = commit;
     return this.rewriteMetadata(principal.workspace, record, withCorrection(record, correction));
+  }
+
+  /**
+   * A person's verdict on a memory waiting for review (admins only, as the contract says); the last verdict
+   * stands, and the audit log keeps each.
+   */
+  async review(principal: Principal, record: StoredRecord, decision: "approve" | "reject", reason: string): Promise<StoredRecord> {
+    if (!reviewOf(record.metadata)) {
+      throw new CairnError(
+        "not_reviewable",
+        409,
+        `Memory ${record.id} needs no review: only imported memories wait for one.`,
+        "Review the memories query_review_queue lists; to correct this one, use mark_outdated or supersede_memory.",
+      );
+    }
+    const metadata: Metadata = {
+      ...record.metadata,
+      review_state: decision === "approve" ? "approved" : "rejected",
+      review_by: principal.agent,
+      review_at: this.now(),
+      review_reason: reason,
+    };
+    return this.rewriteMetadata(principal.workspace, record, metadata);
   }
 
   /** Rewrites the record's metadata in place, announced so that every lexical index reads it again. */

@@ -43,7 +43,7 @@ export async function announcedRewrite(
 export const FEED_PENDING_MS = 30_000;
 const PAGE = 500;
 /** What query_raw_memories filters turns on by equality. */
-const TURN_KEY_FIELDS = ["agent", "session_id", "kind", "check_status"];
+const TURN_KEY_FIELDS = ["agent", "session_id", "kind", "check_status", "review_state"];
 
 interface Entry {
   index: LexicalIndex;

@@ -1,6 +1,6 @@
 import type { StoredRecord } from "../store/chroma-store.js";
 import { terms, tokenize, toTerm } from "./text-analysis.js";
-import { OPEN_VALIDITY, parseList, turnFields } from "./turn-record.js";
+import { OPEN_VALIDITY, parseList, reviewOf, turnFields } from "./turn-record.js";
 import type { Correction, Kind, MemoryBrief } from "./types.js";
 
 /**
@@ -32,6 +32,9 @@ export function briefOf(record: StoredRecord, text: string): MemoryBrief {
   if (m.trusted === false) flags.push("untrusted");
   if (m.check_status === "failed") flags.push("checks_failed");
   if (m.check_status === "passed") flags.push("checks_passed");
+  const review = reviewOf(m)?.state;
+  if (review === "pending") flags.push("pending_review");
+  if (review === "rejected") flags.push("rejected");
   if (flags.length > 0) brief.flags = flags;
   return brief;
 }

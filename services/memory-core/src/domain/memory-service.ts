@@ -23,7 +23,16 @@ import { briefOf, listingText, snippetText } from "./memory-brief.js";
 import { Sequences } from "./sequences.js";
 import { SessionTurns } from "./session-turns.js";
 import { agentFlag, summaryDocument, summaryFromRecord, summaryMetadata } from "./summary-record.js";
-import { buildTurnRecord, memoryFromRecord, OPEN_VALIDITY, parseList, payloadHash, positionOf, turnDocument } from "./turn-record.js";
+import {
+  buildTurnRecord,
+  memoryFromRecord,
+  OPEN_VALIDITY,
+  parseList,
+  payloadHash,
+  positionOf,
+  reviewOf,
+  turnDocument,
+} from "./turn-record.js";
 import { TeamStatus } from "./team-status.js";
 import { tombstoneId } from "./tombstones.js";
 import type {
@@ -245,6 +254,7 @@ export class MemoryService {
     if (input.since !== undefined) conditions.push({ field: "recorded_at", op: "gte", value: Date.parse(input.since) });
     if (input.until !== undefined) conditions.push({ field: "recorded_at", op: "lt", value: Date.parse(input.until) });
     if (input.check_status !== undefined) conditions.push({ field: "check_status", op: "eq", value: input.check_status });
+    if (input.review_state !== undefined) conditions.push({ field: "review_state", op: "eq", value: input.review_state });
     if (!input.include_superseded) {
       // Valid at the instant asked about: begun by then, not yet superseded then.
       const at = input.as_of === undefined ? this.now() : Date.parse(input.as_of);
@@ -330,6 +340,38 @@ export class MemoryService {
     const marked = await this.corrections.markOutdated(principal, record, input.reason, input.commit);
     await this.audit.append(principal.workspace, { action: "mark_outdated", actor: principal.agent, memoryId, reason: input.reason });
     return memoryFromRecord(marked, "full");
+  }
+
+  async reviewMemory(principal: Principal, input: OperationInput<"review_memory">): Promise<Memory> {
+    const record = await this.corrections.existing(principal.workspace, input.memory_id);
+    const state = input.decision === "approve" ? "approved" : "rejected";
+    // The same verdict again (a retry) answers the memory as it stands and records nothing more.
+    const review = reviewOf(record.metadata);
+    if (review?.state === state && review.by === principal.agent && review.reason === input.reason) return memoryFromRecord(record, "full");
+    const reviewed = await this.corrections.review(principal, record, input.decision, input.reason);
+    await this.audit.append(principal.workspace, {
+      action: input.decision,
+      actor: principal.agent,
+      memoryId: record.id,
+      reason: input.reason,
+    });
+    return memoryFromRecord(reviewed, "full");
+  }
+
+  /** The memories waiting for review, oldest first, a page after the `after` cursor's position. */
+  async reviewQueue(principal: Principal, input: OperationInput<"query_review_queue">): Promise<OperationOutput<"query_review_queue">> {
+    const after = input.after === undefined ? undefined : decodeCursor(input.after, "after");
+    const index = await this.lexical.current(principal.workspace, "turns");
+    const waiting = (index.matching([{ field: "review_state", op: "eq", value: "pending" }]) ?? [])
+      .map((id) => index.record(id))
+      .filter((r): r is StoredRecord => r !== undefined && (!after || oldestFirst(after, positionOf(r)) < 0))
+      .sort((a, b) => oldestFirst(positionOf(a), positionOf(b)));
+    const page = waiting.slice(0, input.limit);
+    const last = page.at(-1);
+    return {
+      memories: page.map((r) => briefOf(r, listingText(r))),
+      next_cursor: waiting.length > page.length && last ? encodeCursor(positionOf(last)) : null,
+    };
   }
 
   async forgetMemory(principal: Principal, memoryId: string, reason: string): Promise<Tombstone> {

@@ -1,7 +1,7 @@
 import type { Metadata, StoredRecord } from "../store/chroma-store.js";
 import { canonicalHash } from "./ids.js";
 import type { Position } from "./cursor.js";
-import type { AddMemoryRequest, Check, Correction, Detail, Kind, Memory } from "./types.js";
+import type { AddMemoryRequest, Check, Correction, Detail, Kind, Memory, Review } from "./types.js";
 
 /** Fields longer than this are shortened under `detail: summary`. */
 export const SUMMARY_FIELD_CHARS = 280;
@@ -58,6 +58,8 @@ export function buildTurnRecord(write: TurnWrite): TurnRecordParts {
   };
   if (occurredAt !== null) metadata.occurred_at = occurredAt;
   if (payload.model !== null) metadata.model = payload.model;
+  // Imported content waits for a person's verdict (review_memory) before anyone relies on it.
+  if (write.source === "import") metadata.review_state = "pending";
   return { document: turnDocument(input), metadata };
 }
 
@@ -159,7 +161,23 @@ export function memoryFromRecord(record: StoredRecord, detail: Detail): Memory {
   if (typeof m.superseded_reason === "string") memory.superseded_reason = m.superseded_reason;
   if (typeof m.model === "string") memory.model = m.model;
   if (typeof m.occurred_at === "number") memory.occurred_at = new Date(m.occurred_at).toISOString();
+  const review = reviewOf(m);
+  if (review) memory.review = review;
   return memory;
+}
+
+/**
+ * A memory's review: its state, and who decided it, when and why once someone did. Untrusted memories stored
+ * before reviews existed have no state of their own: they wait like any other.
+ */
+export function reviewOf(m: Metadata): Review | undefined {
+  const state = typeof m.review_state === "string" ? (m.review_state as Review["state"]) : m.trusted === false ? "pending" : undefined;
+  if (!state) return undefined;
+  const review: Review = { state };
+  if (typeof m.review_by === "string") review.by = m.review_by;
+  if (typeof m.review_at === "number") review.at = new Date(m.review_at).toISOString();
+  if (typeof m.review_reason === "string") review.reason = m.review_reason;
+  return review;
 }
 
 export function parseList<T>(value: unknown): T[] {

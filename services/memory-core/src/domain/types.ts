@@ -1,13 +1,14 @@
 import type { components } from "@cairn/openapi";
 
 /** The contract's shapes, generated from openapi/memory-core.yaml. */
-type Schemas = components["schemas"];
+export type Schemas = components["schemas"];
 export type AddMemoryRequest = Schemas["AddMemoryRequest"];
 export type AddMemoryResult = Schemas["AddMemoryResult"];
 export type Memory = Schemas["Memory"];
 export type MemoryBrief = Schemas["MemoryBrief"];
 export type Check = Schemas["Check"];
 export type Correction = Schemas["Correction"];
+export type Review = Schemas["Review"];
 export type Kind = Schemas["Kind"];
 export type Confidence = Schemas["Confidence"];
 export type Detail = Schemas["Detail"];

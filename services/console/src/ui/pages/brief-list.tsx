@@ -4,7 +4,17 @@ import { memoryHref, sessionHref } from "../routes.js";
 import { Flags } from "../widgets.js";
 
 /** A memory as one row of a listing: when, who, which session, what kind, its flags, a few words. */
-export function MemoryRow({ memory, extra }: { memory: MemoryBrief | Memory; extra?: preact.ComponentChildren }) {
+export function MemoryRow({
+  memory,
+  extra,
+  after,
+}: {
+  memory: MemoryBrief | Memory;
+  /** Shown in the row's head (a hit's confidence). */
+  extra?: preact.ComponentChildren;
+  /** Shown below the row's text (a review's controls). */
+  after?: preact.ComponentChildren;
+}) {
   const text = isBrief(memory) ? memory.text : `${memory.prompt} → ${memory.response}`;
   const flags = isBrief(memory) ? memory.flags : undefined;
   const kind = memory.kind && memory.kind !== "turn" ? memory.kind : undefined;
@@ -23,6 +33,7 @@ export function MemoryRow({ memory, extra }: { memory: MemoryBrief | Memory; ext
         {extra}
       </div>
       <p class="row-text">{text}</p>
+      {after}
     </li>
   );
 }

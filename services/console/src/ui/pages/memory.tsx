@@ -75,6 +75,17 @@ export function MemoryPage({ call, caller, id }: { call: Call; caller: Caller; i
           {memory.trusted ? "" : " (untrusted)"}
           {memory.model ? ` · ${memory.model}` : ""}
         </dd>
+        {memory.review ? (
+          <>
+            <dt>Review</dt>
+            <dd>
+              {memory.review.state}
+              {memory.review.by ? ` by ${memory.review.by}` : ""}
+              {memory.review.at ? `, ${when(memory.review.at)}` : ""}
+              {memory.review.reason ? ` (${memory.review.reason})` : ""}
+            </dd>
+          </>
+        ) : null}
         <dt>Valid</dt>
         <dd>
           from {when(memory.valid_from)}
