@@ -175,6 +175,11 @@ describe("search", () => {
     await expect.poll(() => rows.count()).toBe(1);
 
     await page.getByLabel("Kind").selectOption("");
+    await page.getByLabel("Search memories").fill("Imported pin the SDK");
+    await page.getByLabel("Review").selectOption("pending");
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    await expect.poll(() => rows.first().textContent()).toContain("pending review");
+    await page.getByLabel("Review").selectOption("");
     await page.getByLabel("Search memories").fill("zebra migration flamingo xylophone");
     await page.getByRole("button", { name: "Search", exact: true }).click();
     await expect.poll(() => page.locator(".empty").textContent()).toContain("Nothing here");

@@ -12,6 +12,7 @@ export function Search({ call }: { call: Call }) {
   const [agent, setAgent] = useState("");
   const [kind, setKind] = useState("");
   const [checkStatus, setCheckStatus] = useState("");
+  const [reviewState, setReviewState] = useState("");
   const [asOf, setAsOf] = useState("");
   const [superseded, setSuperseded] = useState(false);
   const [result, setResult] = useState<Result | undefined>(undefined);
@@ -32,6 +33,7 @@ export function Search({ call }: { call: Call }) {
           ...(agent.trim() ? { agent: agent.trim() } : {}),
           ...(kind ? { kind: kind as Schemas["Kind"] } : {}),
           ...(checkStatus ? { check_status: checkStatus as "passed" | "failed" | "unverified" } : {}),
+          ...(reviewState ? { review_state: reviewState as "pending" | "approved" | "rejected" } : {}),
           ...(asOf ? { as_of: new Date(asOf).toISOString() } : {}),
         }),
       );
@@ -88,6 +90,15 @@ export function Search({ call }: { call: Call }) {
             <option value="passed">passed</option>
             <option value="failed">failed</option>
             <option value="unverified">unverified</option>
+          </select>
+        </label>
+        <label>
+          Review
+          <select name="review_state" value={reviewState} onChange={(e) => setReviewState(e.currentTarget.value)}>
+            <option value="">any</option>
+            <option value="pending">pending</option>
+            <option value="approved">approved</option>
+            <option value="rejected">rejected</option>
           </select>
         </label>
         <label>
