@@ -1,4 +1,4 @@
-import { FEED_PENDING_MS, feedStream, Sequences, type ChromaStore, type Metadata } from "@cairn/memory-core";
+import { ChangeFeed, FEED_PENDING_MS, Sequences, type ChromaStore, type Metadata } from "@cairn/memory-core";
 
 const PAGE = 500;
 /** A forgotten turn's content must leave its session's summary soon, not after the idle time. */
@@ -40,13 +40,13 @@ interface WorkspaceState {
  */
 export class DueSessions {
   private readonly states = new Map<string, WorkspaceState>();
-  private readonly sequences: Sequences;
+  private readonly feed: ChangeFeed;
 
   constructor(
     private readonly store: ChromaStore,
     private readonly idleMs: number,
   ) {
-    this.sequences = new Sequences(store);
+    this.feed = new ChangeFeed(new Sequences(store));
   }
 
   /** Catches up with the changes since the last call. */
@@ -90,7 +90,7 @@ export class DueSessions {
   private async scan(workspace: string): Promise<WorkspaceState> {
     // The feed position first: a write during the scan is then seen again by the feed (harmless). The recent
     // tail is read again too, so that a turn whose entry was written but not its record yet is waited for.
-    const position = Math.max(0, (await this.sequences.length(workspace, feedStream("turns"))) - RECENT_TAIL);
+    const position = Math.max(0, (await this.feed.length(workspace, "turns")) - RECENT_TAIL);
     const sessions = new Map<string, { count: number; newest: number }>();
     for await (const m of this.allMetadata(workspace, "turns")) {
       const id = String(m.session_id);
@@ -117,11 +117,10 @@ export class DueSessions {
   }
 
   private async follow(workspace: string, state: WorkspaceState): Promise<void> {
-    const stream = feedStream("turns");
-    const length = await this.sequences.length(workspace, stream);
+    const length = await this.feed.length(workspace, "turns");
     while (state.position < length) {
       const seqs = Array.from({ length: Math.min(PAGE, length - state.position) }, (_, i) => state.position + i);
-      const slots = await this.sequences.read(workspace, stream, seqs);
+      const slots = await this.feed.read(workspace, "turns", seqs);
       const unnamed = [...slots.values()].filter((s) => typeof s.session_id !== "string");
       const sessionOf = await this.sessionsOf(
         workspace,

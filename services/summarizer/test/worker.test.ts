@@ -1,7 +1,7 @@
-import { feedStream, RECENCY_VECTOR, Sequences } from "@cairn/memory-core";
+import { feedStream, leaseId as leaseSlotId, RECENCY_VECTOR, Sequences } from "@cairn/memory-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOpenAIStub, type OpenAIStub } from "../../../testing/openai-stub.js";
-import { leaseSlotId, SessionLeases } from "../src/lease.js";
+import { SessionLeases } from "../src/lease.js";
 import { addTurns, chatEnv, http, makeToken, startCairn, storedSummary, summarizerOver, turn, uniqueWorkspace } from "./support.js";
 
 let stub: OpenAIStub;

@@ -1,23 +1,21 @@
 import { unavailable } from "../errors.js";
-import { RECENCY_VECTOR, type ChromaStore, type Metadata, type RecordCollection } from "../store/chroma-store.js";
+import type { ChromaStore, Metadata } from "../store/chroma-store.js";
+import { Ledger, slotId, type LedgerEntry } from "./ledger.js";
 
 /**
  * Append-only sequences kept in Chroma, for orders that Chroma cannot give: an agent's turns newest first,
  * a workspace's changes in the order they happened.
  *
- * A sequence is the slots `seq:<stream>:0`, `seq:<stream>:1`, ... in the `recency` collection, dense from 0.
- * A slot is taken with Chroma's `add`, which keeps the first record of an id: an insert-if-absent, so a writer
- * that reads back another write id lost the race and takes the next slot. No lock, across any number of
- * replicas. The length is found by batched id lookups (an exponential probe from the last known length, then
- * 64-way narrowing), usually one lookup; reading slots is a lookup by ids. Filtered `get`s, which scan the
- * whole collection on this Chroma, are never used.
+ * A sequence is the slots `seq:<stream>:0`, `seq:<stream>:1`, ... of the ledger (ledger.ts), dense from 0. A
+ * slot is taken with the ledger's insert-if-absent, so a writer that reads back another write id lost the race
+ * and takes the next slot. No lock, across any number of replicas. The length is found by batched id lookups
+ * (an exponential probe from the last known length, then 64-way narrowing), usually one lookup; reading slots
+ * is a lookup by ids. Filtered `get`s, which scan the whole collection on this Chroma, are never used.
  *
  * Appends to one stream from this replica are group-committed: those that queue while a batch is in flight
  * take consecutive slots together in the next batch (one `add`, one read-back), so a workspace-wide stream
  * such as the change feed does not cap the write rate of every concurrent writer at one round trip pair.
  */
-
-export const slotId = (stream: string, seq: number) => `seq:${stream}:${seq}`;
 
 const MAX_HINTS = 10_000;
 const MAX_APPEND_ATTEMPTS = 64;
@@ -28,7 +26,14 @@ export interface Appended {
   recordedAt: number;
 }
 
+/** A slot wanted in `stream`, holding `payload`. */
+export interface AppendRequest {
+  stream: string;
+  payload: Metadata;
+}
+
 interface PendingAppend {
+  stream: string;
   payload: Metadata;
   writeId: string;
   resolve: (appended: Appended) => void;
@@ -40,18 +45,21 @@ export class Sequences {
   private readonly lengthHints = new Map<string, number>();
   /** Appends waiting for the stream's batch in flight to end, per workspace and stream; present while one runs. */
   private readonly appendQueues = new Map<string, PendingAppend[]>();
+  private readonly ledger: Ledger;
 
   constructor(
-    private readonly store: ChromaStore,
+    store: ChromaStore,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.ledger = new Ledger(store);
+  }
 
   /** Takes the next slot of `stream`, holding `payload`. */
   append(workspace: string, stream: string, payload: Metadata, writeId: string): Promise<Appended> {
     const key = `${workspace}|${stream}`;
     return new Promise<Appended>((resolve, reject) => {
       const waiting = this.appendQueues.get(key);
-      const pending = { payload, writeId, resolve, reject };
+      const pending = { stream, payload, writeId, resolve, reject };
       if (waiting) {
         waiting.push(pending);
         return;
@@ -66,8 +74,8 @@ export class Sequences {
     return Promise.all(payloads.map((payload) => this.append(workspace, stream, payload, writeId)));
   }
 
-  /** Slots in several streams at once (a restore: each agent's sequence and the change feed), in order within each. */
-  appendAcross(workspace: string, requests: ReadonlyArray<{ stream: string; payload: Metadata }>, writeId: string): Promise<Appended[]> {
+  /** Slots in several streams at once (a write's slot, feed entry and audit entry; a restore), in order within each. */
+  appendAcross(workspace: string, requests: readonly AppendRequest[], writeId: string): Promise<Appended[]> {
     return Promise.all(requests.map((r) => this.append(workspace, r.stream, r.payload, writeId)));
   }
 
@@ -87,38 +95,48 @@ export class Sequences {
 
   /** Takes consecutive slots for the batch; those another writer took first try again at the new end. */
   private async appendBatch(workspace: string, stream: string, batch: PendingAppend[]): Promise<void> {
-    const slots = await this.store.collection(workspace, "recency");
     // On one replica the hint is exact after its own last append: try it before probing for the length.
-    let seq = this.lengthHints.get(`${workspace}|${stream}`) ?? (await this.lengthOf(slots, workspace, stream));
+    let seq = this.lengthHints.get(`${workspace}|${stream}`) ?? (await this.lengthOf(workspace, stream));
     let waiting = batch;
     for (let attempt = 0; attempt < MAX_APPEND_ATTEMPTS && waiting.length > 0; attempt++) {
       const recordedAt = this.now();
       const attempted = waiting.map((pending, i) => ({
         pending,
         seq: seq + i,
-        record: {
+        entry: {
           id: slotId(stream, seq + i),
-          embedding: RECENCY_VECTOR,
-          document: "",
           metadata: { ...pending.payload, stream, seq: seq + i, write_id: pending.writeId, recorded_at: recordedAt },
-        },
+        } as LedgerEntry,
       }));
-      await slots.add(attempted.map((a) => a.record));
-      const written = new Map((await slots.get({ ids: attempted.map((a) => a.record.id) })).map((r) => [r.id, r]));
+      await this.ledger.insertIfAbsent(
+        workspace,
+        attempted.map((a) => a.entry),
+      );
+      const written = new Map(
+        (
+          await this.ledger.get(
+            workspace,
+            attempted.map((a) => a.entry.id),
+          )
+        ).map((r) => [r.id, r]),
+      );
       const lost: PendingAppend[] = [];
-      const won: Array<{ pending: PendingAppend; seq: number; record: (typeof attempted)[number]["record"]; at: number }> = [];
+      const won: Array<{ pending: PendingAppend; seq: number; entry: LedgerEntry; at: number }> = [];
       // A slot's time must not be earlier than the slots before it. A single append only targets a slot after
       // seeing the one before it, so its clock read comes later; a batch targets slots past ones it may lose,
       // to a writer whose clock read came later than ours: such slots take that writer's time.
       let latest = recordedAt;
-      for (const { pending, seq: taken, record } of attempted) {
-        const slot = written.get(record.id);
+      for (const { pending, seq: taken, entry } of attempted) {
+        const slot = written.get(entry.id);
         latest = Math.max(latest, Number(slot?.metadata.recorded_at ?? recordedAt));
-        if (slot?.metadata.write_id === pending.writeId) won.push({ pending, seq: taken, record, at: latest });
+        if (slot?.metadata.write_id === pending.writeId) won.push({ pending, seq: taken, entry, at: latest });
         else lost.push(pending);
       }
       const late = won.filter((w) => w.at > recordedAt);
-      await slots.updateMetadata(late.map((w) => ({ id: w.record.id, metadata: { ...w.record.metadata, recorded_at: w.at } })));
+      await this.ledger.update(
+        workspace,
+        late.map((w) => ({ id: w.entry.id, metadata: { ...w.entry.metadata, recorded_at: w.at } })),
+      );
       for (const w of won) w.pending.resolve({ seq: w.seq, recordedAt: w.at });
       if (lost.length === 0) {
         this.remember(workspace, stream, seq + attempted.length);
@@ -126,21 +144,29 @@ export class Sequences {
       }
       // Another writer took some of them: the sequence moved on, find where it ends now.
       waiting = lost;
-      seq = await this.lengthOf(slots, workspace, stream);
+      seq = await this.lengthOf(workspace, stream);
     }
     throw unavailable("Too many concurrent writers; the write was not stored.");
   }
 
   async length(workspace: string, stream: string): Promise<number> {
-    return this.lengthOf(await this.store.collection(workspace, "recency"), workspace, stream);
+    return this.lengthOf(workspace, stream);
   }
 
   /** The slots at these positions that exist, by position. */
   async read(workspace: string, stream: string, seqs: readonly number[]): Promise<Map<number, Metadata>> {
-    if (seqs.length === 0) return new Map();
-    const slots = await this.store.collection(workspace, "recency");
-    const found = await slots.get({ ids: seqs.map((n) => slotId(stream, n)) });
+    const found = await this.ledger.get(
+      workspace,
+      seqs.map((n) => slotId(stream, n)),
+    );
     return new Map(found.map((s) => [Number(s.metadata.seq), s.metadata]));
+  }
+
+  /** Slots of several streams in one lookup, in the order asked; undefined where a slot does not exist. */
+  async readAcross(workspace: string, at: ReadonlyArray<{ stream: string; seq: number }>): Promise<Array<Metadata | undefined>> {
+    const ids = at.map((a) => slotId(a.stream, a.seq));
+    const found = new Map((await this.ledger.get(workspace, ids)).map((s) => [s.id, s.metadata]));
+    return ids.map((id) => found.get(id));
   }
 
   /**
@@ -149,20 +175,25 @@ export class Sequences {
    * back what a write that landed late still needs.
    */
   async mark(workspace: string, stream: string, seqs: readonly number[], retired: boolean): Promise<void> {
-    const slots = await this.store.collection(workspace, "recency");
     for (let i = 0; i < seqs.length; i += MAX_BATCH) {
-      const found = await slots.get({ ids: seqs.slice(i, i + MAX_BATCH).map((n) => slotId(stream, n)) });
-      await slots.updateMetadata(found.map((s) => ({ id: s.id, metadata: { ...s.metadata, void: retired } })));
+      const found = await this.ledger.get(
+        workspace,
+        seqs.slice(i, i + MAX_BATCH).map((n) => slotId(stream, n)),
+      );
+      await this.ledger.update(
+        workspace,
+        found.map((s) => ({ id: s.id, metadata: { ...s.metadata, void: retired } })),
+      );
     }
   }
 
   /** Slots are dense, so existence is monotone in n: probe exponentially for a bound, then narrow 64 ways. */
-  private async lengthOf(slots: RecordCollection, workspace: string, stream: string): Promise<number> {
+  private async lengthOf(workspace: string, stream: string): Promise<number> {
     let low = this.lengthHints.get(`${workspace}|${stream}`) ?? 0; // slots below `low` exist
     let high = Number.MAX_SAFE_INTEGER; // slot `high` does not
     const probe = async (points: number[]) => {
       const ids = points.map((n) => slotId(stream, n));
-      const present = await slots.present(ids);
+      const present = await this.ledger.present(workspace, ids);
       points.forEach((p, i) => {
         if (present.has(ids[i]!)) low = Math.max(low, p + 1);
         else high = Math.min(high, p);
