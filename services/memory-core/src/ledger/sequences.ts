@@ -12,14 +12,18 @@ import { Ledger, slotId, type LedgerEntry } from "./ledger.js";
  * (an exponential probe from the last known length, then 64-way narrowing), usually one lookup; reading slots
  * is a lookup by ids. Filtered `get`s, which scan the whole collection on this Chroma, are never used.
  *
- * Appends to one stream from this replica are group-committed: those that queue while a batch is in flight
- * take consecutive slots together in the next batch (one `add`, one read-back), so a workspace-wide stream
- * such as the change feed does not cap the write rate of every concurrent writer at one round trip pair.
+ * Appends to a workspace from this replica are group-committed across its streams: the slots a write takes
+ * (its agent's, the change feed's, the audit log's) go to Chroma in one `add` and are read back in one `get`,
+ * and appends that queue while a batch is in flight take their slots together in the next batch. Chroma
+ * applies writes one at a time, so one `add` of many slots costs about what one `add` of one slot costs. One
+ * batch at a time per workspace also keeps the length hints of this replica exact, so a batch rarely races
+ * itself: only another replica's appends make it try again.
  */
 
 const MAX_HINTS = 10_000;
 const MAX_APPEND_ATTEMPTS = 64;
-const MAX_BATCH = 128;
+/** Slots per `add`. */
+const MAX_BATCH = 256;
 
 export interface Appended {
   seq: number;
@@ -43,7 +47,7 @@ interface PendingAppend {
 export class Sequences {
   /** Per workspace and stream, a length the sequence is known to have reached: a hint, never the truth. */
   private readonly lengthHints = new Map<string, number>();
-  /** Appends waiting for the stream's batch in flight to end, per workspace and stream; present while one runs. */
+  /** Appends waiting for the workspace's batch in flight to end; present while one runs. */
   private readonly appendQueues = new Map<string, PendingAppend[]>();
   private readonly ledger: Ledger;
 
@@ -56,58 +60,74 @@ export class Sequences {
 
   /** Takes the next slot of `stream`, holding `payload`. */
   append(workspace: string, stream: string, payload: Metadata, writeId: string): Promise<Appended> {
-    const key = `${workspace}|${stream}`;
-    return new Promise<Appended>((resolve, reject) => {
-      const waiting = this.appendQueues.get(key);
-      const pending = { stream, payload, writeId, resolve, reject };
-      if (waiting) {
-        waiting.push(pending);
-        return;
-      }
-      this.appendQueues.set(key, [pending]);
-      void this.drain(workspace, stream, key);
-    });
+    return this.appendAcross(workspace, [{ stream, payload }], writeId).then(([appended]) => appended!);
   }
 
-  /** Several slots of one stream, in their order: queued together, they commit together (see append). */
+  /** Several slots of one stream, in their order: queued together, they commit together (see above). */
   appendMany(workspace: string, stream: string, payloads: readonly Metadata[], writeId: string): Promise<Appended[]> {
-    return Promise.all(payloads.map((payload) => this.append(workspace, stream, payload, writeId)));
+    return this.appendAcross(
+      workspace,
+      payloads.map((payload) => ({ stream, payload })),
+      writeId,
+    );
   }
 
-  /** Slots in several streams at once (a write's slot, feed entry and audit entry; a restore), in order within each. */
+  /**
+   * Slots in several streams at once (a write's slot, feed entry and audit entry; a restore), in order within
+   * each: queued together, so that they go to Chroma in one batch unless it is full.
+   */
   appendAcross(workspace: string, requests: readonly AppendRequest[], writeId: string): Promise<Appended[]> {
-    return Promise.all(requests.map((r) => this.append(workspace, r.stream, r.payload, writeId)));
+    const pending: PendingAppend[] = [];
+    const appended = Promise.all(
+      requests.map(
+        (r) => new Promise<Appended>((resolve, reject) => pending.push({ stream: r.stream, payload: r.payload, writeId, resolve, reject })),
+      ),
+    );
+    const waiting = this.appendQueues.get(workspace);
+    if (waiting) waiting.push(...pending);
+    else {
+      this.appendQueues.set(workspace, pending);
+      void this.drain(workspace);
+    }
+    return appended;
   }
 
-  /** Commits the stream's queued appends batch by batch until none are left. */
-  private async drain(workspace: string, stream: string, key: string): Promise<void> {
-    const queue = this.appendQueues.get(key)!;
+  /** Commits the workspace's queued appends batch by batch until none are left. */
+  private async drain(workspace: string): Promise<void> {
+    const queue = this.appendQueues.get(workspace)!;
     while (queue.length > 0) {
       const batch = queue.splice(0, MAX_BATCH);
       try {
-        await this.appendBatch(workspace, stream, batch);
+        await this.appendBatch(workspace, batch);
       } catch (error) {
         for (const pending of batch) pending.reject(error);
       }
     }
-    this.appendQueues.delete(key);
+    this.appendQueues.delete(workspace);
   }
 
-  /** Takes consecutive slots for the batch; those another writer took first try again at the new end. */
-  private async appendBatch(workspace: string, stream: string, batch: PendingAppend[]): Promise<void> {
+  /** Takes consecutive slots in each stream for the batch; those another writer took first try again at the new end. */
+  private async appendBatch(workspace: string, batch: PendingAppend[]): Promise<void> {
     // On one replica the hint is exact after its own last append: try it before probing for the length.
-    let seq = this.lengthHints.get(`${workspace}|${stream}`) ?? (await this.lengthOf(workspace, stream));
+    const ends = new Map<string, number>();
+    await Promise.all(
+      [...new Set(batch.map((p) => p.stream))].map(async (stream) => {
+        ends.set(stream, this.lengthHints.get(`${workspace}|${stream}`) ?? (await this.lengthOf(workspace, stream)));
+      }),
+    );
     let waiting = batch;
     for (let attempt = 0; attempt < MAX_APPEND_ATTEMPTS && waiting.length > 0; attempt++) {
       const recordedAt = this.now();
-      const attempted = waiting.map((pending, i) => ({
-        pending,
-        seq: seq + i,
-        entry: {
-          id: slotId(stream, seq + i),
-          metadata: { ...pending.payload, stream, seq: seq + i, write_id: pending.writeId, recorded_at: recordedAt },
-        } as LedgerEntry,
-      }));
+      const next = new Map(ends);
+      const attempted = waiting.map((pending) => {
+        const seq = next.get(pending.stream)!;
+        next.set(pending.stream, seq + 1);
+        const entry: LedgerEntry = {
+          id: slotId(pending.stream, seq),
+          metadata: { ...pending.payload, stream: pending.stream, seq, write_id: pending.writeId, recorded_at: recordedAt },
+        };
+        return { pending, seq, entry };
+      });
       await this.ledger.insertIfAbsent(
         workspace,
         attempted.map((a) => a.entry),
@@ -122,14 +142,15 @@ export class Sequences {
       );
       const lost: PendingAppend[] = [];
       const won: Array<{ pending: PendingAppend; seq: number; entry: LedgerEntry; at: number }> = [];
-      // A slot's time must not be earlier than the slots before it. A single append only targets a slot after
-      // seeing the one before it, so its clock read comes later; a batch targets slots past ones it may lose,
-      // to a writer whose clock read came later than ours: such slots take that writer's time.
-      let latest = recordedAt;
-      for (const { pending, seq: taken, entry } of attempted) {
+      // A slot's time must not be earlier than the slots before it in its stream. A single append only targets
+      // a slot after seeing the one before it, so its clock read comes later; a batch targets slots past ones it
+      // may lose, to a writer whose clock read came later than ours: such slots take that writer's time.
+      const latest = new Map<string, number>();
+      for (const { pending, seq, entry } of attempted) {
         const slot = written.get(entry.id);
-        latest = Math.max(latest, Number(slot?.metadata.recorded_at ?? recordedAt));
-        if (slot?.metadata.write_id === pending.writeId) won.push({ pending, seq: taken, entry, at: latest });
+        const at = Math.max(latest.get(pending.stream) ?? recordedAt, Number(slot?.metadata.recorded_at ?? recordedAt));
+        latest.set(pending.stream, at);
+        if (slot?.metadata.write_id === pending.writeId) won.push({ pending, seq, entry, at });
         else lost.push(pending);
       }
       const late = won.filter((w) => w.at > recordedAt);
@@ -138,15 +159,24 @@ export class Sequences {
         late.map((w) => ({ id: w.entry.id, metadata: { ...w.entry.metadata, recorded_at: w.at } })),
       );
       for (const w of won) w.pending.resolve({ seq: w.seq, recordedAt: w.at });
-      if (lost.length === 0) {
-        this.remember(workspace, stream, seq + attempted.length);
-        return;
+      // Streams where every slot was won end where this batch left them; the others moved on: find where now.
+      const raced = new Set(lost.map((p) => p.stream));
+      for (const [stream, end] of next) {
+        if (raced.has(stream)) continue;
+        ends.set(stream, end);
+        this.remember(workspace, stream, end);
       }
-      // Another writer took some of them: the sequence moved on, find where it ends now.
       waiting = lost;
-      seq = await this.lengthOf(workspace, stream);
+      await Promise.all(
+        [...raced].map(async (stream) => {
+          ends.set(stream, await this.lengthOf(workspace, stream));
+        }),
+      );
     }
-    throw unavailable("Too many concurrent writers; the write was not stored.");
+    if (waiting.length > 0) {
+      const error = unavailable("Too many concurrent writers; the write was not stored.");
+      for (const pending of waiting) pending.reject(error);
+    }
   }
 
   async length(workspace: string, stream: string): Promise<number> {
