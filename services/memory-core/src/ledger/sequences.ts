@@ -15,9 +15,9 @@ import { Ledger, slotId, type LedgerEntry } from "./ledger.js";
  * Appends to a workspace from this replica are group-committed across its streams: the slots a write takes
  * (its agent's, the change feed's, the audit log's) go to Chroma in one `add` and are read back in one `get`,
  * and appends that queue while a batch is in flight take their slots together in the next batch. Chroma
- * applies writes one at a time, so one `add` of many slots costs about what one `add` of one slot costs. One
- * batch at a time per workspace also keeps the length hints of this replica exact, so a batch rarely races
- * itself: only another replica's appends make it try again.
+ * applies writes one at a time, so `add`s sent in parallel wait for each other, and each costs a round trip
+ * of its own. One batch at a time per workspace also keeps this replica's length hints exact: only another
+ * replica's appends make a batch try again.
  */
 
 const MAX_HINTS = 10_000;
