@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { Corrections } from "../src/domain/corrections.js";
 import { LexicalCatalog } from "../src/domain/lexical-catalog.js";
 import { DEFAULT_TUNING } from "../src/domain/retrieval-tuning.js";
-import { Sequences } from "../src/domain/sequences.js";
+import { Sequences } from "../src/ledger/sequences.js";
 import { OPEN_VALIDITY } from "../src/domain/turn-record.js";
 import { expectContractOutput } from "./support/contract-schemas.js";
 import { http, makeToken, mcpClient, turn, uniqueWorkspace, useCairn } from "./support/harness.js";

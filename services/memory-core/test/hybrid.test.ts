@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { startOpenAIStub, wordVector } from "../../../testing/openai-stub.js";
-import { feedStream } from "../src/domain/lexical-catalog.js";
+import { feedStream } from "../src/ledger/change-feed.js";
 import { turnDocument } from "../src/domain/turn-record.js";
 import { createEmbedder } from "../src/embeddings/create.js";
 import { silentLogger } from "../src/logger.js";
-import { Sequences } from "../src/domain/sequences.js";
+import { Sequences } from "../src/ledger/sequences.js";
 import { http, makeToken, startCairn, uniqueWorkspace, useCairn } from "./support/harness.js";
 
 const workspace = uniqueWorkspace("hybrid");

@@ -4,7 +4,7 @@ import { LexicalCatalog } from "../src/domain/lexical-catalog.js";
 import { LexicalRankers, RankingThreadStopped } from "../src/domain/lexical-rankers.js";
 import { LexicalRanking, type RankedDocument } from "../src/domain/lexical-ranking.js";
 import { DEFAULT_TUNING } from "../src/domain/retrieval-tuning.js";
-import { Sequences } from "../src/domain/sequences.js";
+import { Sequences } from "../src/ledger/sequences.js";
 import { http, makeToken, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
 
 const options = { boosts: DEFAULT_TUNING.turnFields, bm25: DEFAULT_TUNING.bm25, neighbourShare: DEFAULT_TUNING.neighbourShare };

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { RecencyIndex } from "../src/domain/recency.js";
-import { feedStream, LexicalCatalog } from "../src/domain/lexical-catalog.js";
+import { LexicalCatalog } from "../src/domain/lexical-catalog.js";
 import { DEFAULT_TUNING } from "../src/domain/retrieval-tuning.js";
-import { Sequences, slotId } from "../src/domain/sequences.js";
 import { SessionTurns } from "../src/domain/session-turns.js";
-import { RECENCY_VECTOR } from "../src/store/chroma-store.js";
+import { feedStream } from "../src/ledger/change-feed.js";
+import { RECENCY_VECTOR, slotId } from "../src/ledger/ledger.js";
+import { Sequences } from "../src/ledger/sequences.js";
 import { http, makeToken, startCairn, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
 
 const workspace = uniqueWorkspace("recent");

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AUDIT_STREAM } from "../src/domain/audit.js";
-import { Sequences, slotId } from "../src/domain/sequences.js";
+import { AUDIT_STREAM } from "../src/ledger/audit-log.js";
+import { slotId } from "../src/ledger/ledger.js";
+import { Sequences } from "../src/ledger/sequences.js";
 import { ChromaFaults, type ChromaCall } from "./support/chroma-faults.js";
 import { expectContractOutput } from "./support/contract-schemas.js";
 import { chromaUrl, http, makeToken, mcpClient, startCairn, turn, uniqueWorkspace, type TestCairn } from "./support/harness.js";

@@ -1,7 +1,7 @@
-import { feedStream } from "../../memory-core/src/domain/lexical-catalog.js";
-import { Sequences } from "../../memory-core/src/domain/sequences.js";
-import { leaseSlotId, SessionLeases } from "../../memory-core/src/domain/session-leases.js";
-import { RECENCY_VECTOR } from "../../memory-core/src/store/chroma-store.js";
+import { feedStream } from "../../memory-core/src/ledger/change-feed.js";
+import { leaseId as leaseSlotId, RECENCY_VECTOR } from "../../memory-core/src/ledger/ledger.js";
+import { Sequences } from "../../memory-core/src/ledger/sequences.js";
+import { SessionLeases } from "../../memory-core/src/ledger/session-leases.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOpenAIStub, type OpenAIStub } from "../../../testing/openai-stub.js";
 import { addTurns, chatEnv, http, makeToken, startCairn, storedSummary, summarizerOver, turn, uniqueWorkspace } from "./support.js";

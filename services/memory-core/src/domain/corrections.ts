@@ -1,10 +1,9 @@
-import { randomUUID } from "node:crypto";
 import type { Principal } from "../auth/principal.js";
 import { CairnError, forbidden, notFound } from "../errors.js";
+import { ChangeFeed } from "../ledger/change-feed.js";
+import type { Sequences } from "../ledger/sequences.js";
+import { Tombstones } from "../ledger/tombstones.js";
 import { type ChromaStore, type Metadata, type StoredRecord } from "../store/chroma-store.js";
-import { announcedRewrite, feedStream } from "./lexical-catalog.js";
-import type { Sequences } from "./sequences.js";
-import { tombstoneId, tombstoneRecord } from "./tombstones.js";
 import { OPEN_VALIDITY, parseList, reviewOf } from "./turn-record.js";
 import type { Correction } from "./types.js";
 
@@ -22,21 +21,26 @@ export interface Tombstone {
 }
 
 export class Corrections {
+  private readonly feed: ChangeFeed;
+  private readonly tombstones: Tombstones;
+
   constructor(
     private readonly store: ChromaStore,
-    private readonly sequences: Sequences,
+    sequences: Sequences,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.feed = new ChangeFeed(sequences);
+    this.tombstones = new Tombstones(store);
+  }
 
   async tombstone(workspace: string, memoryId: string): Promise<Tombstone | undefined> {
-    const recency = await this.store.collection(workspace, "recency");
-    const [record] = await recency.get({ ids: [tombstoneId(memoryId)] });
-    if (!record) return undefined;
+    const metadata = (await this.tombstones.of(workspace, [memoryId])).get(memoryId);
+    if (!metadata) return undefined;
     return {
       id: memoryId,
-      forgotten_at: new Date(Number(record.metadata.forgotten_at)).toISOString(),
-      forgotten_by: String(record.metadata.forgotten_by),
-      reason: String(record.metadata.reason),
+      forgotten_at: new Date(Number(metadata.forgotten_at)).toISOString(),
+      forgotten_by: String(metadata.forgotten_by),
+      reason: String(metadata.reason),
     };
   }
 
@@ -120,12 +124,8 @@ export class Corrections {
   /** Rewrites the record's metadata in place, announced so that every lexical index reads it again. */
   private async rewriteMetadata(workspace: string, record: StoredRecord, metadata: Metadata): Promise<StoredRecord> {
     const turns = await this.store.collection(workspace, "turns");
-    await announcedRewrite(
-      this.sequences,
-      workspace,
-      "turns",
-      { record_id: record.id, session_id: String(record.metadata.session_id) },
-      () => turns.updateMetadata([{ id: record.id, metadata }]),
+    await this.feed.announcedRewrite(workspace, "turns", { record_id: record.id, session_id: String(record.metadata.session_id) }, () =>
+      turns.updateMetadata([{ id: record.id, metadata }]),
     );
     return { ...record, metadata };
   }
@@ -137,14 +137,10 @@ export class Corrections {
     this.assertMayCorrect(principal, record);
     const sessionId = String(record.metadata.session_id);
     const forgottenAt = this.now();
-    const recency = await this.store.collection(principal.workspace, "recency");
-    await recency.add([tombstoneRecord(memoryId, { at: forgottenAt, by: principal.agent, reason, writeId: record.metadata.write_id })]);
-    await this.sequences.append(
-      principal.workspace,
-      feedStream("turns"),
-      { record_id: memoryId, op: "remove", session_id: sessionId },
-      randomUUID(),
-    );
+    await this.tombstones.leave(principal.workspace, [
+      { memoryId, forgotten: { at: forgottenAt, by: principal.agent, reason, writeId: record.metadata.write_id } },
+    ]);
+    await this.feed.append(principal.workspace, "turns", { record_id: memoryId, op: "remove", session_id: sessionId });
     const turns = await this.store.collection(principal.workspace, "turns");
     await turns.delete([memoryId]);
     return { tombstone: (await this.tombstone(principal.workspace, memoryId))!, forgottenNow: true };

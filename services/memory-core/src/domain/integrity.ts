@@ -8,11 +8,11 @@ import {
   type Metadata,
   type StoredRecord,
 } from "../store/chroma-store.js";
-import { AUDIT_STREAM, stands, type AuditLog, type NewAuditEntry } from "./audit.js";
-import { FEED_PENDING_MS, feedStream } from "./lexical-catalog.js";
-import { TOMBSTONE_FILTER } from "./record-export.js";
-import { slotId, type Sequences } from "./sequences.js";
-import { tombstoneId } from "./tombstones.js";
+import { AUDIT_STREAM, stands, type AuditLog, type NewAuditEntry } from "../ledger/audit-log.js";
+import { FEED_PENDING_MS, feedStream } from "../ledger/change-feed.js";
+import { Ledger } from "../ledger/ledger.js";
+import type { Sequences } from "../ledger/sequences.js";
+import { Tombstones } from "../ledger/tombstones.js";
 import type { IntegrityProblem, IntegrityReport, RepairReport } from "./types.js";
 
 const PAGE = 500;
@@ -72,12 +72,18 @@ interface TurnFacts {
  * flight shows as dangling for up to that long, and is left alone: run either on a quiet store.
  */
 export class IntegrityCheck {
+  private readonly ledger: Ledger;
+  private readonly tombstones: Tombstones;
+
   constructor(
     private readonly store: ChromaStore,
     private readonly sequences: Sequences,
     private readonly audit: AuditLog,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.ledger = new Ledger(store);
+    this.tombstones = new Tombstones(store);
+  }
 
   async run(workspace: string): Promise<IntegrityReport> {
     return (await this.diagnose(workspace)).report;
@@ -166,10 +172,9 @@ export class IntegrityCheck {
       collections.push({ collection: name, count, stamp: inspected.stamp, stamp_matches: matches });
     }
 
-    const recency = await this.store.collection(workspace, "recency");
-    collections.push({ collection: "recency", count: await recency.count(), stamp: RECENCY_STAMP, stamp_matches: true });
-    const tombstones = await recency.get({ where: TOMBSTONE_FILTER });
-    const forgotten = new Set(tombstones.map((t) => t.id.slice(tombstoneId("").length)));
+    collections.push({ collection: "recency", count: await this.ledger.count(workspace), stamp: RECENCY_STAMP, stamp_matches: true });
+    const tombstones = await this.tombstones.all(workspace);
+    const forgotten = new Set(tombstones.map((t) => t.memoryId));
     for (const id of forgotten) if (turns.has(id)) findings.add("forgotten_present", "turns", "a forgotten memory is still stored", id);
 
     const sessions = new Set([...turns.values()].map((t) => t.sessionId));
@@ -227,7 +232,7 @@ export class IntegrityCheck {
     );
     // The write id each memory holds, from what was read above: the turns collection may await re-embedding.
     const writeOf = new Map<string, unknown>([...turns].map(([id, t]) => [id, t.writeId]));
-    for (const t of tombstones) writeOf.set(t.id.slice(tombstoneId("").length), t.metadata.write_id);
+    for (const t of tombstones) writeOf.set(t.memoryId, t.metadata.write_id);
     // A provisional add entry for a turn stored by another write can never stand: its write did not land,
     // whichever of its slots it managed to take.
     for (const { slot } of slots) {
@@ -314,14 +319,15 @@ export class IntegrityCheck {
 
   /** Each turn's own recency slot must exist and name it, or query_recent_turns never shows it. */
   private async checkReachable(workspace: string, turns: Map<string, TurnFacts>, findings: Findings): Promise<number> {
-    const recency = await this.store.collection(workspace, "recency");
     const entries = [...turns];
     for (let i = 0; i < entries.length; i += PAGE) {
       const batch = entries.slice(i, i + PAGE);
-      const slots = await recency.get({ ids: batch.map(([, t]) => slotId(t.agent, t.seq)) });
-      const byId = new Map(slots.map((s) => [s.id, s.metadata]));
-      for (const [id, t] of batch) {
-        const slot = byId.get(slotId(t.agent, t.seq));
+      const slots = await this.sequences.readAcross(
+        workspace,
+        batch.map(([, t]) => ({ stream: t.agent, seq: t.seq })),
+      );
+      for (const [k, [id, t]] of batch.entries()) {
+        const slot = slots[k];
         if (slot?.turn_id !== id) findings.add("unreachable_turn", "turns", `its recency slot ${t.agent}#${t.seq} does not name it`, id);
         else if (slot.void === true) findings.add("unreachable_turn", "turns", `its recency slot ${t.agent}#${t.seq} was retired`, id);
       }

@@ -1,46 +1,17 @@
-import { randomUUID } from "node:crypto";
 import type { Logger } from "../logger.js";
-import type { ChromaStore, Metadata, StoredRecord } from "../store/chroma-store.js";
+import { ChangeFeed, FEED_PENDING_MS, type FeedCollection } from "../ledger/change-feed.js";
+import type { Sequences } from "../ledger/sequences.js";
+import { Tombstones } from "../ledger/tombstones.js";
+import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { LexicalIndex, type LexicalDocument } from "./lexical-index.js";
 import { LexicalRankers } from "./lexical-rankers.js";
 import type { RetrievalTuning } from "./retrieval-tuning.js";
-import type { Sequences } from "./sequences.js";
 import { summaryFromRecord } from "./summary-record.js";
-import { tombstoneId } from "./tombstones.js";
 import { parseList, turnFields } from "./turn-record.js";
 
-export type SearchableCollection = "turns" | "summaries";
+/** The collections searched lexically: those with a change feed (see ledger/change-feed.ts). */
+export type SearchableCollection = FeedCollection;
 
-/**
- * Each write appends `{record_id, op}` to its collection's change feed before it reaches the collection;
- * entries of `@turns` also name the turn's `session_id` (the summarizer follows them to find changed sessions).
- */
-export const feedStream = (collection: SearchableCollection) => `@${collection}`;
-
-/**
- * Writes a record that may already exist, announced on its collection's change feed before and after the write.
- * A catch-up that reads the record between the first entry and the write takes the old version for current
- * and moves past that entry: the second makes every index read it again. The first still tells indexes of a
- * write whose writer dies before its second entry.
- */
-export async function announcedRewrite(
-  sequences: Sequences,
-  workspace: string,
-  collection: SearchableCollection,
-  entry: Metadata & { record_id: string },
-  write: () => Promise<void>,
-): Promise<void> {
-  const announce = () => sequences.append(workspace, feedStream(collection), { ...entry, op: "put" }, randomUUID());
-  await announce();
-  await write();
-  await announce();
-}
-
-/**
- * A feed entry whose record is not there yet is a write in flight: catch-up waits for it this long, then
- * takes the writer for dead and moves on.
- */
-export const FEED_PENDING_MS = 30_000;
 const PAGE = 500;
 /** What query_raw_memories filters turns on by equality. */
 const TURN_KEY_FIELDS = ["agent", "session_id", "kind", "check_status", "review_state"];
@@ -65,14 +36,18 @@ export class LexicalCatalog {
 
   private readonly rankers: LexicalRankers;
   private readonly now: () => number;
+  private readonly feed: ChangeFeed;
+  private readonly tombstones: Tombstones;
 
   constructor(
     private readonly store: ChromaStore,
-    private readonly sequences: Sequences,
+    sequences: Sequences,
     private readonly tuning: RetrievalTuning,
     options: { now?: () => number; log?: Logger; rankers?: LexicalRankers } = {},
   ) {
     this.now = options.now ?? Date.now;
+    this.feed = new ChangeFeed(sequences);
+    this.tombstones = new Tombstones(store);
     const log = options.log;
     const stopped = (error: unknown) =>
       log?.error("lexical ranking thread stopped; indexes are rebuilt from Chroma on next use", {
@@ -123,7 +98,7 @@ export class LexicalCatalog {
     read: (index: LexicalIndex) => T | Promise<T>,
   ): Promise<{ index: LexicalIndex; value: T }> {
     const entry = await this.entry(workspace, collection);
-    const length = this.sequences.length(workspace, feedStream(collection));
+    const length = this.feed.length(workspace, collection);
     length.catch(() => undefined); // awaited below; should `read` fail first, its failure is not left unhandled
     const position = entry.position;
     const value = await read(entry.index);
@@ -165,7 +140,7 @@ export class LexicalCatalog {
 
   /** Everything in the collection now; the feed from where it stood before the scan (re-reading is harmless). */
   private async build(workspace: string, collection: SearchableCollection): Promise<Entry> {
-    const position = await this.sequences.length(workspace, feedStream(collection));
+    const position = await this.feed.length(workspace, collection);
     const index =
       collection === "turns"
         ? new LexicalIndex(
@@ -191,18 +166,16 @@ export class LexicalCatalog {
   }
 
   private async catchUp(workspace: string, collection: SearchableCollection, entry: Entry, knownLength?: number): Promise<void> {
-    const stream = feedStream(collection);
-    const length = knownLength ?? (await this.sequences.length(workspace, stream));
+    const length = knownLength ?? (await this.feed.length(workspace, collection));
     const records = await this.store.collection(workspace, collection);
     while (entry.position < length) {
       const seqs = Array.from({ length: Math.min(PAGE, length - entry.position) }, (_, i) => entry.position + i);
-      const slots = await this.sequences.read(workspace, stream, seqs);
+      const slots = await this.feed.read(workspace, collection, seqs);
       const ids = [...new Set([...slots.values()].map((s) => String(s.record_id)))];
       const byId = new Map((await records.get({ ids, withDocuments: true })).map((r) => [r.id, r]));
       // A record that is missing because it was forgotten is not a write in flight.
       const missing = ids.filter((id) => !byId.has(id));
-      const recency = await this.store.collection(workspace, "recency");
-      const forgotten = new Set((await recency.get({ ids: missing.map(tombstoneId) })).map((t) => t.id.slice(tombstoneId("").length)));
+      const forgotten = new Set((await this.tombstones.of(workspace, missing)).keys());
       for (const seq of seqs) {
         const slot = slots.get(seq);
         const record = slot ? byId.get(String(slot.record_id)) : undefined;

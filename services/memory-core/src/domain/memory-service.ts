@@ -4,15 +4,18 @@ import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import type { Logger } from "../logger.js";
 import { CairnError, forbidden, internal, notFound, validationFailed } from "../errors.js";
-import { RECENCY_VECTOR, type ChromaStore, type StoredRecord } from "../store/chroma-store.js";
+import { AuditLog, provisionalAuditAppend } from "../ledger/audit-log.js";
+import { ChangeFeed, feedAppend } from "../ledger/change-feed.js";
+import { KeyedMarkers } from "../ledger/keyed-markers.js";
+import { Sequences } from "../ledger/sequences.js";
+import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { bestOf } from "./confidence.js";
 import type { Condition } from "./filters.js";
 import { decodeCursor, encodeCursor, oldestFirst, positionFrom } from "./cursor.js";
 import { contentKey, summaryId, turnId } from "./ids.js";
-import { AuditLog } from "./audit.js";
 import { Corrections, gone, type Tombstone } from "./corrections.js";
-import { announcedRewrite, feedStream, LexicalCatalog } from "./lexical-catalog.js";
-import { RecencyIndex } from "./recency.js";
+import { LexicalCatalog } from "./lexical-catalog.js";
+import { RecencyIndex, recencyAppend } from "./recency.js";
 import { IntegrityCheck } from "./integrity.js";
 import { RecordExport } from "./record-export.js";
 import { RecordImport } from "./record-import.js";
@@ -20,7 +23,6 @@ import { Reembedding } from "./reembedding.js";
 import { HybridRetrieval } from "./retrieval.js";
 import { DEFAULT_TUNING, type RetrievalTuning } from "./retrieval-tuning.js";
 import { briefOf, listingText, snippetText } from "./memory-brief.js";
-import { Sequences } from "./sequences.js";
 import { SessionTurns } from "./session-turns.js";
 import { agentFlag, summaryDocument, summaryFromRecord, summaryMetadata } from "./summary-record.js";
 import {
@@ -34,7 +36,6 @@ import {
   turnDocument,
 } from "./turn-record.js";
 import { TeamStatus } from "./team-status.js";
-import { tombstoneId } from "./tombstones.js";
 import type {
   AddMemoryRequest,
   AddMemoryResult,
@@ -68,6 +69,8 @@ export interface AddMemoryOutcome {
 /** The memory domain: what each operation means, over the store and the embedder, for one principal's scope. */
 export class MemoryService {
   private readonly sequences: Sequences;
+  private readonly feed: ChangeFeed;
+  private readonly keyedMarkers: KeyedMarkers;
   private readonly recency: RecencyIndex;
   private readonly retrieval: HybridRetrieval;
   private readonly lexical: LexicalCatalog;
@@ -92,6 +95,8 @@ export class MemoryService {
     this.now = now;
     const tuning = options.tuning ?? DEFAULT_TUNING;
     this.sequences = new Sequences(store, now);
+    this.feed = new ChangeFeed(this.sequences);
+    this.keyedMarkers = new KeyedMarkers(store);
     this.lexical = new LexicalCatalog(store, this.sequences, tuning, { now, ...(options.log ? { log: options.log } : {}) });
     this.sessions = new SessionTurns(store, this.lexical);
     this.recency = new RecencyIndex(store, this.sequences, this.sessions);
@@ -169,13 +174,9 @@ export class MemoryService {
     const { id, contentId } = ids;
     const keyed = id !== contentId;
     // One lookup for the tombstone and, without a key, for the keyed write whose retry this may be.
-    const recency = await this.store.collection(principal.workspace, "recency");
-    const markers = new Map(
-      (await recency.get({ ids: keyed ? [tombstoneId(id)] : [tombstoneId(id), keyedAs(contentId)] })).map((m) => [m.id, m]),
-    );
-    if (markers.has(tombstoneId(id))) throw gone(id);
-    const alias = markers.get(keyedAs(contentId))?.metadata.turn_id;
-    if (typeof alias === "string") {
+    const { forgotten, keyedTurn: alias } = await this.keyedMarkers.beforeWrite(principal.workspace, id, keyed ? undefined : contentId);
+    if (forgotten) throw gone(id);
+    if (alias !== undefined) {
       const [original] = await (await this.store.collection(principal.workspace, "turns")).get({ ids: [alias] });
       if (original) return { stored: original, replaced: [], writeId: "" };
       // The keyed write it retries was forgotten: the same content does not come back under another id.
@@ -208,14 +209,21 @@ export class MemoryService {
     // never a turn that recency cannot find.
     // The audit entry goes with them, provisional: it stands once the turn holding this write id is stored,
     // so a write cut off anywhere, retried or raced, leaves exactly one entry that stands.
+    // All three are taken at once: one `add` and one read-back for the three streams (see ledger/sequences.ts).
     // A write with a key leaves a marker under its content's id, so that a retry without the key replays it.
-    const recency = await this.store.collection(principal.workspace, "recency");
-    const [{ seq, recordedAt }] = await Promise.all([
-      this.recency.allocate(principal.workspace, principal.agent, id, writeId),
-      this.sequences.append(principal.workspace, feedStream("turns"), { record_id: id, op: "put", session_id: input.session_id }, writeId),
-      this.audit.appendProvisional(principal.workspace, { action: "add", actor: principal.agent, memoryId: id }, writeId),
-      keyed ? recency.add([{ id: keyedAs(contentId), embedding: RECENCY_VECTOR, document: "", metadata: { turn_id: id } }]) : undefined,
+    const [slots] = await Promise.all([
+      this.sequences.appendAcross(
+        principal.workspace,
+        [
+          recencyAppend(principal.agent, id),
+          feedAppend("turns", { record_id: id, op: "put", session_id: input.session_id }),
+          provisionalAuditAppend({ action: "add", actor: principal.agent, memoryId: id }),
+        ],
+        writeId,
+      ),
+      keyed ? this.keyedMarkers.leave(principal.workspace, contentId, id) : undefined,
     ]);
+    const { seq, recordedAt } = slots[0]!;
     const record = buildTurnRecord({
       input,
       agent: principal.agent,
@@ -451,7 +459,7 @@ export class MemoryService {
     if (!embedding) throw internal();
     const summaries = await this.store.collection(workspace, "summaries");
     // A summary may be replaced in place.
-    await announcedRewrite(this.sequences, workspace, "summaries", { record_id: full.id }, () =>
+    await this.feed.announcedRewrite(workspace, "summaries", { record_id: full.id }, () =>
       summaries.upsert([{ id: full.id, embedding, document, metadata: summaryMetadata(full) }]),
     );
     return full;
@@ -461,7 +469,7 @@ export class MemoryService {
   async removeSummary(workspace: string, sessionId: string): Promise<void> {
     const id = summaryId(sessionId);
     const summaries = await this.store.collection(workspace, "summaries");
-    await this.sequences.append(workspace, feedStream("summaries"), { record_id: id, op: "remove" }, randomUUID());
+    await this.feed.append(workspace, "summaries", { record_id: id, op: "remove" });
     await summaries.delete([id]);
   }
 }
@@ -478,9 +486,6 @@ interface TurnIds {
   /** The write's payload hash: a turn found under the content id is this write only when it matches. */
   hash: string;
 }
-
-/** The marker under a turn's content id that names the id a write with a key stored it under. */
-const keyedAs = (contentId: string) => `keyed:${contentId}`;
 
 /** Whether the memory's newest correction is this one, by the same agent: a retry of it. */
 function repeats(record: StoredRecord, correction: Pick<Correction, "kind" | "reason" | "by" | "replaced_by" | "commit">): boolean {

@@ -1,12 +1,12 @@
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { assertWithinListing } from "./cursor.js";
-import type { Appended, Sequences } from "./sequences.js";
+import type { AppendRequest, Appended, Sequences } from "../ledger/sequences.js";
 import type { SessionTurns } from "./session-turns.js";
 
 /**
  * Each agent's turns in the order they were recorded, at a cost that follows the page size, not the history.
  *
- * Every write first appends to its agent's sequence (see sequences.ts) a slot naming the turn; the turn stores
+ * Every write first appends to its agent's sequence (see ledger/sequences.ts) a slot naming the turn; the turn stores
  * that slot number as `seq`. The newest page is then a lookup of slots n, n-1, ... and of their turns by id.
  * A slot whose turn never arrived (a writer that died) or whose turn names another slot (two replicas racing
  * on one idempotency key) is skipped. The order can be rebuilt from the turns' `seq` and `recorded_at`.
@@ -20,6 +20,9 @@ export interface RecentEntry {
   turn: StoredRecord;
 }
 
+/** The next slot of the agent's sequence, for a turn about to be stored: one of the slots a write takes at once. */
+export const recencyAppend = (agent: string, turnId: string): AppendRequest => ({ stream: agent, payload: { turn_id: turnId } });
+
 export class RecencyIndex {
   constructor(
     private readonly store: ChromaStore,
@@ -27,9 +30,10 @@ export class RecencyIndex {
     private readonly sessions: SessionTurns,
   ) {}
 
-  /** Takes the next slot of the agent's sequence for a turn about to be stored. */
+  /** Takes the next slot of the agent's sequence alone (a write takes it with its other slots: see recencyAppend). */
   allocate(workspace: string, agent: string, turnId: string, writeId: string): Promise<Appended> {
-    return this.sequences.append(workspace, agent, { turn_id: turnId }, writeId);
+    const { stream, payload } = recencyAppend(agent, turnId);
+    return this.sequences.append(workspace, stream, payload, writeId);
   }
 
   /** The agent's newest turns below `before` (a slot number), newest first, and whether older ones exist. */

@@ -1,11 +1,8 @@
 import type { OperationInput } from "@cairn/openapi";
-import type { ChromaStore, StoredRecord, Where } from "../store/chroma-store.js";
+import { Tombstones } from "../ledger/tombstones.js";
+import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { assertWithinListing, encodeCursor, positionFrom } from "./cursor.js";
-import { tombstoneId } from "./tombstones.js";
 import type { ExportedRecord, ExportPage, TransferCollection } from "./types.js";
-
-/** Tombstones share `recency` with the sequence slots; only they carry `forgotten_at`. */
-export const TOMBSTONE_FILTER: Where = { forgotten_at: { $gte: 0 } };
 
 /**
  * A workspace's records as stored, page by page, in the order they were added (Chroma's order for a `get`
@@ -13,7 +10,11 @@ export const TOMBSTONE_FILTER: Where = { forgotten_at: { $gte: 0 } };
  * so a workspace waiting for re-embedding can still be backed up.
  */
 export class RecordExport {
-  constructor(private readonly store: ChromaStore) {}
+  private readonly tombs: Tombstones;
+
+  constructor(private readonly store: ChromaStore) {
+    this.tombs = new Tombstones(store);
+  }
 
   async page(workspace: string, input: OperationInput<"export_records">): Promise<ExportPage> {
     const offset = input.after === undefined ? 0 : positionFrom(input.after, "after", input.collection, "collection's listing");
@@ -42,16 +43,15 @@ export class RecordExport {
   }
 
   private async tombstones(workspace: string, offset: number, limit: number): Promise<ExportPage> {
-    const recency = await this.store.collection(workspace, "recency");
     // Forgetting is rare: the tombstones of a workspace are few, listed whole and cut here.
-    const all = await recency.get({ where: TOMBSTONE_FILTER });
+    const all = await this.tombs.all(workspace);
     assertWithinListing(offset, all.length, "after");
     const page = all.slice(offset, offset + limit);
     return {
       workspace,
       collection: "tombstones",
       stamp: null,
-      records: page.map((t) => ({ id: t.id.slice(tombstoneId("").length), document: "", metadata: t.metadata })),
+      records: page.map((t) => ({ id: t.memoryId, document: "", metadata: t.metadata })),
       total: all.length,
       next_cursor: nextCursor("tombstones", offset, page.length, all.length),
     };

@@ -4,10 +4,11 @@ import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import { internal, validationFailed } from "../errors.js";
 import { sameStamp, type ChromaStore, type EmbeddingStamp, type NewRecord } from "../store/chroma-store.js";
-import type { AuditLog } from "./audit.js";
-import { feedStream } from "./lexical-catalog.js";
-import type { Sequences } from "./sequences.js";
-import { tombstoneId, tombstoneRecord } from "./tombstones.js";
+import type { AuditLog } from "../ledger/audit-log.js";
+import { ChangeFeed, feedAppend } from "../ledger/change-feed.js";
+import type { Sequences } from "../ledger/sequences.js";
+import { Tombstones } from "../ledger/tombstones.js";
+import { recencyAppend } from "./recency.js";
 import type { ExportedRecord, ImportRequest, ImportResult } from "./types.js";
 
 /**
@@ -18,12 +19,18 @@ import type { ExportedRecord, ImportRequest, ImportResult } from "./types.js";
  * skipped, so importing twice stores nothing twice; a forgotten memory (tombstone) never comes back.
  */
 export class RecordImport {
+  private readonly feed: ChangeFeed;
+  private readonly tombs: Tombstones;
+
   constructor(
     private readonly store: ChromaStore,
     private readonly embedder: Embedder,
     private readonly sequences: Sequences,
     private readonly audit: AuditLog,
-  ) {}
+  ) {
+    this.feed = new ChangeFeed(sequences);
+    this.tombs = new Tombstones(store);
+  }
 
   async run(principal: Principal, request: ImportRequest): Promise<ImportResult> {
     const records = firstOfEachId(request.records);
@@ -37,10 +44,9 @@ export class RecordImport {
   private async turns(principal: Principal, records: ExportedRecord[], stamp: EmbeddingStamp | undefined) {
     const workspace = principal.workspace;
     const turns = await this.store.collection(workspace, "turns");
-    const recency = await this.store.collection(workspace, "recency");
     const ids = records.map((r) => r.id);
     const present = new Set((await turns.get({ ids })).map((r) => r.id));
-    const forgotten = new Set((await recency.get({ ids: ids.map(tombstoneId) })).map((t) => t.id.slice(tombstoneId("").length)));
+    const forgotten = new Set((await this.tombs.of(workspace, ids)).keys());
     // Oldest first, so that each agent's sequence takes them in the order they were first recorded.
     const fresh = records
       .filter((r) => !present.has(r.id) && !forgotten.has(r.id))
@@ -58,8 +64,8 @@ export class RecordImport {
     const slots = await this.sequences.appendAcross(
       workspace,
       [
-        ...fresh.map((r) => ({ stream: String(r.metadata.agent), payload: { turn_id: r.id } })),
-        ...fresh.map((r) => ({ stream: feedStream("turns"), payload: { record_id: r.id, op: "put" } })),
+        ...fresh.map((r) => recencyAppend(String(r.metadata.agent), r.id)),
+        ...fresh.map((r) => feedAppend("turns", { record_id: r.id, op: "put" })),
       ],
       writeId,
     );
@@ -92,11 +98,10 @@ export class RecordImport {
     const fresh = records.filter((r) => !present.has(r.id));
     if (fresh.length === 0) return { stored: 0, skipped: present.size, forgotten: 0, reembedded: 0 };
     const { vectors, reembedded } = await this.vectorsFor(fresh, stamp);
-    await this.sequences.appendMany(
+    await this.feed.appendMany(
       workspace,
-      feedStream("summaries"),
+      "summaries",
       fresh.map((r) => ({ record_id: r.id, op: "put" })),
-      randomUUID(),
     );
     await summaries.add(fresh.map((r, i): NewRecord => ({ id: r.id, embedding: vectors[i]!, document: r.document, metadata: r.metadata })));
     return { stored: fresh.length, skipped: present.size, forgotten: 0, reembedded: reembedded.length };
@@ -105,31 +110,34 @@ export class RecordImport {
   /** A tombstone restored forgets its memory again where a copy of it is still stored. */
   private async tombstones(principal: Principal, records: ExportedRecord[]) {
     const workspace = principal.workspace;
-    const recency = await this.store.collection(workspace, "recency");
-    const known = new Set((await recency.get({ ids: records.map((r) => tombstoneId(r.id)) })).map((t) => t.id));
-    const fresh = records.filter((r) => !known.has(tombstoneId(r.id)));
+    const known = await this.tombs.of(
+      workspace,
+      records.map((r) => r.id),
+    );
+    const fresh = records.filter((r) => !known.has(r.id));
     if (fresh.length === 0) return { stored: 0, skipped: records.length, forgotten: 0, reembedded: 0 };
     const turns = await this.store.collection(workspace, "turns");
     const stored = await turns.get({ ids: fresh.map((r) => r.id) });
-    // A copy still stored here gives the tombstone its write id (see tombstoneRecord).
+    // A copy still stored here gives the tombstone its write id (see ledger/tombstones.ts).
     const writeOf = new Map(stored.map((t) => [t.id, t.metadata.write_id]));
-    await recency.add(
-      fresh.map((r) =>
-        tombstoneRecord(r.id, {
+    await this.tombs.leave(
+      workspace,
+      fresh.map((r) => ({
+        memoryId: r.id,
+        forgotten: {
           at: r.metadata.forgotten_at!,
           by: r.metadata.forgotten_by!,
           reason: r.metadata.reason ?? "",
           writeId: writeOf.get(r.id),
-        }),
-      ),
+        },
+      })),
     );
     const stillStored = stored.map((r) => r.id);
     if (stillStored.length > 0) {
-      await this.sequences.appendMany(
+      await this.feed.appendMany(
         workspace,
-        feedStream("turns"),
+        "turns",
         stillStored.map((id) => ({ record_id: id, op: "remove" })),
-        randomUUID(),
       );
       await turns.delete(stillStored);
       const reasons = new Map(fresh.map((r) => [r.id, String(r.metadata.reason ?? "")]));

@@ -1,16 +1,16 @@
 import type { TokenRegistry } from "../auth/tokens.js";
 import type { Embedder } from "../embeddings/embedder.js";
+import { ChangeFeed } from "../ledger/change-feed.js";
+import { Sequences } from "../ledger/sequences.js";
 import type { ChromaStore, Metadata, StoredRecord } from "../store/chroma-store.js";
 import { summaryId } from "./ids.js";
-import { feedStream } from "./lexical-catalog.js";
 import type { MemoryService, NewSummary } from "./memory-service.js";
-import { Sequences } from "./sequences.js";
-import { SessionLeases } from "./session-leases.js";
+import { SessionLeases } from "../ledger/session-leases.js";
 import { summaryFromRecord } from "./summary-record.js";
 import { turnFields } from "./turn-record.js";
 import type { Summary } from "./types.js";
 
-export type { Lease } from "./session-leases.js";
+export type { Lease } from "../ledger/session-leases.js";
 
 /** One turn of a session, as a summarizer reads it. */
 export interface SessionTurn {
@@ -81,8 +81,7 @@ export function summarizerPort(parts: {
   tokens: TokenRegistry;
 }): SummarizerPort {
   const { store, memories, embedder, tokens } = parts;
-  const sequences = new Sequences(store);
-  const turnsFeed = feedStream("turns");
+  const feed = new ChangeFeed(new Sequences(store));
 
   async function* allMetadata(workspace: string, name: "turns" | "summaries"): AsyncGenerator<Metadata> {
     const records = await store.collection(workspace, name);
@@ -136,13 +135,13 @@ export function summarizerPort(parts: {
       return { sessions, summaries };
     },
 
-    changesEnd: (workspace) => sequences.length(workspace, turnsFeed),
+    changesEnd: (workspace) => feed.length(workspace, "turns"),
 
     async sessionChanges(workspace, from, max) {
-      const end = await sequences.length(workspace, turnsFeed);
+      const end = await feed.length(workspace, "turns");
       const seqs = Array.from({ length: Math.max(0, Math.min(max, end - from)) }, (_, i) => from + i);
       if (seqs.length === 0) return { changes: [], next: from };
-      const slots = await sequences.read(workspace, turnsFeed, seqs);
+      const slots = await feed.read(workspace, "turns", seqs);
       const unnamed = [...slots.values()].filter((s) => typeof s.session_id !== "string");
       const sessionOf = await sessionsOf(
         workspace,

@@ -71,11 +71,10 @@ const stagingName = (name: EmbeddedCollectionName) => `${name}-reembed`;
 const SWAP_MARK = "reembed_complete";
 
 /**
- * `recency` holds no meaning to search, only the per-agent write sequence (see domain/recency.ts): its
- * records carry a constant one-dimensional vector and are stamped as such, whatever the embedder.
+ * `recency` holds no meaning to search: it is the ledger (see ledger/ledger.ts), whose records carry a constant
+ * one-dimensional vector, and is stamped as such, whatever the embedder.
  */
 export const RECENCY_STAMP: EmbeddingStamp = { model: "none", dimension: 1 };
-export const RECENCY_VECTOR: number[] = [1];
 
 const TENANT = "default_tenant";
 

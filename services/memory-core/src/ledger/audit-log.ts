@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
+import { assertWithinListing } from "../domain/cursor.js";
 import type { ChromaStore, Metadata } from "../store/chroma-store.js";
-import { assertWithinListing } from "./cursor.js";
-import type { Sequences } from "./sequences.js";
-import type { Schemas } from "./types.js";
-import { tombstoneId } from "./tombstones.js";
+import type { Schemas } from "../domain/types.js";
+import type { AppendRequest, Sequences } from "./sequences.js";
+import { Tombstones } from "./tombstones.js";
 
 /**
- * The audit log: an append-only sequence (`@audit`, see sequences.ts) with one entry per mutation that took
+ * The audit log: an append-only sequence (`@audit`, see sequences.ts) in the ledger with one entry per mutation that took
  * effect — who, when, which memory, why — and never a memory's content.
  *
  * Corrections are logged after they succeeded. A new memory's `add` entry is written with its recency slot,
@@ -44,19 +44,27 @@ const payloadOf = (e: NewAuditEntry): Metadata => ({
   ...(e.reason ? { reason: e.reason } : {}),
 });
 
+/**
+ * An entry that stands once the memory it names is stored with the write id it is appended with (see above):
+ * one of the slots a write takes at once (see Sequences.appendAcross).
+ */
+export const provisionalAuditAppend = (entry: NewAuditEntry): AppendRequest => ({
+  stream: AUDIT_STREAM,
+  payload: { ...payloadOf(entry), provisional: true },
+});
+
 export class AuditLog {
+  private readonly tombstones: Tombstones;
+
   constructor(
     private readonly store: ChromaStore,
     private readonly sequences: Sequences,
-  ) {}
+  ) {
+    this.tombstones = new Tombstones(store);
+  }
 
   async append(workspace: string, entry: NewAuditEntry): Promise<void> {
     await this.sequences.append(workspace, AUDIT_STREAM, payloadOf(entry), randomUUID());
-  }
-
-  /** An entry that stands once the memory it names is stored with `writeId` (see above). */
-  async appendProvisional(workspace: string, entry: NewAuditEntry, writeId: string): Promise<void> {
-    await this.sequences.append(workspace, AUDIT_STREAM, { ...payloadOf(entry), provisional: true }, writeId);
   }
 
   /** Several entries in one batch (a restore, a repair), in their order. */
@@ -106,12 +114,7 @@ export class AuditLog {
       const turns = await this.store.collection(workspace, "turns");
       for (const t of await turns.get({ ids: provisional })) writeOf.set(t.id, t.metadata.write_id);
       const missing = provisional.filter((id) => !writeOf.has(id));
-      if (missing.length > 0) {
-        const recency = await this.store.collection(workspace, "recency");
-        for (const t of await recency.get({ ids: missing.map(tombstoneId) })) {
-          writeOf.set(t.id.slice(tombstoneId("").length), t.metadata.write_id);
-        }
-      }
+      for (const [memoryId, tombstone] of await this.tombstones.of(workspace, missing)) writeOf.set(memoryId, tombstone.write_id);
     }
     return (slot) => stands(slot, writeOf);
   }

@@ -1,20 +1,19 @@
 import { randomUUID } from "node:crypto";
-import { RECENCY_VECTOR, type ChromaStore, type RecordCollection, type StoredRecord } from "../store/chroma-store.js";
+import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
+import { Ledger, leaseId } from "./ledger.js";
 
 /**
  * Who may summarize a session right now, agreed through Chroma so that any number of workers (and
  * `summarize_session` calls) over one Chroma never summarize one session at once.
  *
- * A session's leases are the records `lease:<session>:0`, `:1`, ... in the workspace's `recency`
- * collection, dense from 0; the highest one is the current lease. To take it, a worker finds the highest, checks
+ * A session's leases are the records `lease:<session>:0`, `:1`, ... in the workspace's ledger (memory-core's
+ * ledger.ts), dense from 0; the highest one is the current lease. To take it, a worker finds the highest, checks
  * that it is released or expired, and adds the next one with Chroma's `add`, which keeps the first record of an
  * id (insert-if-absent); reading it back tells who won. A crashed worker's lease expires, and the next slot
  * takes it over — no one ever has to overwrite another's record, so two workers can never both win.
  */
 
 const PROBE = 16;
-
-export const leaseSlotId = (sessionId: string, n: number) => `lease:${sessionId}:${n}`;
 
 export interface Lease {
   /** False once another worker took the session over (this lease expired meanwhile). */
@@ -25,43 +24,47 @@ export interface Lease {
 export class SessionLeases {
   /** Per workspace and session, a slot known to exist: where the next probe starts. */
   private readonly hints = new Map<string, number>();
+  private readonly ledger: Ledger;
 
   constructor(
-    private readonly store: ChromaStore,
+    store: ChromaStore,
     private readonly ttlMs: number,
     private readonly worker: string,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.ledger = new Ledger(store);
+  }
 
   /** The session's lease, or undefined while someone else holds it. Renewed in the background until released. */
   async acquire(workspace: string, sessionId: string): Promise<Lease | undefined> {
-    const slots = await this.store.collection(workspace, "recency");
-    const top = await this.highest(slots, workspace, sessionId);
+    const top = await this.highest(workspace, sessionId);
     if (top) {
       const live = top.metadata.released !== true && Number(top.metadata.expires_at) > this.now();
       if (live) return undefined;
     }
     const n = top ? Number(top.metadata.n) + 1 : 0;
-    const id = leaseSlotId(sessionId, n);
+    const id = leaseId(sessionId, n);
     const holder = `${this.worker}/${randomUUID()}`;
     const metadata = { session_id: sessionId, n, holder, expires_at: this.now() + this.ttlMs, released: false };
-    await slots.add([{ id, embedding: RECENCY_VECTOR, document: "", metadata }]);
-    const [stored] = await slots.get({ ids: [id] });
+    await this.ledger.insertIfAbsent(workspace, [{ id, metadata }]);
+    const [stored] = await this.ledger.get(workspace, [id]);
     this.hints.set(`${workspace}|${sessionId}`, n);
     if (stored?.metadata.holder !== holder) return undefined;
-    return this.held(slots, sessionId, n, metadata);
+    return this.held(workspace, sessionId, n, metadata);
   }
 
-  private held(slots: RecordCollection, sessionId: string, n: number, metadata: Record<string, string | number | boolean>): Lease {
-    const id = leaseSlotId(sessionId, n);
-    const successorTaken = async () => (await slots.get({ ids: [leaseSlotId(sessionId, n + 1)] })).length > 0;
+  private held(workspace: string, sessionId: string, n: number, metadata: Record<string, string | number | boolean>): Lease {
+    const id = leaseId(sessionId, n);
+    const successorTaken = async () => (await this.ledger.get(workspace, [leaseId(sessionId, n + 1)])).length > 0;
     // Renewed well before it expires, so a long model call keeps it; a dead process stops renewing.
     let released = false;
     let renewing: Promise<void> = Promise.resolve();
     const renewal = setInterval(
       () => {
         if (released) return;
-        renewing = slots.updateMetadata([{ id, metadata: { ...metadata, expires_at: this.now() + this.ttlMs } }]).catch(() => undefined);
+        renewing = this.ledger
+          .update(workspace, [{ id, metadata: { ...metadata, expires_at: this.now() + this.ttlMs } }])
+          .catch(() => undefined);
       },
       Math.max(250, Math.floor(this.ttlMs / 3)),
     );
@@ -75,18 +78,18 @@ export class SessionLeases {
         // A renewal in flight must land before the release, or it would make the lease live again.
         await renewing;
         // Only ever this slot: a successor's lease is never touched.
-        await slots.updateMetadata([{ id, metadata: { ...metadata, expires_at: 0, released: true } }]).catch(() => undefined);
+        await this.ledger.update(workspace, [{ id, metadata: { ...metadata, expires_at: 0, released: true } }]).catch(() => undefined);
       },
     };
   }
 
   /** The highest lease slot of the session, probing from the last one known. */
-  private async highest(slots: RecordCollection, workspace: string, sessionId: string): Promise<StoredRecord | undefined> {
+  private async highest(workspace: string, sessionId: string): Promise<StoredRecord | undefined> {
     let from = this.hints.get(`${workspace}|${sessionId}`) ?? 0;
     let top: StoredRecord | undefined;
     for (;;) {
-      const ids = Array.from({ length: PROBE }, (_, i) => leaseSlotId(sessionId, from + i));
-      const found = await slots.get({ ids });
+      const ids = Array.from({ length: PROBE }, (_, i) => leaseId(sessionId, from + i));
+      const found = await this.ledger.get(workspace, ids);
       for (const slot of found) if (!top || Number(slot.metadata.n) > Number(top.metadata.n)) top = slot;
       if (found.length < PROBE) break;
       from += PROBE;
@@ -94,7 +97,7 @@ export class SessionLeases {
     if (!top && from > 0) {
       // A hint past the end (a workspace recreated): start over from 0.
       this.hints.delete(`${workspace}|${sessionId}`);
-      return this.highest(slots, workspace, sessionId);
+      return this.highest(workspace, sessionId);
     }
     return top;
   }

@@ -1,0 +1,253 @@
+import { unavailable } from "../errors.js";
+import type { ChromaStore, Metadata } from "../store/chroma-store.js";
+import { Ledger, slotId, type LedgerEntry } from "./ledger.js";
+
+/**
+ * Append-only sequences kept in Chroma, for orders that Chroma cannot give: an agent's turns newest first,
+ * a workspace's changes in the order they happened.
+ *
+ * A sequence is the slots `seq:<stream>:0`, `seq:<stream>:1`, ... of the ledger (ledger.ts), dense from 0. A
+ * slot is taken with the ledger's insert-if-absent, so a writer that reads back another write id lost the race
+ * and takes the next slot. No lock, across any number of replicas. The length is found by batched id lookups
+ * (an exponential probe from the last known length, then 64-way narrowing), usually one lookup; reading slots
+ * is a lookup by ids. Filtered `get`s, which scan the whole collection on this Chroma, are never used.
+ *
+ * Appends to a workspace from this replica are group-committed across its streams: the slots a write takes
+ * (its agent's, the change feed's, the audit log's) go to Chroma in one `add` and are read back in one `get`,
+ * and appends that queue while a batch is in flight take their slots together in the next batch. Chroma
+ * applies writes one at a time, so `add`s sent in parallel wait for each other, and each costs a round trip
+ * of its own. One batch at a time per workspace also keeps this replica's length hints exact: only another
+ * replica's appends make a batch try again.
+ */
+
+const MAX_HINTS = 10_000;
+const MAX_APPEND_ATTEMPTS = 64;
+/** Slots per `add`. */
+const MAX_BATCH = 256;
+
+export interface Appended {
+  seq: number;
+  recordedAt: number;
+}
+
+/** A slot wanted in `stream`, holding `payload`. */
+export interface AppendRequest {
+  stream: string;
+  payload: Metadata;
+}
+
+interface PendingAppend {
+  stream: string;
+  payload: Metadata;
+  writeId: string;
+  resolve: (appended: Appended) => void;
+  reject: (error: unknown) => void;
+}
+
+export class Sequences {
+  /** Per workspace and stream, a length the sequence is known to have reached: a hint, never the truth. */
+  private readonly lengthHints = new Map<string, number>();
+  /** Appends waiting for the workspace's batch in flight to end; present while one runs. */
+  private readonly appendQueues = new Map<string, PendingAppend[]>();
+  private readonly ledger: Ledger;
+
+  constructor(
+    store: ChromaStore,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.ledger = new Ledger(store);
+  }
+
+  /** Takes the next slot of `stream`, holding `payload`. */
+  append(workspace: string, stream: string, payload: Metadata, writeId: string): Promise<Appended> {
+    return this.appendAcross(workspace, [{ stream, payload }], writeId).then(([appended]) => appended!);
+  }
+
+  /** Several slots of one stream, in their order: queued together, they commit together (see above). */
+  appendMany(workspace: string, stream: string, payloads: readonly Metadata[], writeId: string): Promise<Appended[]> {
+    return this.appendAcross(
+      workspace,
+      payloads.map((payload) => ({ stream, payload })),
+      writeId,
+    );
+  }
+
+  /**
+   * Slots in several streams at once (a write's slot, feed entry and audit entry; a restore), in order within
+   * each: queued together, so that they go to Chroma in one batch unless it is full.
+   */
+  appendAcross(workspace: string, requests: readonly AppendRequest[], writeId: string): Promise<Appended[]> {
+    const pending: PendingAppend[] = [];
+    const appended = Promise.all(
+      requests.map(
+        (r) => new Promise<Appended>((resolve, reject) => pending.push({ stream: r.stream, payload: r.payload, writeId, resolve, reject })),
+      ),
+    );
+    const waiting = this.appendQueues.get(workspace);
+    if (waiting) waiting.push(...pending);
+    else {
+      this.appendQueues.set(workspace, pending);
+      void this.drain(workspace);
+    }
+    return appended;
+  }
+
+  /** Commits the workspace's queued appends batch by batch until none are left. */
+  private async drain(workspace: string): Promise<void> {
+    const queue = this.appendQueues.get(workspace)!;
+    while (queue.length > 0) {
+      const batch = queue.splice(0, MAX_BATCH);
+      try {
+        await this.appendBatch(workspace, batch);
+      } catch (error) {
+        for (const pending of batch) pending.reject(error);
+      }
+    }
+    this.appendQueues.delete(workspace);
+  }
+
+  /** Takes consecutive slots in each stream for the batch; those another writer took first try again at the new end. */
+  private async appendBatch(workspace: string, batch: PendingAppend[]): Promise<void> {
+    // On one replica the hint is exact after its own last append: try it before probing for the length.
+    const ends = new Map<string, number>();
+    await Promise.all(
+      [...new Set(batch.map((p) => p.stream))].map(async (stream) => {
+        ends.set(stream, this.lengthHints.get(`${workspace}|${stream}`) ?? (await this.lengthOf(workspace, stream)));
+      }),
+    );
+    let waiting = batch;
+    for (let attempt = 0; attempt < MAX_APPEND_ATTEMPTS && waiting.length > 0; attempt++) {
+      const recordedAt = this.now();
+      const next = new Map(ends);
+      const attempted = waiting.map((pending) => {
+        const seq = next.get(pending.stream)!;
+        next.set(pending.stream, seq + 1);
+        const entry: LedgerEntry = {
+          id: slotId(pending.stream, seq),
+          metadata: { ...pending.payload, stream: pending.stream, seq, write_id: pending.writeId, recorded_at: recordedAt },
+        };
+        return { pending, seq, entry };
+      });
+      await this.ledger.insertIfAbsent(
+        workspace,
+        attempted.map((a) => a.entry),
+      );
+      const written = new Map(
+        (
+          await this.ledger.get(
+            workspace,
+            attempted.map((a) => a.entry.id),
+          )
+        ).map((r) => [r.id, r]),
+      );
+      const lost: PendingAppend[] = [];
+      const won: Array<{ pending: PendingAppend; seq: number; entry: LedgerEntry; at: number }> = [];
+      // A slot's time must not be earlier than the slots before it in its stream. A single append only targets
+      // a slot after seeing the one before it, so its clock read comes later; a batch targets slots past ones it
+      // may lose, to a writer whose clock read came later than ours: such slots take that writer's time.
+      const latest = new Map<string, number>();
+      for (const { pending, seq, entry } of attempted) {
+        const slot = written.get(entry.id);
+        const at = Math.max(latest.get(pending.stream) ?? recordedAt, Number(slot?.metadata.recorded_at ?? recordedAt));
+        latest.set(pending.stream, at);
+        if (slot?.metadata.write_id === pending.writeId) won.push({ pending, seq, entry, at });
+        else lost.push(pending);
+      }
+      const late = won.filter((w) => w.at > recordedAt);
+      await this.ledger.update(
+        workspace,
+        late.map((w) => ({ id: w.entry.id, metadata: { ...w.entry.metadata, recorded_at: w.at } })),
+      );
+      for (const w of won) w.pending.resolve({ seq: w.seq, recordedAt: w.at });
+      // Streams where every slot was won end where this batch left them; the others moved on: find where now.
+      const raced = new Set(lost.map((p) => p.stream));
+      for (const [stream, end] of next) {
+        if (raced.has(stream)) continue;
+        ends.set(stream, end);
+        this.remember(workspace, stream, end);
+      }
+      waiting = lost;
+      await Promise.all(
+        [...raced].map(async (stream) => {
+          ends.set(stream, await this.lengthOf(workspace, stream));
+        }),
+      );
+    }
+    if (waiting.length > 0) {
+      const error = unavailable("Too many concurrent writers; the write was not stored.");
+      for (const pending of waiting) pending.reject(error);
+    }
+  }
+
+  async length(workspace: string, stream: string): Promise<number> {
+    return this.lengthOf(workspace, stream);
+  }
+
+  /** The slots at these positions that exist, by position. */
+  async read(workspace: string, stream: string, seqs: readonly number[]): Promise<Map<number, Metadata>> {
+    const found = await this.ledger.get(
+      workspace,
+      seqs.map((n) => slotId(stream, n)),
+    );
+    return new Map(found.map((s) => [Number(s.metadata.seq), s.metadata]));
+  }
+
+  /** Slots of several streams in one lookup, in the order asked; undefined where a slot does not exist. */
+  async readAcross(workspace: string, at: ReadonlyArray<{ stream: string; seq: number }>): Promise<Array<Metadata | undefined>> {
+    const ids = at.map((a) => slotId(a.stream, a.seq));
+    const found = new Map((await this.ledger.get(workspace, ids)).map((s) => [s.id, s.metadata]));
+    return ids.map((id) => found.get(id));
+  }
+
+  /**
+   * Marks slots void, or not: a slot cannot be removed (the sequence stays dense), but readers pass over a void
+   * one as if it were not there. Used by repair_store for what writes that did not land left behind, and to put
+   * back what a write that landed late still needs.
+   */
+  async mark(workspace: string, stream: string, seqs: readonly number[], retired: boolean): Promise<void> {
+    for (let i = 0; i < seqs.length; i += MAX_BATCH) {
+      const found = await this.ledger.get(
+        workspace,
+        seqs.slice(i, i + MAX_BATCH).map((n) => slotId(stream, n)),
+      );
+      await this.ledger.update(
+        workspace,
+        found.map((s) => ({ id: s.id, metadata: { ...s.metadata, void: retired } })),
+      );
+    }
+  }
+
+  /** Slots are dense, so existence is monotone in n: probe exponentially for a bound, then narrow 64 ways. */
+  private async lengthOf(workspace: string, stream: string): Promise<number> {
+    let low = this.lengthHints.get(`${workspace}|${stream}`) ?? 0; // slots below `low` exist
+    let high = Number.MAX_SAFE_INTEGER; // slot `high` does not
+    const probe = async (points: number[]) => {
+      const ids = points.map((n) => slotId(stream, n));
+      const present = await this.ledger.present(workspace, ids);
+      points.forEach((p, i) => {
+        if (present.has(ids[i]!)) low = Math.max(low, p + 1);
+        else high = Math.min(high, p);
+      });
+    };
+    // Probed before every query: the hint is usually exact or a few slots behind, and a few ids cost Chroma
+    // less than many. Past them, the bound is found exponentially.
+    await probe(Array.from({ length: 8 }, (_, k) => low + 2 ** k - 1));
+    if (high === Number.MAX_SAFE_INTEGER) await probe(Array.from({ length: 48 }, (_, k) => low + 2 ** k - 1));
+    while (high > low) {
+      const span = high - low;
+      await probe(
+        span <= 64
+          ? Array.from({ length: span }, (_, i) => low + i)
+          : Array.from({ length: 64 }, (_, i) => low + Math.floor((span * i) / 64)),
+      );
+    }
+    this.remember(workspace, stream, low);
+    return low;
+  }
+
+  private remember(workspace: string, stream: string, length: number) {
+    const key = `${workspace}|${stream}`;
+    if (this.lengthHints.size >= MAX_HINTS && !this.lengthHints.has(key)) this.lengthHints.clear();
+    if ((this.lengthHints.get(key) ?? 0) < length) this.lengthHints.set(key, length);
+  }
+}
