@@ -1,8 +1,10 @@
+import { createRequire } from "node:module";
+import irregularPlurals from "irregular-plurals";
 import { stemmer } from "stemmer";
 
 /**
  * How text becomes search terms, the same for what is stored and what is asked: lower case, English stop
- * words dropped, Porter stems. Identifiers that hold `-`, `_`, `.`, `/` or `:` (AUTH-412, refresh_token,
+ * words dropped, irregular forms read as their base word (BASE_FORMS), Porter stems. Identifiers that hold `-`, `_`, `.`, `/` or `:` (AUTH-412, refresh_token,
  * src/auth.ts) are kept whole beside their parts, so an exact identifier outranks its pieces.
  */
 
@@ -19,6 +21,21 @@ const STOP_WORDS = new Set(
     .split(/\s+/)
     .filter(Boolean),
 );
+
+/**
+ * Irregular English forms and their base word, which Porter's suffix rules cannot join: verbs' past forms
+ * ("went" → go, "bought" → buy, "ran" → run) and irregular plurals ("children" → child, "people" → person).
+ * Data shipped in npm packages (english-verbs-irregular, irregular-plurals), read once. A form that is itself a
+ * base word in the same list ("found", "bid") is left as it is.
+ */
+const BASE_FORMS = ((): ReadonlyMap<string, string> => {
+  const verbs = createRequire(import.meta.url)("english-verbs-irregular/dist/verbs.json") as Record<string, string[][]>;
+  const out = new Map<string, string>();
+  for (const [base, forms] of Object.entries(verbs))
+    for (const form of forms.flat()) if (form !== base && !(form in verbs)) out.set(form, base);
+  for (const [singular, plural] of irregularPlurals) if (plural !== singular && !irregularPlurals.has(plural)) out.set(plural, singular);
+  return out;
+})();
 
 const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu;
 const COMPOUND = /[\p{L}\p{N}]+(?:[-_./:][\p{L}\p{N}]+)+/gu;
@@ -62,7 +79,7 @@ export function toTerm(token: string): string | null {
   if (STOP_WORDS.has(lower)) return null;
   const bare = lower.replace(/'s$/, "");
   if (bare.length === 0 || STOP_WORDS.has(bare)) return null;
-  return /[-_./:]/.test(bare) || /\d/.test(bare) ? bare : stemmer(bare);
+  return /[-_./:]/.test(bare) || /\d/.test(bare) ? bare : stemmer(BASE_FORMS.get(bare) ?? bare);
 }
 
 /** The distinct terms of a text. */
