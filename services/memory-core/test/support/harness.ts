@@ -8,6 +8,7 @@ import { afterAll, beforeAll, inject } from "vitest";
 import { newToken, parseTokensFile, TokenRegistry } from "../../src/auth/tokens.js";
 import type { Role } from "../../src/auth/principal.js";
 import type { Embedder } from "../../src/embeddings/embedder.js";
+import type { RetrievalTuning } from "../../src/domain/retrieval-tuning.js";
 import { createEmbedder } from "../../src/embeddings/create.js";
 import { createApp } from "../../src/http/app.js";
 import { silentLogger, type Logger } from "../../src/logger.js";
@@ -45,7 +46,14 @@ export interface TestCairn {
 /** memory-core in this process over real HTTP and the shared real Chroma, with the given tokens. */
 export async function startCairn(
   tokens: TestToken[],
-  options: { chroma?: URL; embedder?: Embedder; maintenance?: boolean; summarizer?: SummarizerFactory; log?: Logger } = {},
+  options: {
+    chroma?: URL;
+    embedder?: Embedder;
+    maintenance?: boolean;
+    summarizer?: SummarizerFactory;
+    log?: Logger;
+    tuning?: RetrievalTuning;
+  } = {},
 ): Promise<TestCairn> {
   // Through the real tokens-file parser, as an operator's file would go.
   const registry = new TokenRegistry(parseTokensFile(yaml.dump({ tokens })));
@@ -58,6 +66,7 @@ export async function startCairn(
     processMetrics: false,
     maintenance: options.maintenance ?? false,
     ...(options.summarizer ? { summarizer: options.summarizer } : {}),
+    ...(options.tuning ? { tuning: options.tuning } : {}),
   });
   const app = createApp({
     executor: runtime.executor,
