@@ -24,16 +24,23 @@ const STOP_WORDS = new Set(
 
 /**
  * Irregular English forms and their base word, which Porter's suffix rules cannot join: verbs' past forms
- * ("went" → go, "bought" → buy, "ran" → run) and irregular plurals ("children" → child, "people" → person).
- * Data shipped in npm packages (english-verbs-irregular, irregular-plurals), read once. A form that is itself a
- * base word in the same list ("found", "bid") is left as it is.
+ * ("went" → go, "bought" → buy, "ran" → run, and "goes") and irregular plurals ("children" → child, "people" →
+ * person). Data shipped in npm packages (english-verbs-irregular, irregular-plurals), read once. Left as they
+ * are: a form that is itself a base word in the same list ("found", "bid"); a plural ending in "s", which Porter
+ * already joins with a word of its own ("lives", "leaves", "bases" would become life, leaf, basis); and past forms
+ * that are as often nouns or adjectives (AMBIGUOUS: "my thoughts" must still match "thought").
  */
+const AMBIGUOUS = new Set(["thought", "ground", "wound", "rose", "left", "spoke", "bore", "bound", "lit"]);
 const BASE_FORMS = ((): ReadonlyMap<string, string> => {
   const verbs = createRequire(import.meta.url)("english-verbs-irregular/dist/verbs.json") as Record<string, string[][]>;
   const out = new Map<string, string>();
-  for (const [base, forms] of Object.entries(verbs))
-    for (const form of forms.flat()) if (form !== base && !(form in verbs)) out.set(form, base);
-  for (const [singular, plural] of irregularPlurals) if (plural !== singular && !irregularPlurals.has(plural)) out.set(plural, singular);
+  for (const [base, forms] of Object.entries(verbs)) {
+    for (const form of forms.flat()) if (form !== base && !(form in verbs) && !AMBIGUOUS.has(form)) out.set(form, base);
+    if (base.endsWith("o") && !(`${base}es` in verbs)) out.set(`${base}es`, base);
+  }
+  for (const [singular, plural] of irregularPlurals) {
+    if (plural !== singular && !plural.endsWith("s") && !irregularPlurals.has(plural)) out.set(plural, singular);
+  }
   return out;
 })();
 
