@@ -38,7 +38,8 @@ export function reciprocalRankFusion(lists: readonly RankedList[], k = 60): Fuse
 
 /**
  * The fused list with `head` (a list's first ids, in its order) first: that retriever's best hits keep their
- * places, and the others' votes re-rank what follows them.
+ * places, and the others' votes re-rank what follows them. Scores stay as fused, so a head hit may score below
+ * one after it.
  */
 export function withHead(fused: Fused[], head: readonly string[]): Fused[] {
   if (head.length === 0) return fused;
