@@ -332,6 +332,46 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
         ["default, conf 0.45/0.6 sem-alone medium", { ...base, confidence: confidence(0.45, 0.6, "medium") }],
       ];
     }
+    case "recall7": {
+      // Session 7: the lexical list's head kept, and the dense list's nearest (above a gate) voting below it.
+      const session6: RetrievalTuning = { ...base, fusion: { lexical: 1, semantic: 0.1, k: 60, lexicalK: 20 }, semanticGate: "low" };
+      const t = (
+        head: number,
+        semantic: number,
+        semanticK: number,
+        gate: RetrievalTuning["semanticGate"],
+        perHit = 1,
+      ): [string, RetrievalTuning] => [
+        `head ${head} sem ${semantic} k ${semanticK} gate ${gate} depth ${perHit}/hit`,
+        {
+          ...base,
+          semanticGate: gate,
+          fusion: { lexical: 1, semantic, k: 60, lexicalK: 20, semanticK, lexicalHead: head, semanticPerHit: perHit },
+        },
+      ];
+      return [
+        ["session 6 fusion", session6],
+        t(0, 0.1, 5, "low"),
+        t(0, 0.1, 5, "medium"),
+        t(0, 0.3, 20, "low"),
+        t(0, 0.3, 20, "medium"),
+        t(3, 0.1, 5, "low"),
+        t(3, 0.1, 5, "medium"),
+        t(3, 0.3, 20, "low"),
+        t(3, 0.3, 20, "medium"),
+        t(3, 0.1, 60, "medium"),
+        t(4, 0.1, 5, "medium"),
+        t(3, 0.1, 5, "medium", 2),
+        t(3, 0.1, 5, "low", 2),
+        t(3, 0.1, 10, "medium"),
+        t(3, 0.1, 20, "medium"),
+        t(3, 0.1, 30, "medium"),
+        t(0, 0.1, 60, "medium"),
+        t(0, 0.1, 60, "medium", 2),
+        t(0, 0.1, 60, "low", 1),
+        t(3, 0.2, 60, "medium"),
+      ];
+    }
     case "bm25-6": {
       // BM25 and field weights again, on session 6's defaults.
       const t = (label: string, patch: Partial<RetrievalTuning>): [string, RetrievalTuning] => [label, { ...base, ...patch }];

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { startOpenAIStub, wordVector } from "../../../testing/openai-stub.js";
 import { feedStream } from "../src/ledger/change-feed.js";
+import { DEFAULT_TUNING, type RetrievalTuning } from "../src/domain/retrieval-tuning.js";
 import { turnDocument } from "../src/domain/turn-record.js";
 import { createEmbedder } from "../src/embeddings/create.js";
 import { silentLogger } from "../src/logger.js";
@@ -209,6 +210,86 @@ describe("hybrid retrieval", () => {
     for (const mode of ["hybrid", "lexical", "semantic"]) {
       const onlyB = await query({ query: "FILTER-1 indexer GC", session_id: "hybrid-filter-b", mode });
       expect(onlyB.hits.map((h) => h.memory.id)).toEqual([b]);
+    }
+  });
+});
+
+describe("hybrid retrieval: words and fusion", () => {
+  it("finds a turn by the base word of an irregular form it holds: went, bought, children", async () => {
+    const camping = await add(
+      "hybrid-irregular",
+      "Weekend plans?",
+      "Melanie went camping by the lake.",
+      "She bought a tent for the children.",
+    );
+    const porch = await add("hybrid-irregular", "And the rest of the week?", "Melanie reads on the porch.", "Quiet evenings.");
+    for (const question of ["Where does Melanie go camping?", "What will she buy for her child?"]) {
+      const res = await query({ query: question, mode: "lexical", session_id: "hybrid-irregular" });
+      expect(res.hits[0]!.memory.id).toBe(camping);
+    }
+    // Only the base words join them: the same question in words that neither turn holds in any form finds nothing.
+    const based = await query({ query: "Who will go and buy for a child?", mode: "lexical", session_id: "hybrid-irregular" });
+    expect(based.hits[0]!.memory.id).toBe(camping);
+    const elsewhere = await query({ query: "Who will wander and purchase for a kid?", mode: "lexical", session_id: "hybrid-irregular" });
+    expect(elsewhere.hits).toEqual([]);
+    expect(based.hits.map((h) => h.memory.id)).toContain(porch); // beside it in its session: turn context
+  });
+
+  it("with a lexical head, keeps BM25's best three on top and lets a strong dense vote lift a near match below them", async () => {
+    // A fusion the bench measured (locomo-tune --grid recall7), not the default: the dense list's nearest above
+    // the medium floor vote at weight 0.1 with k 5, below BM25's first three. Bag-of-words vectors from the stub:
+    // only the short turn that holds one query word, "glaze", is near the query (cosine ~0.7, above the stub
+    // model's medium floor 0.62); lexically it ranks below every turn that holds the rarer "zephyr".
+    const dimension = 256;
+    const stub = await startOpenAIStub({ dimension });
+    const embedder = await createEmbedder({ kind: "openai", baseUrl: stub.baseUrl, model: "stub-256", apiKey: undefined }, silentLogger);
+    const token = makeToken(uniqueWorkspace("fuse"), "dev");
+    const tuning = (lexicalHead: number): RetrievalTuning => ({
+      ...DEFAULT_TUNING,
+      semanticGate: "medium",
+      fusion: { ...DEFAULT_TUNING.fusion, semanticK: 5, lexicalHead, semanticPerHit: 1 },
+    });
+    const headed = await startCairn([token], { embedder, tuning: tuning(3) });
+    const headless = await startCairn([token], { embedder, tuning: tuning(0) });
+    try {
+      let n = 0;
+      const write = async (prompt: string, thought: string, response: string) => {
+        const res = await http(headed.url, "POST", "/v1/memories", {
+          token: token.token,
+          body: { session_id: `fuse-${n++}`, prompt, thought, response },
+        });
+        expect(res.status).toBe(201);
+        return res.body.id as string;
+      };
+      const filler = ["kettle", "window", "garden", "ledger", "harbor", "copper", "meadow", "lantern", "pepper", "saddle"];
+      for (let i = 0; i < 3; i++)
+        await write(`Zephyr zephyr zephyr ${filler[i]}`, filler.slice(3, 9).join(" "), `Notes ${i} on the zephyr.`);
+      for (let i = 0; i < 4; i++)
+        await write(`Zephyr and the ${filler[i]}`, `The zephyr by the ${filler[i + 4]}.`, `A zephyr ${filler[9 - i]}.`);
+      for (let i = 0; i < 15; i++)
+        await write(`A glaze for the ${filler[i % 10]}`, `The glaze, ${filler.slice(0, 5).join(" ")}, batch ${i}`, "Fired the glaze.");
+      const near = await write("Glaze", "Glaze", "Glaze");
+      const ask = async (base: URL, mode: string) => {
+        const res = await http(base, "POST", "/v1/memories/query", {
+          token: token.token,
+          body: { query: "zephyr glaze", mode, limit: 20 },
+        });
+        expect(res.status).toBe(200);
+        return (res.body.hits as Array<{ memory: { id: string } }>).map((h) => h.memory.id);
+      };
+      const lexical = await ask(headed.url, "lexical");
+      expect(lexical.indexOf(near)).toBeGreaterThanOrEqual(7);
+      const hybrid = await ask(headed.url, "hybrid");
+      expect(hybrid.slice(0, 3)).toEqual(lexical.slice(0, 3));
+      expect(hybrid[3]).toBe(near);
+      // Without the head, the same vote puts the near match first.
+      const withoutHead = await ask(headless.url, "hybrid");
+      expect(withoutHead[0]).toBe(near);
+      expect(withoutHead.slice(1, 4)).toEqual(lexical.slice(0, 3));
+    } finally {
+      await headed.close();
+      await headless.close();
+      await stub.close();
     }
   });
 });

@@ -35,3 +35,16 @@ export function reciprocalRankFusion(lists: readonly RankedList[], k = 60): Fuse
   }
   return [...fused.values()].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
 }
+
+/**
+ * The fused list with `head` (a list's first ids, in its order) first: that retriever's best hits keep their
+ * places, and the others' votes re-rank what follows them. Scores stay as fused, so a head hit may score below
+ * one after it.
+ */
+export function withHead(fused: Fused[], head: readonly string[]): Fused[] {
+  if (head.length === 0) return fused;
+  const byId = new Map(fused.map((f) => [f.id, f]));
+  const first = head.flatMap((id) => byId.get(id) ?? []);
+  const inHead = new Set(head);
+  return [...first, ...fused.filter((f) => !inHead.has(f.id))];
+}

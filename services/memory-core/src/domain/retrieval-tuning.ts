@@ -9,9 +9,21 @@ export interface RetrievalTuning {
   /**
    * Reciprocal rank fusion: each retriever's weight, and k (optionally one per retriever: a small lexical k
    * keeps BM25's order at the top, so the weak dense vote re-ranks near-ties only); `similarityScaled`: a dense
-   * entry weighs by how far its similarity stands above the noise floor.
+   * entry weighs by how far its similarity stands above the noise floor. `lexicalHead`: the lexical list's first
+   * hits keep the first places of a fused answer, in BM25's order (the dense vote re-ranks only below them).
+   * `semanticPerHit`: the dense list enters the fusion with at most this many entries per asked hit (its
+   * nearest, above the gate); all of the dense candidates still inform confidence.
    */
-  fusion: { lexical: number; semantic: number; k: number; lexicalK?: number; semanticK?: number; similarityScaled?: boolean };
+  fusion: {
+    lexical: number;
+    semantic: number;
+    k: number;
+    lexicalK?: number;
+    semanticK?: number;
+    similarityScaled?: boolean;
+    lexicalHead?: number;
+    semanticPerHit?: number;
+  };
   /** What confidence a hit reads (confidence.ts). */
   confidence: ConfidenceTuning;
   /**

@@ -3,7 +3,7 @@ import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { atLeast, hitConfidence, semanticFloor } from "./confidence.js";
 import { DenseRetrieval } from "./dense-retrieval.js";
 import type { Condition } from "./filters.js";
-import { reciprocalRankFusion, type Retriever } from "./fusion.js";
+import { reciprocalRankFusion, withHead, type Retriever } from "./fusion.js";
 import type { LexicalCatalog, SearchableCollection } from "./lexical-catalog.js";
 import type { RetrievalTuning } from "./retrieval-tuning.js";
 import type { Confidence } from "./types.js";
@@ -71,20 +71,26 @@ export class HybridRetrieval {
         : this.denseSide.nearest(workspace, collection, request, denseDepth, () => indexReady);
     const [dense, { value: lexical }] = await Promise.all([densePending, lexicalPending]);
     const floor = semanticFloor(this.embedder.model, this.tuning.semanticGate);
-    const denseRanked = request.mode === "semantic" ? dense : dense.filter((d) => 1 - d.distance >= floor);
     const { fusion } = this.tuning;
-    const fused = reciprocalRankFusion(
-      [
-        {
-          retriever: "semantic",
-          ids: denseRanked.map((d) => d.record.id),
-          weight: fusion.semantic,
-          k: fusion.semanticK ?? fusion.k,
-          ...(fusion.similarityScaled ? { weights: denseRanked.map((d) => scaled(1 - d.distance, floor)) } : {}),
-        },
-        { retriever: "lexical", ids: lexical.map((l) => l.id), weight: fusion.lexical, k: fusion.lexicalK ?? fusion.k },
-      ],
-      fusion.k,
+    const denseRanked =
+      request.mode === "semantic"
+        ? dense
+        : dense.filter((d) => 1 - d.distance >= floor).slice(0, Math.ceil(request.limit * (fusion.semanticPerHit ?? Infinity)));
+    const fused = withHead(
+      reciprocalRankFusion(
+        [
+          {
+            retriever: "semantic",
+            ids: denseRanked.map((d) => d.record.id),
+            weight: fusion.semantic,
+            k: fusion.semanticK ?? fusion.k,
+            ...(fusion.similarityScaled ? { weights: denseRanked.map((d) => scaled(1 - d.distance, floor)) } : {}),
+          },
+          { retriever: "lexical", ids: lexical.map((l) => l.id), weight: fusion.lexical, k: fusion.lexicalK ?? fusion.k },
+        ],
+        fusion.k,
+      ),
+      lexical.slice(0, fusion.lexicalHead ?? 0).map((l) => l.id),
     );
     const similarity = new Map(dense.map((d) => [d.record.id, 1 - d.distance]));
     const informative = new Map(lexical.map((l) => [l.id, l.informative]));

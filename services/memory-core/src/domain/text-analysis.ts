@@ -1,8 +1,10 @@
+import { createRequire } from "node:module";
+import irregularPlurals from "irregular-plurals";
 import { stemmer } from "stemmer";
 
 /**
  * How text becomes search terms, the same for what is stored and what is asked: lower case, English stop
- * words dropped, Porter stems. Identifiers that hold `-`, `_`, `.`, `/` or `:` (AUTH-412, refresh_token,
+ * words dropped, irregular forms read as their base word (BASE_FORMS), Porter stems. Identifiers that hold `-`, `_`, `.`, `/` or `:` (AUTH-412, refresh_token,
  * src/auth.ts) are kept whole beside their parts, so an exact identifier outranks its pieces.
  */
 
@@ -19,6 +21,28 @@ const STOP_WORDS = new Set(
     .split(/\s+/)
     .filter(Boolean),
 );
+
+/**
+ * Irregular English forms and their base word, which Porter's suffix rules cannot join: verbs' past forms
+ * ("went" → go, "bought" → buy, "ran" → run, and "goes") and irregular plurals ("children" → child, "people" →
+ * person). Data shipped in npm packages (english-verbs-irregular, irregular-plurals), read once. Left as they
+ * are: a form that is itself a base word in the same list ("found", "bid"); a plural ending in "s", which Porter
+ * already joins with a word of its own ("lives", "leaves", "bases" would become life, leaf, basis); and past forms
+ * that are as often nouns or adjectives (AMBIGUOUS: "my thoughts" must still match "thought").
+ */
+const AMBIGUOUS = new Set(["thought", "ground", "wound", "rose", "left", "spoke", "bore", "bound", "lit"]);
+const BASE_FORMS = ((): ReadonlyMap<string, string> => {
+  const verbs = createRequire(import.meta.url)("english-verbs-irregular/dist/verbs.json") as Record<string, string[][]>;
+  const out = new Map<string, string>();
+  for (const [base, forms] of Object.entries(verbs)) {
+    for (const form of forms.flat()) if (form !== base && !(form in verbs) && !AMBIGUOUS.has(form)) out.set(form, base);
+    if (base.endsWith("o") && !(`${base}es` in verbs)) out.set(`${base}es`, base);
+  }
+  for (const [singular, plural] of irregularPlurals) {
+    if (plural !== singular && !plural.endsWith("s") && !irregularPlurals.has(plural)) out.set(plural, singular);
+  }
+  return out;
+})();
 
 const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu;
 const COMPOUND = /[\p{L}\p{N}]+(?:[-_./:][\p{L}\p{N}]+)+/gu;
@@ -62,7 +86,7 @@ export function toTerm(token: string): string | null {
   if (STOP_WORDS.has(lower)) return null;
   const bare = lower.replace(/'s$/, "");
   if (bare.length === 0 || STOP_WORDS.has(bare)) return null;
-  return /[-_./:]/.test(bare) || /\d/.test(bare) ? bare : stemmer(bare);
+  return /[-_./:]/.test(bare) || /\d/.test(bare) ? bare : stemmer(BASE_FORMS.get(bare) ?? bare);
 }
 
 /** The distinct terms of a text. */

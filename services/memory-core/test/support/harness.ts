@@ -8,6 +8,7 @@ import { afterAll, beforeAll, inject } from "vitest";
 import { newToken, parseTokensFile, TokenRegistry } from "../../src/auth/tokens.js";
 import type { Role } from "../../src/auth/principal.js";
 import type { Embedder } from "../../src/embeddings/embedder.js";
+import type { RetrievalTuning } from "../../src/domain/retrieval-tuning.js";
 import { createEmbedder } from "../../src/embeddings/create.js";
 import { createApp } from "../../src/http/app.js";
 import type { ConsoleFiles } from "../../src/http/console-route.js";
@@ -53,6 +54,7 @@ export async function startCairn(
     summarizer?: SummarizerFactory;
     log?: Logger;
     console?: ConsoleFiles;
+    tuning?: RetrievalTuning;
   } = {},
 ): Promise<TestCairn> {
   // Through the real tokens-file parser, as an operator's file would go.
@@ -66,6 +68,7 @@ export async function startCairn(
     processMetrics: false,
     maintenance: options.maintenance ?? false,
     ...(options.summarizer ? { summarizer: options.summarizer } : {}),
+    ...(options.tuning ? { tuning: options.tuning } : {}),
   });
   const app = createApp({
     executor: runtime.executor,
