@@ -47,6 +47,7 @@ const DROP_START =
 const DROP_PASSIVE =
   /\b(was|were|is|got|has been|have been) (dropped|abandoned|reverted|rejected|ruled out|scrapped|discarded|rolled back|backed out)\b/i;
 const CONSIDERED = /^(we |i )?(also )?(considered|tried|evaluated|looked at|weighed|prototyped|experimented with)\b/i;
+const CONSIDERED_PASSIVE = /\b(was|were) (also )?(considered|tried|evaluated|weighed|prototyped)\b/i;
 const REJECTION =
   /\b(rejected|ruled out|but|too (slow|risky|complex|expensive|costly|much)|not worth|no good|did not|didn't|does not|doesn't|cannot|can't|won't)\b/i;
 const FAILED =
@@ -55,6 +56,8 @@ const FAILED =
 const REVERT = /^(we |i )?(reverted|rolled back|backed out|undid)\s+(.*)$/i;
 /** "Switched X back on", "set X back to ...": the change X is undone. */
 const PUT_BACK = /^(we |i )?(switched|turned|set|put|moved|changed)\s+((?:\S+\s+){0,4}?)back\b/i;
+/** "Took the client-wide timeout out again", "removed the cache again": what was just added is taken away. */
+const AGAIN = /^(we |i )?(took|removed|pulled)\s+(.+?)\s+(out )?again\b/i;
 const REVERT_PASSIVE = /^(.+?)\s+(was|were|got|has been|have been) (reverted|rolled back|backed out|undone)\b/i;
 /** Where a reverted thing's name ends: its reasons, its target version, when and where. */
 const OBJECT_END = /[;,:(]|\s(to|at|in|on|after|because|since|as|so|and|which|from|for)\b/i;
@@ -91,7 +94,7 @@ const FINDING =
 const ATTEMPT = /\b(tried|trying|attempted|experimented|prototyped|tested whether)\b/i;
 const PRONOUN_OBJECT = /^(this|that|it|them|these|those|the (same|simplest|first|second|other|former|latter|one))\b/i;
 const STOP = new Set(
-  "the a an and or of to in on for with by at from as is are was were be been it its this that these those we i our us they their them not no so but if then than into onto out up over under after before about per via also only just now still more less very all each every any some one two three new old use used using make made do did done get got have has had which what when where who why how there here while until because since decided chose switched dropped abandoned reverted rejected going went with".split(
+  "the a an and or of to in on for with by at from as is are was were be been would could should might may can must it its this that these those we i our us they their them not no so but if then than into onto out up over under after before about per via also only just now still more less very all each every any some one two three new old use used using make made do did done get got have has had which what when where who why how there here while until because since decided chose switched dropped abandoned reverted rejected going went with".split(
     " ",
   ),
 );
@@ -110,11 +113,8 @@ export function choicesOf(turns: readonly SessionTurn[]): Choice[] {
       for (const clause of clausesOf(sentence)) {
         const verdict = classify(clause, { inThought: position < thoughtCount, fromDecisionTurn });
         if (verdict === "revert") {
-          const earlier = [
-            ...turns.slice(0, index).flatMap((t) => [...splitSentences(t.thought), ...splitSentences(t.response)]),
-            ...sentences.slice(0, position),
-          ];
-          if (undoesOwnChange(clause, earlier)) add("dropped", clause);
+          const earlierTurns = turns.slice(0, index).flatMap((t) => [...splitSentences(t.thought), ...splitSentences(t.response)]);
+          if (undoesOwnChange(clause, earlierTurns, sentences.slice(0, position))) add("dropped", clause);
           else if (!attempt) add("decision", clause, true);
         } else if (verdict === "dropped") add("dropped", clause);
         else if (verdict === "decision" && !attempt) add("decision", clause);
@@ -196,7 +196,7 @@ function classify(clause: string, where: { inThought: boolean; fromDecisionTurn:
   if (isQuestion(clause) || isNextStep(clause)) return undefined;
   if (revertedObject(clause) !== undefined) return "revert";
   if (DROP_START.test(clause) || DROP_PASSIVE.test(clause)) return "dropped";
-  if (CONSIDERED.test(clause) && REJECTION.test(clause)) return "dropped";
+  if ((CONSIDERED.test(clause) || CONSIDERED_PASSIVE.test(clause)) && REJECTION.test(clause)) return "dropped";
   if (FAILED.test(clause) && !VAGUE_SUBJECT.test(clause)) return "dropped";
   if (weighedAlternative(clause)) return "dropped";
   const cue = CHOICE.exec(clause);
@@ -218,24 +218,27 @@ function classify(clause: string, where: { inThought: boolean; fromDecisionTurn:
 
 /** What a revert undoes ("the retry wrapper", "full mode"); undefined when the clause is no revert. */
 function revertedObject(clause: string): string | undefined {
-  const object = REVERT.exec(clause)?.[3] ?? PUT_BACK.exec(clause)?.[3] ?? REVERT_PASSIVE.exec(clause)?.[1];
+  const object = REVERT.exec(clause)?.[3] ?? PUT_BACK.exec(clause)?.[3] ?? AGAIN.exec(clause)?.[3] ?? REVERT_PASSIVE.exec(clause)?.[1];
   if (object === undefined) return undefined;
   const end = object.search(OBJECT_END);
-  return end >= 0 ? object.slice(0, end) : object;
+  const named = end >= 0 ? object.slice(0, end) : object;
+  // "Removed it again" names nothing: the turn's attempt says what it was.
+  return AGAIN.test(clause) && PRONOUN_OBJECT.test(named.trim()) ? undefined : named;
 }
 
 /**
- * A revert undoes the session's own attempt when the agent says so ("my change") or when what it reverts was
- * done earlier in the session, by a sentence saying the agent did it ("Wrapped the test in a retry" ... "Reverted
- * the retry wrapper"). Anything else it reverts predates the session (yesterday's release, Monday's PR): undoing
- * that is the session's remedy.
+ * A revert undoes the session's own attempt when the agent says so ("my change"), when its own turn made a change
+ * before it (the turn tried something and undid it), or when an earlier turn's sentence says the agent made the
+ * change it names ("Wrapped the test in a retry" ... "Reverted the retry wrapper"). Anything else it reverts
+ * predates the session (yesterday's release, Monday's PR): undoing that is the session's remedy.
  */
-function undoesOwnChange(clause: string, earlier: readonly string[]): boolean {
+function undoesOwnChange(clause: string, earlierTurns: readonly string[], earlierInTurn: readonly string[]): boolean {
   const object = revertedObject(clause) ?? "";
   if (/^\s*my\b/i.test(object)) return true;
+  const ownAction = (s: string) => (CHANGE.test(s) || OWN_ACTION.test(s) || ATTEMPT.test(s)) && revertedObject(s) === undefined;
+  if (earlierInTurn.some(ownAction)) return true;
   const named = contentWords(object).filter((w) => !GENERIC.has(w));
-  const ownActions = earlier.filter((s) => (CHANGE.test(s) || OWN_ACTION.test(s) || ATTEMPT.test(s)) && revertedObject(s) === undefined);
-  return named.length > 0 && ownActions.some((s) => shared(contentWords(s), named) >= 1);
+  return named.length > 0 && earlierTurns.filter(ownAction).some((s) => shared(contentWords(s), named) >= 1);
 }
 
 /** "We could X, but ...", "X would also work, but ...": X was weighed and not taken. A pronoun or a condition names no X. */
