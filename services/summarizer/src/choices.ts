@@ -72,6 +72,13 @@ const OWN_ACTION = /^(we |i )?(tried|upgraded|downgraded|switched|deployed|appli
  */
 const ARRANGEMENT =
   /^(\S+\s+){0,6}?(now (?!(takes|costs|shows|fails|returns|has|passes|works|misses|matches|crashes|hangs|seems|looks|needs|is|was)\b)[a-z]+s|(is|are) now [a-z]+ed|becomes?|goes (to|out as)|moves? to|(is|are) replaced (by|with))\b/i;
+/**
+ * A purpose ("so the worker keeps headroom", "so that", "to avoid"): what a design is for. A conclusion ("So X is
+ * out", "so it is a heap leak") reads the same way but follows from what was seen.
+ */
+const PURPOSE = /(?<!^)\bso (that|the|we|each|every|no|a|an)\b|\bto (avoid|keep|prevent)\b|\bin order to\b/i;
+const PAST_REPORT = /\b(was|were|did|had|took)\b/i;
+const CONCLUSION = /^so\b|\bso (it|this|that) (is|was|'s)\b/i;
 /** What was seen, not chosen (the observation half of FINDING, which present-tense arrangements share a shape with). */
 const OBSERVED = /\b(found|measured|profiled|observed|noticed|root cause)\b/i;
 /** An alternative weighed and not taken: "we could X, but ...", "X would also work, but ...", "X would have needed ...". */
@@ -212,6 +219,8 @@ function classify(clause: string, where: { inThought: boolean; fromDecisionTurn:
     if (where.fromDecisionTurn && REASON.test(clause) && !FINDING.test(clause)) return "decision";
     // A thought that states how things now are, in the present, states what the session put in place.
     if (ARRANGEMENT.test(clause) && !OBSERVED.test(clause)) return "decision";
+    // A statement of what something now does and what for, in the present, is a design the session chose.
+    if (PURPOSE.test(clause) && !CONCLUSION.test(clause) && !OBSERVED.test(clause) && !PAST_REPORT.test(clause)) return "decision";
   }
   return undefined;
 }
