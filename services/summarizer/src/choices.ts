@@ -238,7 +238,7 @@ function revertedObject(clause: string): string | undefined {
 /**
  * A revert undoes the session's own attempt when the agent says so ("my change"), when its own turn made a change
  * before it (the turn tried something and undid it), or when an earlier turn's sentence says the agent made the
- * change it names ("Wrapped the test in a retry" ... "Reverted the retry wrapper"). Anything else it reverts
+ * change it names ("Raised the connection pool to 40" ... "Reverted the connection pool change"). Anything else it reverts
  * predates the session (yesterday's release, Monday's PR): undoing that is the session's remedy.
  */
 function undoesOwnChange(clause: string, earlierTurns: readonly string[], earlierInTurn: readonly string[]): boolean {
@@ -247,7 +247,8 @@ function undoesOwnChange(clause: string, earlierTurns: readonly string[], earlie
   const ownAction = (s: string) => (CHANGE.test(s) || OWN_ACTION.test(s) || ATTEMPT.test(s)) && revertedObject(s) === undefined;
   if (earlierInTurn.some(ownAction)) return true;
   const named = contentWords(object).filter((w) => !GENERIC.has(w));
-  return named.length > 0 && earlierTurns.filter(ownAction).some((s) => shared(contentWords(s), named) >= 1);
+  // Most of what it names, not one word: "release 4.2 of the pricing service" is not "the pricing connection pool".
+  return named.length > 0 && earlierTurns.filter(ownAction).some((s) => shared(contentWords(s), named) > named.length / 2);
 }
 
 /** "We could X, but ...", "X would also work, but ...": X was weighed and not taken. A pronoun or a condition names no X. */
