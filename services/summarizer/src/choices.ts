@@ -108,6 +108,8 @@ const STOP = new Set(
 
 export function choicesOf(turns: readonly SessionTurn[]): Choice[] {
   const found: Choice[] = [];
+  // The content words of the agent's own changes so far, gathered once: every revert after them is checked against them.
+  const ownChangesBefore: string[][] = [];
   turns.forEach((turn, index) => {
     const fromDecisionTurn = turn.kind === "decision";
     const attempt = turn.kind === "attempt";
@@ -120,8 +122,7 @@ export function choicesOf(turns: readonly SessionTurn[]): Choice[] {
       for (const clause of clausesOf(sentence)) {
         const verdict = classify(clause, { inThought: position < thoughtCount, fromDecisionTurn });
         if (verdict === "revert") {
-          const earlierTurns = turns.slice(0, index).flatMap((t) => [...splitSentences(t.thought), ...splitSentences(t.response)]);
-          if (undoesOwnChange(clause, earlierTurns, sentences.slice(0, position))) add("dropped", clause);
+          if (undoesOwnChange(clause, ownChangesBefore, sentences.slice(0, position))) add("dropped", clause);
           else if (!attempt) add("decision", clause, true);
         } else if (verdict === "dropped") add("dropped", clause);
         else if (verdict === "decision" && !attempt) add("decision", clause);
@@ -150,6 +151,7 @@ export function choicesOf(turns: readonly SessionTurn[]): Choice[] {
         });
     }
     found.push(...ofTurn.map((c) => (c.kind === "dropped" ? { ...c, text: asDropped(c.text) } : c)));
+    ownChangesBefore.push(...sentences.filter(isOwnChange).map(contentWords));
   });
 
   // A decision a later turn abandons is not what the session settled on.
@@ -241,15 +243,16 @@ function revertedObject(clause: string): string | undefined {
  * change it names ("Raised the connection pool to 40" ... "Reverted the connection pool change"). Anything else it reverts
  * predates the session (yesterday's release, Monday's PR): undoing that is the session's remedy.
  */
-function undoesOwnChange(clause: string, earlierTurns: readonly string[], earlierInTurn: readonly string[]): boolean {
+function undoesOwnChange(clause: string, ownChangesBefore: readonly string[][], earlierInTurn: readonly string[]): boolean {
   const object = revertedObject(clause) ?? "";
   if (/^\s*my\b/i.test(object)) return true;
-  const ownAction = (s: string) => (CHANGE.test(s) || OWN_ACTION.test(s) || ATTEMPT.test(s)) && revertedObject(s) === undefined;
-  if (earlierInTurn.some(ownAction)) return true;
+  if (earlierInTurn.some(isOwnChange)) return true;
   const named = contentWords(object).filter((w) => !GENERIC.has(w));
   // Most of what it names, not one word: "release 4.2 of the pricing service" is not "the pricing connection pool".
-  return named.length > 0 && earlierTurns.filter(ownAction).some((s) => shared(contentWords(s), named) > named.length / 2);
+  return named.length > 0 && ownChangesBefore.some((words) => shared(words, named) > named.length / 2);
 }
+
+const isOwnChange = (s: string) => (CHANGE.test(s) || OWN_ACTION.test(s) || ATTEMPT.test(s)) && revertedObject(s) === undefined;
 
 /** "We could X, but ...", "X would also work, but ...": X was weighed and not taken. A pronoun or a condition names no X. */
 function weighedAlternative(clause: string): boolean {
