@@ -9,12 +9,16 @@ import { EVIDENCE_CUE, NEXT_CUE, splitSentences } from "./sentences.js";
  * - A **decision** is a clause that says a choice was made: "decided", "chose", "going/went with", "settled on",
  *   "opted", "switched ... to", "picked", "will use", "we will <verb>", "agreed", "Decision:". A change described as done ("moved",
  *   "replaced", "added", ...) is a decision only in the thought of a `decision` turn or when the sentence gives
- *   its reason ("because", "since", "so", "to avoid"). Hedged clauses ("could", "might", "should we") and
- *   questions are not decisions; a finding ("X is slow", "the profile shows Y") names no choice, so it is none.
- * - A **dropped approach** is a clause that says one was abandoned: "dropped", "abandoned", "reverted",
- *   "rejected", "ruled out", "gave up", "rolled back", "decided against", "considered X ... but/rejected",
- *   "X did not work/help", "X is not enough", and the Y of "chose X over Y" or of a decision's "instead of Y" /
- *   "rather than Y". An `attempt` turn states what was tried and
+ *   its reason ("because", "since", "so", "to avoid"). Without a cue, a thought's new arrangement stated in the
+ *   present ("X now falls back to Y", "X moves to Y") or a design with its purpose ("..., so a drift is caught")
+ *   is one too. Hedged clauses ("could", "might", "should we") and questions are not decisions; a finding ("X is
+ *   slow", "the profile shows Y") or a conclusion ("so it is a leak") names no choice, so it is none.
+ * - A **dropped approach** is a clause that says one was abandoned: "dropped", "abandoned",
+ *   "rejected", "ruled out", "gave up", "decided against", "considered X ... but/rejected", "X was considered,
+ *   but", "we could X, but", "X did not work/help", "X is not enough", and the Y of "chose X over Y" or of a
+ *   decision's "instead of Y" / "rather than Y".
+ * - A **revert** ("reverted", "rolled back", "switched X back", ...) of the session's own change is dropped; of a
+ *   change older than the session (yesterday's release) it is the remedy, a decision. An `attempt` turn states what was tried and
  *   dropped: its choices are not decisions, and without any such clause its attempt (the sentence saying
  *   what was tried, else the prompt) is listed as dropped.
  * - A decision that a later turn drops (they share at least two content words) is dropped, not settled.
