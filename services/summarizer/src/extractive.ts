@@ -124,7 +124,9 @@ function decisionsAndDropped(choices: readonly Choice[], turns: readonly Session
 
 /**
  * The title is what the session settled on: of the decisions not dropped later, the most central, with a
- * lead for decision turns and for lateness. Undefined when no decision names enough to be a title.
+ * lead for decision turns and for lateness. A revert kept as the remedy comes after the others: it puts back
+ * what was, and what the session built beside it is what it settled on. Undefined when no decision names
+ * enough to be a title.
  */
 function settledTitle(decisions: Array<{ choice: Choice; centrality: number }>, turnCount: number): string | undefined {
   const lateness = (turn: number) => (turnCount > 1 ? turn / (turnCount - 1) : 1);
@@ -133,7 +135,7 @@ function settledTitle(decisions: Array<{ choice: Choice; centrality: number }>, 
       ...d,
       value: d.centrality + (d.choice.fromDecisionTurn ? DECISION_TURN_BONUS : 0) + LATENESS_BONUS * lateness(d.choice.turn),
     }))
-    .sort((a, b) => b.value - a.value);
+    .sort((a, b) => Number(Boolean(a.choice.undoes)) - Number(Boolean(b.choice.undoes)) || b.value - a.value);
   for (const d of ranked) {
     const title = titleOf(d.choice, MAX_TITLE);
     if (title) return title;

@@ -10,10 +10,17 @@ export interface Sentence {
 const MAX_SENTENCE = 300;
 const MIN_WORDS = 3;
 
+/**
+ * A sentence end before a lower-case word: agents start sentences with identifiers ("size-limit runs in CI"), so
+ * a full stop after a word of two or more letters ends one, unless the word is an abbreviation ("e.g.", "vs.").
+ */
+const LOWER_CASE_START = /(?<=[A-Za-z0-9)'`"]{2}[.!?])(?<!\b(?:etc|vs|approx|cf|incl|resp|ca|no|fig|eq|al)\.)\s+(?=[a-z])/;
+const SENTENCE_END = new RegExp(`(?<=[.!?])\\s+(?=["'\`([]?[A-Z0-9])|${LOWER_CASE_START.source}|\\n+`);
+
 /** Sentences of one field: split at sentence ends and line breaks; fragments too short to say anything dropped. */
 export function splitSentences(text: string): string[] {
   return text
-    .split(/(?<=[.!?])\s+(?=["'`([]?[A-Z0-9])|\n+/)
+    .split(SENTENCE_END)
     .map((s) =>
       s
         .replace(/^[-*•>#\s]+/, "")

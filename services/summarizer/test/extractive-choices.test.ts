@@ -42,6 +42,14 @@ describe("the extractive summary's choices", () => {
     expect(chosen(summary).some((d) => matches(d, ["times", "out", "50k"]))).toBe(false);
   });
 
+  it("keeps a hotfix revert of an older release as a decision, but titles the session with the fix it built", async () => {
+    const summary = await summarize("a5-perf-revert");
+    expect(chosen(summary).some((d) => matches(d, ["revert", "8.12", "hotfix"]))).toBe(true);
+    expect(dropped(summary).some((d) => matches(d, ["revert", "8.12"]))).toBe(false);
+    expect(summary.title).toMatch(/compile/i);
+    expect(summary.title).not.toMatch(/revert/i);
+  });
+
   it("tells a finding from a decision, lists an attempt turn as dropped, and does not take a next step for a decision", async () => {
     const at = Date.parse("2026-12-01T08:00:00.000Z");
     const turns: SessionTurn[] = [
