@@ -5,6 +5,7 @@ import { benchMemoryCore } from "./memory-core.js";
 import { benchSummarizer } from "./summarizer.js";
 import { benchSummariesQuality } from "./summaries-quality.js";
 import { benchOpsCli } from "./ops-cli.js";
+import { benchPromptHook } from "./prompt-hook.js";
 import { benchTools } from "./tools.js";
 import { benchWrites } from "./writes.js";
 
@@ -17,6 +18,7 @@ const benches: Record<string, (argv: string[]) => Promise<void>> = {
   summarizer: benchSummarizer,
   "summaries-quality": benchSummariesQuality,
   "ops-cli": benchOpsCli,
+  "prompt-hook": benchPromptHook,
   tools: benchTools,
   writes: benchWrites,
 };

@@ -9,4 +9,9 @@ process.exitCode = await main(process.argv.slice(2), {
   stderr: process.stderr,
   cwd: process.cwd(),
   env: process.env,
+  stdin: async () => {
+    const chunks = [];
+    for await (const chunk of process.stdin) chunks.push(chunk);
+    return Buffer.concat(chunks).toString("utf8");
+  },
 });

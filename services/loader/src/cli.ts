@@ -6,17 +6,30 @@ import { LoaderError, readAgentIndex, renderBlock } from "./index-files.js";
 import { loadLoaderConfig } from "./config.js";
 import { lintPointers } from "./lint.js";
 import { project } from "./projection.js";
+import { promptHook } from "./prompt-hook.js";
 
 export interface Io {
   stdout: { write(text: string): unknown };
   stderr: { write(text: string): unknown };
   cwd: string;
   env: Readonly<Record<string, string | undefined>>;
+  /** What the harness wrote to the hook's standard input (read only by `--hook prompt`). */
+  stdin?: () => Promise<string>;
 }
 
 const USAGE = `usage: cairn-load --agent NAME --harness claude-code|codex|opencode|generic
-                  [--index-dir DIR] [--target DIR] [--budget-bytes N] [--budget-lines N] [--strict] [--hook]
+                  [--index-dir DIR] [--target DIR] [--budget-bytes N] [--budget-lines N] [--strict] [--hook [session]]
+       cairn-load --hook prompt   (UserPromptSubmit: the hook's JSON on stdin; CAIRN_URL, CAIRN_TOKEN)
 With CAIRN_URL (and CAIRN_TOKEN) set, pointers in the index are checked against that memory-core.`;
+
+/** `--hook` alone is the SessionStart hook (as before `--hook prompt` existed); `--hook prompt` the prompt hook. */
+function normalizeHook(argv: string[]): string[] {
+  return argv.flatMap((arg, i) => {
+    if (arg !== "--hook") return [arg];
+    const next = argv[i + 1];
+    return next === undefined || next.startsWith("-") ? ["--hook=session"] : [arg];
+  });
+}
 
 /** The CLI: returns the exit code (0 done, 1 refused or failed, 2 bad arguments). */
 export async function main(argv: string[], io: Io): Promise<number> {
@@ -27,7 +40,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   let values;
   try {
     ({ values } = parseArgs({
-      args: argv,
+      args: normalizeHook(argv),
       strict: true,
       options: {
         agent: { type: "string" },
@@ -37,7 +50,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
         "budget-bytes": { type: "string" },
         "budget-lines": { type: "string" },
         strict: { type: "boolean", default: false },
-        hook: { type: "boolean", default: false },
+        hook: { type: "string" },
         help: { type: "boolean", default: false },
       },
     }));
@@ -48,6 +61,10 @@ export async function main(argv: string[], io: Io): Promise<number> {
     io.stdout.write(`${USAGE}\n`);
     return 0;
   }
+  if (values.hook !== undefined && values.hook !== "session" && values.hook !== "prompt") {
+    return fail(2, `--hook is session or prompt, not "${values.hook}"`);
+  }
+  if (values.hook === "prompt") return runPromptHook(io);
   if (!values.agent) return fail(2, `--agent is required\n${USAGE}`);
   if (!values.harness) return fail(2, `--harness is required\n${USAGE}`);
   if (!isHarness(values.harness)) {
@@ -84,7 +101,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       );
       if (values.strict) return fail(1, "over budget with --strict: nothing written");
     }
-    if (values.hook) {
+    if (values.hook === "session") {
       // Claude Code and Codex both take this from a SessionStart hook (sources startup, resume, clear, compact).
       io.stdout.write(`${JSON.stringify({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: content } })}\n`);
       return 0;
@@ -103,4 +120,21 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (error instanceof LoaderError) return fail(1, error.message);
     return fail(1, `failed: ${(error as Error).message}`);
   }
+}
+
+/** Never fails the prompt: whatever happens, exit 0; what went wrong goes to stderr, for whoever reads hook logs. */
+async function runPromptHook(io: Io): Promise<number> {
+  try {
+    const config = loadLoaderConfig(io.env);
+    const outcome = await promptHook(io.stdin ? await io.stdin() : "", {
+      memoryCoreUrl: config.memoryCoreUrl,
+      token: config.token,
+      timeoutMs: config.hookTimeoutMs,
+    });
+    if ("output" in outcome) io.stdout.write(outcome.output);
+    else io.stderr.write(`cairn-load: prompt hook: ${outcome.silent}\n`);
+  } catch (error) {
+    io.stderr.write(`cairn-load: prompt hook: ${(error as Error).message}\n`);
+  }
+  return 0;
 }

@@ -3,7 +3,11 @@ export interface LoaderConfig {
   /** A running memory-core to lint pointers against; unset: no lint. */
   memoryCoreUrl: URL | undefined;
   token: string | undefined;
+  /** How long the prompt hook waits for Cairn before it prints nothing. */
+  hookTimeoutMs: number;
 }
+
+const DEFAULT_HOOK_TIMEOUT_MS = 1500;
 
 export function loadLoaderConfig(env: Readonly<Record<string, string | undefined>>): LoaderConfig {
   const raw = env.CAIRN_URL?.trim();
@@ -15,5 +19,9 @@ export function loadLoaderConfig(env: Readonly<Record<string, string | undefined
       throw new Error(`CAIRN_URL: must be the memory-core URL, such as http://127.0.0.1:8790, not "${raw}"`);
     }
   }
-  return { memoryCoreUrl, token: env.CAIRN_TOKEN?.trim() || undefined };
+  const rawTimeout = env.CAIRN_HOOK_TIMEOUT_MS?.trim();
+  if (rawTimeout && !/^\d+$/.test(rawTimeout))
+    throw new Error(`CAIRN_HOOK_TIMEOUT_MS: must be a whole number of milliseconds, not "${rawTimeout}"`);
+  const hookTimeoutMs = rawTimeout ? Number(rawTimeout) : DEFAULT_HOOK_TIMEOUT_MS;
+  return { memoryCoreUrl, token: env.CAIRN_TOKEN?.trim() || undefined, hookTimeoutMs };
 }
