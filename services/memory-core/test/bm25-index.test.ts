@@ -1,3 +1,4 @@
+import MiniSearch from "minisearch";
 import { describe, expect, it } from "vitest";
 import { Bm25Index } from "../src/domain/bm25-index.js";
 import { tokenize, toTerm } from "../src/domain/text-analysis.js";
@@ -150,6 +151,37 @@ describe("Bm25Index", () => {
       actual.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i]!.score, 9));
       actual.forEach((h, i) => expect(h.informative).toBeCloseTo(expected[i]!.informative, 9));
     }
+  });
+});
+
+describe("Bm25Index against MiniSearch", () => {
+  it("ranks and scores as MiniSearch does with the same analysis, fields, boosts and BM25+ parameters", () => {
+    // A corpus where term frequencies, field lengths and document frequencies all vary.
+    let seed = 11;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const words = ["token", "refresh", "orders", "migration", "flaky", "cache", "timeout", "queue", "redis", "index", "budget", "AUTH-412"];
+    const pick = (n: number) => Array.from({ length: n }, () => words[Math.floor(random() * words.length)]!).join(" ");
+    const records = Array.from({ length: 300 }, (_, i) => ({ id: `m${i}`, title: pick(1 + (i % 3)), body: pick(3 + (i % 11)) }));
+    const ours = fresh();
+    for (const r of records) ours.put(r.id, { title: r.title, body: r.body }, r.id);
+    const mini = new MiniSearch<(typeof records)[number]>({
+      fields: ["title", "body"],
+      tokenize,
+      processTerm: (term) => toTerm(term) ?? null,
+      searchOptions: { boost: boosts, bm25: params, combineWith: "OR", prefix: false, fuzzy: false },
+    });
+    mini.addAll(records);
+
+    for (const query of ["refresh token", "orders migration timeout", "flaky cache queue redis", "AUTH-412 budget", "index"]) {
+      const expected = mini.search(query).slice(0, 25);
+      const actual = ours.search(query, 25, all);
+      expect(actual.length).toBe(expected.length);
+      expect(actual.map((h) => h.id)).toEqual(expected.map((h) => h.id));
+      actual.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i]!.score, 9));
+    }
+    // A word no record holds finds nothing in either.
+    expect(mini.search("zebra")).toEqual([]);
+    expect(ours.search("zebra", 25, all)).toEqual([]);
   });
 });
 
