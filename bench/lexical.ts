@@ -1,9 +1,9 @@
 import { parseArgs } from "node:util";
 import MiniSearch from "minisearch";
-import { Bm25Index } from "../services/memory-core/src/domain/bm25-index.js";
-import { LexicalRanking } from "../services/memory-core/src/domain/lexical-ranking.js";
-import { DEFAULT_TUNING } from "../services/memory-core/src/domain/retrieval-tuning.js";
-import { tokenize, toTerm } from "../services/memory-core/src/domain/text-analysis.js";
+import { Bm25Index } from "../services/memory-core/src/lexical/bm25-index.js";
+import { Ranking } from "../services/memory-core/src/lexical/ranking.js";
+import { DEFAULT_TUNING } from "../services/memory-core/src/retrieval/retrieval-tuning.js";
+import { tokenize, toTerm } from "../services/memory-core/src/lexical/text-analysis.js";
 import { corpus } from "./corpus.js";
 import { round, summarize } from "./stats.js";
 
@@ -57,7 +57,7 @@ export async function benchLexical(argv: string[]): Promise<void> {
     const miniBuildMs = performance.now() - start;
 
     // What a query costs memory-core's ranking thread (BM25, filter, turn context) at the default tuning.
-    const lexical = new LexicalRanking({ boosts, bm25: DEFAULT_TUNING.bm25, neighbourShare: DEFAULT_TUNING.neighbourShare });
+    const lexical = new Ranking({ boosts, bm25: DEFAULT_TUNING.bm25, neighbourShare: DEFAULT_TUNING.neighbourShare });
     for (const [i, { id, ...fields }] of documents.entries()) {
       lexical.put({ id, fields, facts: { session_id: turns[i]!.session_id, valid_from: i } });
     }
@@ -90,7 +90,7 @@ export async function benchLexical(argv: string[]): Promise<void> {
     console.log(
       `${size} records: BM25 top-${limit} p50/p95 ${report.query_ms.ours.p50}/${report.query_ms.ours.p95} ms ` +
         `(MiniSearch ${report.query_ms.minisearch.p50}/${report.query_ms.minisearch.p95} ms, ${report.minisearch_to_ours_p95}x at p95); ` +
-        `LexicalRanking.query (turn context) ${report.query_ms.lexical_index_default.p50}/${report.query_ms.lexical_index_default.p95} ms; ` +
+        `Ranking.query (turn context) ${report.query_ms.lexical_index_default.p50}/${report.query_ms.lexical_index_default.p95} ms; ` +
         `same top-${limit}: ${report.same_top_k}; build ${report.build_ms.ours} ms (MiniSearch ${report.build_ms.minisearch} ms)`,
     );
   }

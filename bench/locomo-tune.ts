@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { loadTokenRegistry } from "../services/memory-core/src/auth/tokens.js";
-import { DEFAULT_TUNING, type RetrievalTuning } from "../services/memory-core/src/domain/retrieval-tuning.js";
+import { DEFAULT_TUNING, type RetrievalTuning } from "../services/memory-core/src/retrieval/retrieval-tuning.js";
 import { startOwnedChroma } from "../services/memory-core/src/embedded/owned-chroma.js";
 import { createEmbedder } from "../services/memory-core/src/embeddings/create.js";
 import type { Embedder } from "../services/memory-core/src/embeddings/embedder.js";

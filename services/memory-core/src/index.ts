@@ -15,7 +15,7 @@ export { FEED_PENDING_MS } from "./ledger/change-feed.js";
 export type { SummarizerPort, SessionTurn, SessionChange, SessionsOverview, Lease } from "./domain/summarizer-port.js";
 export type { SessionLeases } from "./ledger/session-leases.js";
 export type { SessionSummarizer } from "./domain/session-summarizer.js";
-export type { Summary, SummarizeSessionResult } from "./domain/types.js";
+export type { Summary, SummarizeSessionResult } from "./records/types.js";
 export type { Runtime, RunningSummarizer, SummarizerFactory, SummarizerParts } from "./runtime.js";
 export { startStack, type Stack, type StackOptions } from "./stack.js";
 export type { ConsoleFiles } from "./http/console-route.js";

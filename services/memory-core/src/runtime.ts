@@ -4,7 +4,7 @@ import type { Config, EmbeddingsConfig } from "./config.js";
 import { MemoryService } from "./domain/memory-service.js";
 import type { SessionSummarizer } from "./domain/session-summarizer.js";
 import { summarizerPort, type SummarizerPort } from "./domain/summarizer-port.js";
-import type { RetrievalTuning } from "./domain/retrieval-tuning.js";
+import type { RetrievalTuning } from "./retrieval/retrieval-tuning.js";
 import type { Embedder } from "./embeddings/embedder.js";
 import { createEmbedder } from "./embeddings/create.js";
 import type { Readiness } from "./http/health.js";

@@ -1,7 +1,7 @@
 import MiniSearch from "minisearch";
 import { describe, expect, it } from "vitest";
-import { Bm25Index } from "../src/domain/bm25-index.js";
-import { tokenize, toTerm } from "../src/domain/text-analysis.js";
+import { Bm25Index } from "../src/lexical/bm25-index.js";
+import { tokenize, toTerm } from "../src/lexical/text-analysis.js";
 
 const boosts = { title: 2, body: 1 };
 const params = { k: 1.2, b: 0.7, d: 0.5 };

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { Corrections } from "../src/domain/corrections.js";
-import { LexicalCatalog } from "../src/domain/lexical-catalog.js";
-import { DEFAULT_TUNING } from "../src/domain/retrieval-tuning.js";
+import { LexicalIndexes } from "../src/lexical/indexes.js";
+import { DEFAULT_TUNING } from "../src/retrieval/retrieval-tuning.js";
 import { Sequences } from "../src/ledger/sequences.js";
-import { OPEN_VALIDITY } from "../src/domain/turn-record.js";
+import { OPEN_VALIDITY } from "../src/records/turn-record.js";
 import { expectContractOutput } from "./support/contract-schemas.js";
 import { http, makeToken, mcpClient, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
 
@@ -164,20 +164,20 @@ describe("a correction racing another replica's catch-up", () => {
     const corrected = await add(racing.token, turn("race", 1));
     const sibling = await add(racing.token, turn("race", 2));
     // The other replica's index, caught up with both turns.
-    const replica = new LexicalCatalog(store, new Sequences(store), DEFAULT_TUNING);
-    await replica.current(racing.workspace, "turns");
+    const replica = new LexicalIndexes(store, new Sequences(store), DEFAULT_TUNING);
+    await replica.snapshot(racing.workspace, "turns");
     // Its next catch-up runs right after each feed entry the correction appends, before the correction's next step.
     class CatchUpAfterEachAppend extends Sequences {
       override async append(...args: Parameters<Sequences["append"]>) {
         const appended = await super.append(...args);
-        await replica.current(racing.workspace, "turns");
+        await replica.snapshot(racing.workspace, "turns");
         return appended;
       }
     }
     const corrections = new Corrections(store, new CatchUpAfterEachAppend(store));
     const principal = { workspace: racing.workspace, agent: racing.agent, role: "agent" as const };
     await corrections.supersede(principal, await corrections.existing(racing.workspace, corrected.id), undefined, "wrong");
-    const index = await replica.current(racing.workspace, "turns");
+    const index = await replica.snapshot(racing.workspace, "turns");
     expect(Number(index.record(corrected.id)?.metadata.valid_until)).toBeLessThan(OPEN_VALIDITY);
     expect(Number(index.record(sibling.id)?.metadata.valid_until)).toBe(OPEN_VALIDITY);
     await replica.close();

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { startOpenAIStub, wordVector } from "../../../testing/openai-stub.js";
 import { feedStream } from "../src/ledger/change-feed.js";
-import { DEFAULT_TUNING, type RetrievalTuning } from "../src/domain/retrieval-tuning.js";
-import { turnDocument } from "../src/domain/turn-record.js";
+import { DEFAULT_TUNING, type RetrievalTuning } from "../src/retrieval/retrieval-tuning.js";
+import { turnDocument } from "../src/records/turn-record.js";
 import { createEmbedder } from "../src/embeddings/create.js";
 import { silentLogger } from "../src/logger.js";
 import { Sequences } from "../src/ledger/sequences.js";

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { Condition } from "../src/domain/filters.js";
-import { LexicalCatalog } from "../src/domain/lexical-catalog.js";
-import { LexicalRankers, RankingThreadStopped } from "../src/domain/lexical-rankers.js";
-import { LexicalRanking, type RankedDocument } from "../src/domain/lexical-ranking.js";
-import { DEFAULT_TUNING } from "../src/domain/retrieval-tuning.js";
+import type { Condition } from "../src/retrieval/filters.js";
+import { LexicalIndexes } from "../src/lexical/indexes.js";
+import { RankingHost, RankingThreadStopped } from "../src/lexical/ranking-host.js";
+import { Ranking, type RankedDocument } from "../src/lexical/ranking.js";
+import { DEFAULT_TUNING } from "../src/retrieval/retrieval-tuning.js";
 import { Sequences } from "../src/ledger/sequences.js";
 import { http, makeToken, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
 
@@ -17,9 +17,9 @@ function document(i: number, session: string, thought: string): RankedDocument {
   };
 }
 
-const rankers: LexicalRankers[] = [];
+const rankers: RankingHost[] = [];
 const started = () => {
-  const r = new LexicalRankers();
+  const r = new RankingHost();
   rankers.push(r);
   return r;
 };
@@ -30,7 +30,7 @@ afterEach(async () => {
 describe("the lexical ranking thread", () => {
   it("answers as the same ranking in this thread would, after every change made before the query", async () => {
     const ranker = started().create(options);
-    const local = new LexicalRanking(options);
+    const local = new Ranking(options);
     const changes: Array<(target: { put(d: RankedDocument): void; remove(id: string): void }) => void> = [];
     for (let i = 0; i < 60; i++) {
       const thought = i % 3 === 0 ? `cache stampede after deploy ${i}` : i % 3 === 1 ? `flaky login test ${i}` : `cache warmup job ${i}`;
@@ -87,7 +87,7 @@ describe("an index whose ranking thread stopped", () => {
     }
     const store = cairn.runtime.store;
     const r = started();
-    const catalog = new LexicalCatalog(store, new Sequences(store), DEFAULT_TUNING, { rankers: r });
+    const catalog = new LexicalIndexes(store, new Sequences(store), DEFAULT_TUNING, { rankers: r });
     const search = async (text: string) =>
       (await catalog.read(alice.workspace, "turns", (index) => index.query(text, 5, []))).value.map((h) => h.id);
     const found = await search("stampede");

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { RecencyIndex } from "../src/domain/recency.js";
-import { LexicalCatalog } from "../src/domain/lexical-catalog.js";
-import { DEFAULT_TUNING } from "../src/domain/retrieval-tuning.js";
+import { LexicalIndexes } from "../src/lexical/indexes.js";
+import { DEFAULT_TUNING } from "../src/retrieval/retrieval-tuning.js";
 import { SessionTurns } from "../src/domain/session-turns.js";
 import { feedStream } from "../src/ledger/change-feed.js";
 import { RECENCY_VECTOR, slotId } from "../src/ledger/ledger.js";
@@ -138,7 +138,7 @@ describe("the recency sequence over real Chroma", () => {
     const recencyIndex = () => {
       const store = cairn.runtime.store;
       const sequences = new Sequences(store);
-      return new RecencyIndex(store, sequences, new SessionTurns(store, new LexicalCatalog(store, sequences, DEFAULT_TUNING)));
+      return new RecencyIndex(store, sequences, new SessionTurns(store, new LexicalIndexes(store, sequences, DEFAULT_TUNING)));
     };
     const warm = recencyIndex();
     for (const target of [0, 1, 2, 63, 64, 65, 200]) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { nextStep } from "../src/domain/team-status.js";
-import { turnDocument } from "../src/domain/turn-record.js";
+import { turnDocument } from "../src/records/turn-record.js";
 import { expectContractOutput } from "./support/contract-schemas.js";
 import { http, makeToken, mcpClient, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
 

@@ -4,8 +4,8 @@ import { ChangeFeed } from "../ledger/change-feed.js";
 import type { Sequences } from "../ledger/sequences.js";
 import { Tombstones } from "../ledger/tombstones.js";
 import { type ChromaStore, type Metadata, type StoredRecord } from "../store/chroma-store.js";
-import { OPEN_VALIDITY, parseList, reviewOf } from "./turn-record.js";
-import type { Correction } from "./types.js";
+import { OPEN_VALIDITY, parseList, reviewOf } from "../records/turn-record.js";
+import type { Correction } from "../records/types.js";
 
 /**
  * Corrections without losing history: superseding closes a memory's validity and links it to its

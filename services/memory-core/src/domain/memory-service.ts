@@ -9,22 +9,22 @@ import { ChangeFeed, feedAppend } from "../ledger/change-feed.js";
 import { KeyedMarkers } from "../ledger/keyed-markers.js";
 import { Sequences } from "../ledger/sequences.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
-import { bestOf } from "./confidence.js";
-import type { Condition } from "./filters.js";
-import { decodeCursor, encodeCursor, oldestFirst, positionFrom } from "./cursor.js";
-import { contentKey, summaryId, turnId } from "./ids.js";
+import { bestOf } from "../retrieval/confidence.js";
+import type { Condition } from "../retrieval/filters.js";
+import { decodeCursor, encodeCursor, oldestFirst, positionFrom } from "../records/cursor.js";
+import { contentKey, summaryId, turnId } from "../records/ids.js";
 import { Corrections, gone, type Tombstone } from "./corrections.js";
-import { LexicalCatalog } from "./lexical-catalog.js";
+import { LexicalIndexes } from "../lexical/indexes.js";
 import { RecencyIndex, recencyAppend } from "./recency.js";
-import { IntegrityCheck } from "./integrity.js";
-import { RecordExport } from "./record-export.js";
-import { RecordImport } from "./record-import.js";
-import { Reembedding } from "./reembedding.js";
-import { HybridRetrieval } from "./retrieval.js";
-import { DEFAULT_TUNING, type RetrievalTuning } from "./retrieval-tuning.js";
-import { briefOf, listingText, snippetText } from "./memory-brief.js";
+import { IntegrityCheck } from "../admin/integrity.js";
+import { RecordExport } from "../admin/record-export.js";
+import { RecordImport } from "../admin/record-import.js";
+import { Reembedding } from "../admin/reembedding.js";
+import { HybridRetrieval } from "../retrieval/hybrid-retrieval.js";
+import { DEFAULT_TUNING, type RetrievalTuning } from "../retrieval/retrieval-tuning.js";
+import { briefOf, listingText, snippetText } from "../records/memory-brief.js";
 import { SessionTurns } from "./session-turns.js";
-import { agentFlag, summaryDocument, summaryFromRecord, summaryMetadata } from "./summary-record.js";
+import { agentFlag, summaryDocument, summaryFromRecord, summaryMetadata } from "../records/summary-record.js";
 import {
   buildTurnRecord,
   memoryFromRecord,
@@ -34,7 +34,7 @@ import {
   positionOf,
   reviewOf,
   turnDocument,
-} from "./turn-record.js";
+} from "../records/turn-record.js";
 import { TeamStatus } from "./team-status.js";
 import type {
   AddMemoryRequest,
@@ -54,7 +54,7 @@ import type {
   RepairReport,
   SessionResult,
   Summary,
-} from "./types.js";
+} from "../records/types.js";
 
 export type NewSummary = Omit<Summary, "id" | "covered_through" | "dropped"> & { covered_through?: string; dropped?: Summary["dropped"] };
 
@@ -73,7 +73,7 @@ export class MemoryService {
   private readonly keyedMarkers: KeyedMarkers;
   private readonly recency: RecencyIndex;
   private readonly retrieval: HybridRetrieval;
-  private readonly lexical: LexicalCatalog;
+  private readonly lexical: LexicalIndexes;
   private readonly sessions: SessionTurns;
   private readonly corrections: Corrections;
   private readonly audit: AuditLog;
@@ -97,7 +97,7 @@ export class MemoryService {
     this.sequences = new Sequences(store, now);
     this.feed = new ChangeFeed(this.sequences);
     this.keyedMarkers = new KeyedMarkers(store);
-    this.lexical = new LexicalCatalog(store, this.sequences, tuning, { now, ...(options.log ? { log: options.log } : {}) });
+    this.lexical = new LexicalIndexes(store, this.sequences, tuning, { now, ...(options.log ? { log: options.log } : {}) });
     this.sessions = new SessionTurns(store, this.lexical);
     this.recency = new RecencyIndex(store, this.sequences, this.sessions);
     this.corrections = new Corrections(store, this.sequences, now);
@@ -369,7 +369,7 @@ export class MemoryService {
   /** The memories waiting for review, oldest first, a page after the `after` cursor's position. */
   async reviewQueue(principal: Principal, input: OperationInput<"query_review_queue">): Promise<OperationOutput<"query_review_queue">> {
     const after = input.after === undefined ? undefined : decodeCursor(input.after, "after");
-    const index = await this.lexical.current(principal.workspace, "turns");
+    const index = await this.lexical.snapshot(principal.workspace, "turns");
     const waiting = (index.matching([{ field: "review_state", op: "eq", value: "pending" }]) ?? [])
       .map((id) => index.record(id))
       .filter((r): r is StoredRecord => r !== undefined && (!after || oldestFirst(after, positionOf(r)) < 0))
@@ -440,7 +440,7 @@ export class MemoryService {
 
   /** Builds the workspace's lexical indexes now rather than at its first query. */
   async warmUp(workspace: string): Promise<void> {
-    await Promise.all([this.lexical.current(workspace, "turns"), this.lexical.current(workspace, "summaries")]);
+    await Promise.all([this.lexical.snapshot(workspace, "turns"), this.lexical.snapshot(workspace, "summaries")]);
   }
 
   /**

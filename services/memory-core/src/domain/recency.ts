@@ -1,5 +1,5 @@
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
-import { assertWithinListing } from "./cursor.js";
+import { assertWithinListing } from "../records/cursor.js";
 import type { AppendRequest, Appended, Sequences } from "../ledger/sequences.js";
 import type { SessionTurns } from "./session-turns.js";
 

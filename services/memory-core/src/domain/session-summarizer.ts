@@ -1,4 +1,4 @@
-import type { SummarizeSessionResult } from "./types.js";
+import type { SummarizeSessionResult } from "../records/types.js";
 
 /**
  * The port through which `summarize_session` reaches a summarizer. memory-core only defines it; the

@@ -1,6 +1,6 @@
 import type { ChromaStore, StoredRecord, Where } from "../store/chroma-store.js";
-import type { Condition } from "./filters.js";
-import type { LexicalCatalog } from "./lexical-catalog.js";
+import type { Condition } from "../retrieval/filters.js";
+import type { LexicalIndexes } from "../lexical/indexes.js";
 
 /**
  * A session's turns (of one agent, or all), with their documents, every one acknowledged before the call.
@@ -11,13 +11,13 @@ import type { LexicalCatalog } from "./lexical-catalog.js";
 export class SessionTurns {
   constructor(
     private readonly store: ChromaStore,
-    private readonly lexical: LexicalCatalog,
+    private readonly lexical: LexicalIndexes,
   ) {}
 
   async list(workspace: string, sessionId: string, agent?: string): Promise<StoredRecord[]> {
     const conditions: Condition[] = [{ field: "session_id", op: "eq", value: sessionId }];
     if (agent !== undefined) conditions.push({ field: "agent", op: "eq", value: agent });
-    const index = await this.lexical.complete(workspace, "turns");
+    const index = await this.lexical.snapshot(workspace, "turns", "complete");
     const ids = index?.matching(conditions);
     if (index && ids) {
       const records = ids.map((id) => index.record(id));

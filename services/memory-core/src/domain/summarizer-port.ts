@@ -3,12 +3,12 @@ import type { Embedder } from "../embeddings/embedder.js";
 import { ChangeFeed } from "../ledger/change-feed.js";
 import { Sequences } from "../ledger/sequences.js";
 import type { ChromaStore, Metadata, StoredRecord } from "../store/chroma-store.js";
-import { summaryId } from "./ids.js";
+import { summaryId } from "../records/ids.js";
 import type { MemoryService, NewSummary } from "./memory-service.js";
 import { SessionLeases } from "../ledger/session-leases.js";
-import { summaryFromRecord } from "./summary-record.js";
-import { turnFields } from "./turn-record.js";
-import type { Summary } from "./types.js";
+import { summaryFromRecord } from "../records/summary-record.js";
+import { turnFields } from "../records/turn-record.js";
+import type { Summary } from "../records/types.js";
 
 export type { Lease } from "../ledger/session-leases.js";
 

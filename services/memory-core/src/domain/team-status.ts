@@ -1,10 +1,10 @@
 import type { OperationOutput } from "@cairn/openapi";
 import type { StoredRecord } from "../store/chroma-store.js";
-import type { LexicalCatalog } from "./lexical-catalog.js";
-import { taskText } from "./memory-brief.js";
+import type { LexicalIndexes } from "../lexical/indexes.js";
+import { taskText } from "../records/memory-brief.js";
 import type { RecencyIndex } from "./recency.js";
-import { OPEN_VALIDITY, parseList, turnFields } from "./turn-record.js";
-import type { Check, Correction } from "./types.js";
+import { OPEN_VALIDITY, parseList, turnFields } from "../records/turn-record.js";
+import type { Check, Correction } from "../records/types.js";
 
 type TeamStatusResult = OperationOutput<"query_team_status">;
 type AgentStatus = TeamStatusResult["agents"][number];
@@ -20,13 +20,13 @@ const NEXT_STEP_CHARS = 160;
  */
 export class TeamStatus {
   constructor(
-    private readonly lexical: LexicalCatalog,
+    private readonly lexical: LexicalIndexes,
     private readonly recency: RecencyIndex,
     private readonly now: () => number,
   ) {}
 
   async query(workspace: string, limit: number): Promise<TeamStatusResult> {
-    const index = await this.lexical.current(workspace, "turns");
+    const index = await this.lexical.snapshot(workspace, "turns");
     // One recency read per agent of the workspace: as many as the workspace has agents, never a caller's number.
     const newest = await Promise.all(
       index

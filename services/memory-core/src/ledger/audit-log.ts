@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { assertWithinListing } from "../domain/cursor.js";
+import { assertWithinListing } from "../records/cursor.js";
 import type { ChromaStore, Metadata } from "../store/chroma-store.js";
-import type { Schemas } from "../domain/types.js";
+import type { Schemas } from "../records/types.js";
 import type { AppendRequest, Sequences } from "./sequences.js";
 import { Tombstones } from "./tombstones.js";
 

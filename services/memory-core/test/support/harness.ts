@@ -8,7 +8,7 @@ import { afterAll, beforeAll, inject } from "vitest";
 import { newToken, parseTokensFile, TokenRegistry } from "../../src/auth/tokens.js";
 import type { Role } from "../../src/auth/principal.js";
 import type { Embedder } from "../../src/embeddings/embedder.js";
-import type { RetrievalTuning } from "../../src/domain/retrieval-tuning.js";
+import type { RetrievalTuning } from "../../src/retrieval/retrieval-tuning.js";
 import { createEmbedder } from "../../src/embeddings/create.js";
 import { createApp } from "../../src/http/app.js";
 import type { ConsoleFiles } from "../../src/http/console-route.js";

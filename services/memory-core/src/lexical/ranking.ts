@@ -1,6 +1,6 @@
 import type { Metadata } from "../store/chroma-store.js";
 import { Bm25Index, weightedTerms, type Bm25Params, type WeightedQuery } from "./bm25-index.js";
-import { holds, type Condition } from "./filters.js";
+import { holds, type Condition } from "../retrieval/filters.js";
 
 const CONTEXT_POOL = 200;
 
@@ -85,7 +85,7 @@ interface HeldHit {
  * wherever its owner puts it (lexical-rankers.ts runs it on a worker thread); it holds nothing but what it is
  * given, in the order given.
  */
-export class LexicalRanking {
+export class Ranking {
   private readonly bm25: Bm25Index<Held>;
   private readonly held = new Map<string, Held>();
   private readonly sessions = new Map<string, Session>();

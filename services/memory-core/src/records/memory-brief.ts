@@ -1,5 +1,5 @@
 import type { StoredRecord } from "../store/chroma-store.js";
-import { terms, tokenize, toTerm } from "./text-analysis.js";
+import { terms, tokenize, toTerm } from "../lexical/text-analysis.js";
 import { OPEN_VALIDITY, parseList, reviewOf, turnFields } from "./turn-record.js";
 import type { Correction, Kind, MemoryBrief } from "./types.js";
 

@@ -1,8 +1,8 @@
 import type { OperationInput } from "@cairn/openapi";
 import { Tombstones } from "../ledger/tombstones.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
-import { assertWithinListing, encodeCursor, positionFrom } from "./cursor.js";
-import type { ExportedRecord, ExportPage, TransferCollection } from "./types.js";
+import { assertWithinListing, encodeCursor, positionFrom } from "../records/cursor.js";
+import type { ExportedRecord, ExportPage, TransferCollection } from "../records/types.js";
 
 /**
  * A workspace's records as stored, page by page, in the order they were added (Chroma's order for a `get`

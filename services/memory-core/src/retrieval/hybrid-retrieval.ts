@@ -4,9 +4,9 @@ import { atLeast, hitConfidence, semanticFloor } from "./confidence.js";
 import { DenseRetrieval } from "./dense-retrieval.js";
 import type { Condition } from "./filters.js";
 import { reciprocalRankFusion, withHead, type Retriever } from "./fusion.js";
-import type { LexicalCatalog, SearchableCollection } from "./lexical-catalog.js";
+import type { LexicalIndexes, SearchableCollection } from "../lexical/indexes.js";
 import type { RetrievalTuning } from "./retrieval-tuning.js";
-import type { Confidence } from "./types.js";
+import type { Confidence } from "../records/types.js";
 
 export type SearchMode = "hybrid" | "semantic" | "lexical";
 
@@ -46,7 +46,7 @@ export class HybridRetrieval {
   constructor(
     store: ChromaStore,
     private readonly embedder: Embedder,
-    private readonly lexical: LexicalCatalog,
+    private readonly lexical: LexicalIndexes,
     private readonly tuning: Pick<RetrievalTuning, "fusion" | "semanticGate" | "confidence">,
   ) {
     this.denseSide = new DenseRetrieval(store, embedder, lexical);

@@ -8,8 +8,8 @@ import type { AuditLog } from "../ledger/audit-log.js";
 import { ChangeFeed, feedAppend } from "../ledger/change-feed.js";
 import type { Sequences } from "../ledger/sequences.js";
 import { Tombstones } from "../ledger/tombstones.js";
-import { recencyAppend } from "./recency.js";
-import type { ExportedRecord, ImportRequest, ImportResult } from "./types.js";
+import { recencyAppend } from "../domain/recency.js";
+import type { ExportedRecord, ImportRequest, ImportResult } from "../records/types.js";
 
 /**
  * Exported records stored back, keeping ids, fields and the original `recorded_at`, and the derived

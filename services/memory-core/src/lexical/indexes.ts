@@ -3,11 +3,11 @@ import { ChangeFeed, FEED_PENDING_MS, type FeedCollection } from "../ledger/chan
 import type { Sequences } from "../ledger/sequences.js";
 import { Tombstones } from "../ledger/tombstones.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
-import { LexicalIndex, type LexicalDocument } from "./lexical-index.js";
-import { LexicalRankers } from "./lexical-rankers.js";
-import type { RetrievalTuning } from "./retrieval-tuning.js";
-import { summaryFromRecord } from "./summary-record.js";
-import { parseList, turnFields } from "./turn-record.js";
+import { CollectionIndex, type LexicalDocument } from "./collection-index.js";
+import { RankingHost } from "./ranking-host.js";
+import type { RetrievalTuning } from "../retrieval/retrieval-tuning.js";
+import { summaryFromRecord } from "../records/summary-record.js";
+import { parseList, turnFields } from "../records/turn-record.js";
 
 /** The collections searched lexically: those with a change feed (see ledger/change-feed.ts). */
 export type SearchableCollection = FeedCollection;
@@ -17,7 +17,7 @@ const PAGE = 500;
 const TURN_KEY_FIELDS = ["agent", "session_id", "kind", "check_status", "review_state"];
 
 interface Entry {
-  index: LexicalIndex;
+  index: CollectionIndex;
   /** Feed entries consumed. */
   position: number;
   /** Catch-ups of one index run one at a time. */
@@ -31,10 +31,10 @@ interface Entry {
  * then caught up from the change feed before every query, so that a write acknowledged by any replica is
  * found lexically by every replica at once.
  */
-export class LexicalCatalog {
+export class LexicalIndexes {
   private readonly entries = new Map<string, Promise<Entry>>();
 
-  private readonly rankers: LexicalRankers;
+  private readonly rankers: RankingHost;
   private readonly now: () => number;
   private readonly feed: ChangeFeed;
   private readonly tombstones: Tombstones;
@@ -43,7 +43,7 @@ export class LexicalCatalog {
     private readonly store: ChromaStore,
     sequences: Sequences,
     private readonly tuning: RetrievalTuning,
-    options: { now?: () => number; log?: Logger; rankers?: LexicalRankers } = {},
+    options: { now?: () => number; log?: Logger; rankers?: RankingHost } = {},
   ) {
     this.now = options.now ?? Date.now;
     this.feed = new ChangeFeed(sequences);
@@ -53,7 +53,7 @@ export class LexicalCatalog {
       log?.error("lexical ranking thread stopped; indexes are rebuilt from Chroma on next use", {
         error: error instanceof Error ? error.message : String(error),
       });
-    this.rankers = options.rankers ?? new LexicalRankers(stopped);
+    this.rankers = options.rankers ?? new RankingHost(stopped);
   }
 
   /** Stops the ranking thread; the catalog is not used after. */
@@ -62,18 +62,24 @@ export class LexicalCatalog {
     await this.rankers.close();
   }
 
-  /** The index, once it holds every write acknowledged before the call (but one in flight holding it back). */
-  async current(workspace: string, collection: SearchableCollection): Promise<LexicalIndex> {
-    return (await this.caughtUp(workspace, collection)).index;
-  }
-
   /**
-   * The index holding every write acknowledged before the call, or undefined while a write in flight holds its
-   * catch-up back: then only Chroma has all of them.
+   * A collection's index, as fresh as the caller needs:
+   * - `caught-up`: once it holds every write acknowledged before the call (but one in flight holding it back);
+   * - `complete`: the same, or undefined while a write in flight holds its catch-up back (then only Chroma has
+   *   all of them);
+   * - `as-is`: as it stands, not caught up, for estimates that need not be exact.
+   * `read` is the query path's `caught-up`, overlapped with asking how far the change feed goes.
    */
-  async complete(workspace: string, collection: SearchableCollection): Promise<LexicalIndex | undefined> {
+  async snapshot(workspace: string, collection: SearchableCollection, freshness: "complete"): Promise<CollectionIndex | undefined>;
+  async snapshot(workspace: string, collection: SearchableCollection, freshness?: "caught-up" | "as-is"): Promise<CollectionIndex>;
+  async snapshot(
+    workspace: string,
+    collection: SearchableCollection,
+    freshness: "caught-up" | "complete" | "as-is" = "caught-up",
+  ): Promise<CollectionIndex | undefined> {
+    if (freshness === "as-is") return (await this.entry(workspace, collection)).index;
     const entry = await this.caughtUp(workspace, collection);
-    return entry.complete ? entry.index : undefined;
+    return freshness === "complete" && !entry.complete ? undefined : entry.index;
   }
 
   private async caughtUp(workspace: string, collection: SearchableCollection): Promise<Entry> {
@@ -82,21 +88,16 @@ export class LexicalCatalog {
     return entry;
   }
 
-  /** The index as it stands, not caught up: for estimates that need not be exact. */
-  async standing(workspace: string, collection: SearchableCollection): Promise<LexicalIndex> {
-    return (await this.entry(workspace, collection)).index;
-  }
-
   /**
-   * `read(index)` as `current` would give it, in less time: `read` runs on the index as it stands while Chroma
+   * `read(index)` as `snapshot` (`caught-up`) would give it, in less time: `read` runs on the index as it stands while Chroma
    * is asked how long the change feed is, and runs again after a catch-up only when the feed has moved past it.
    * The asking and the reading overlap instead of adding up.
    */
   async read<T>(
     workspace: string,
     collection: SearchableCollection,
-    read: (index: LexicalIndex) => T | Promise<T>,
-  ): Promise<{ index: LexicalIndex; value: T }> {
+    read: (index: CollectionIndex) => T | Promise<T>,
+  ): Promise<{ index: CollectionIndex; value: T }> {
     const entry = await this.entry(workspace, collection);
     const length = this.feed.length(workspace, collection);
     length.catch(() => undefined); // awaited below; should `read` fail first, its failure is not left unhandled
@@ -143,7 +144,7 @@ export class LexicalCatalog {
     const position = await this.feed.length(workspace, collection);
     const index =
       collection === "turns"
-        ? new LexicalIndex(
+        ? new CollectionIndex(
             this.rankers.create({
               boosts: this.tuning.turnFields,
               bm25: this.tuning.bm25,
@@ -152,7 +153,7 @@ export class LexicalCatalog {
             }),
             TURN_KEY_FIELDS,
           )
-        : new LexicalIndex(this.rankers.create({ boosts: this.tuning.summaryFields, bm25: this.tuning.bm25, neighbourShare: 0 }));
+        : new CollectionIndex(this.rankers.create({ boosts: this.tuning.summaryFields, bm25: this.tuning.bm25, neighbourShare: 0 }));
     try {
       const records = await this.store.collection(workspace, collection);
       for await (const page of records.pages({ size: PAGE, withDocuments: true })) {

@@ -1,5 +1,5 @@
 import type { Retriever } from "./fusion.js";
-import type { Confidence } from "./types.js";
+import type { Confidence } from "../records/types.js";
 
 /**
  * How sure a hit is, from what the two retrievers saw:

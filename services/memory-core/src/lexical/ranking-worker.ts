@@ -1,17 +1,17 @@
 import { parentPort } from "node:worker_threads";
-import { LexicalRanking } from "./lexical-ranking.js";
-import type { RankingReply, RankingRequest } from "./lexical-rankers.js";
+import { Ranking } from "./ranking.js";
+import type { RankingReply, RankingRequest } from "./ranking-host.js";
 
 /**
  * The lexical rankings of one memory-core process, on a thread of their own (see lexical-rankers.ts): requests
  * come in batches, in the order they were made, and each query is answered before the next request is read.
  */
-const rankings = new Map<number, LexicalRanking>();
+const rankings = new Map<number, Ranking>();
 
 function handle(request: RankingRequest): RankingReply | undefined {
   switch (request.type) {
     case "create":
-      rankings.set(request.ranking, new LexicalRanking(request.options));
+      rankings.set(request.ranking, new Ranking(request.options));
       return undefined;
     case "drop":
       rankings.delete(request.ranking);

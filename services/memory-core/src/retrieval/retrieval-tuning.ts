@@ -1,4 +1,4 @@
-import type { Bm25Params } from "./bm25-index.js";
+import type { Bm25Params } from "../lexical/bm25-index.js";
 import { DEFAULT_CONFIDENCE, type ConfidenceTuning } from "./confidence.js";
 
 /**

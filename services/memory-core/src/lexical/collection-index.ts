@@ -1,9 +1,9 @@
 import type { Metadata, StoredRecord } from "../store/chroma-store.js";
-import { matches, type Condition } from "./filters.js";
-import type { LexicalRanker } from "./lexical-rankers.js";
-import type { LexicalHit } from "./lexical-ranking.js";
+import { matches, type Condition } from "../retrieval/filters.js";
+import type { RankingHandle } from "./ranking-host.js";
+import type { LexicalHit } from "./ranking.js";
 
-export type { LexicalHit } from "./lexical-ranking.js";
+export type { LexicalHit } from "./ranking.js";
 
 const NONE: ReadonlySet<string> = new Set();
 
@@ -43,7 +43,7 @@ export interface LexicalDocument {
  * ranking on the ranking thread (lexical-rankers.ts). It holds nothing that Chroma does not: it is built from
  * Chroma and kept current from the workspace's change feed (see lexical-catalog.ts).
  */
-export class LexicalIndex {
+export class CollectionIndex {
   /** What the index was last given of each record: its metadata, and its document when the catalog had it. */
   private readonly records = new Map<string, StoredRecord>();
   /** Per value of each key field (`keyOf(field, value)`), the records holding it. */
@@ -54,7 +54,7 @@ export class LexicalIndex {
    * records of each value, so such a filter costs what its records do, not a pass over every record.
    */
   constructor(
-    private readonly ranker: LexicalRanker,
+    private readonly ranker: RankingHandle,
     private readonly keyFields: readonly string[] = [],
   ) {}
 

@@ -13,7 +13,7 @@ import { FEED_PENDING_MS, feedStream } from "../ledger/change-feed.js";
 import { Ledger } from "../ledger/ledger.js";
 import type { Sequences } from "../ledger/sequences.js";
 import { Tombstones } from "../ledger/tombstones.js";
-import type { IntegrityProblem, IntegrityReport, RepairReport } from "./types.js";
+import type { IntegrityProblem, IntegrityReport, RepairReport } from "../records/types.js";
 
 const PAGE = 500;
 const MAX_LISTED = 200;

@@ -2,9 +2,9 @@ import type { Embedder } from "../embeddings/embedder.js";
 import { internal } from "../errors.js";
 import type { ChromaStore, Neighbour, StoredRecord, Where } from "../store/chroma-store.js";
 import { matches, toWhere } from "./filters.js";
-import type { LexicalCatalog, SearchableCollection } from "./lexical-catalog.js";
-import type { LexicalIndex } from "./lexical-index.js";
-import type { SearchRequest } from "./retrieval.js";
+import type { LexicalIndexes, SearchableCollection } from "../lexical/indexes.js";
+import type { CollectionIndex } from "../lexical/collection-index.js";
+import type { SearchRequest } from "./hybrid-retrieval.js";
 
 /**
  * A filter is applied here to an unfiltered over-fetch when enough records pass that this many neighbours
@@ -38,7 +38,7 @@ export class DenseRetrieval {
   constructor(
     private readonly store: ChromaStore,
     private readonly embedder: Embedder,
-    private readonly lexical: LexicalCatalog,
+    private readonly lexical: LexicalIndexes,
   ) {}
 
   /** The `depth` nearest records that meet the request's conditions, with their documents. */
@@ -47,7 +47,7 @@ export class DenseRetrieval {
     collection: SearchableCollection,
     request: Pick<SearchRequest, "query" | "conditions">,
     depth: number,
-    indexReady: () => Promise<LexicalIndex>,
+    indexReady: () => Promise<CollectionIndex>,
   ): Promise<DenseHit[]> {
     const [embedding] = await this.embedder.embed([request.query]);
     if (!embedding) throw internal();
@@ -89,7 +89,7 @@ export class DenseRetrieval {
     } else {
       // The lexical index holds every record's metadata: it tells how many pass. As it stands is close enough
       // for choosing how to ask, and does not wait for the lexical side's catch-up.
-      const standing = await this.lexical.standing(workspace, collection);
+      const standing = await this.lexical.snapshot(workspace, collection, "as-is");
       const passing = standing.matching(request.conditions);
       const share = passing
         ? passing.length / Math.max(1, standing.size)

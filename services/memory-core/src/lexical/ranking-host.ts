@@ -2,7 +2,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
-import type { LexicalHit, LexicalQuery, RankedDocument, RankingOptions } from "./lexical-ranking.js";
+import type { LexicalHit, LexicalQuery, RankedDocument, RankingOptions } from "./ranking.js";
 
 export type RankingRequest =
   | { type: "create"; ranking: number; options: RankingOptions }
@@ -14,7 +14,7 @@ export type RankingRequest =
 export type RankingReply = { call: number; hits: LexicalHit[] } | { call: number; failure: string };
 
 /** One collection's lexical ranking, held by the ranking thread; changes apply in the order they are made. */
-export interface LexicalRanker {
+export interface RankingHandle {
   /** False once the thread holding the ranking has stopped: its owner builds it again. */
   readonly alive: boolean;
   put(document: RankedDocument): void;
@@ -37,13 +37,13 @@ export class RankingThreadStopped extends Error {
  * instead of delaying it and every other request. The thread starts with the first ranking, never keeps the
  * process alive while idle, and is started again by the next ranking created after it stops.
  */
-export class LexicalRankers {
+export class RankingHost {
   private thread: RankingThread | undefined;
   private nextRanking = 1;
 
   constructor(private readonly onStopped: (error: unknown) => void = () => undefined) {}
 
-  create(options: RankingOptions): LexicalRanker {
+  create(options: RankingOptions): RankingHandle {
     if (!this.thread?.running) this.thread = new RankingThread(this.onStopped);
     const thread = this.thread;
     const ranking = this.nextRanking++;
@@ -138,7 +138,7 @@ class RankingThread {
  */
 function spawnWorker(): Worker {
   const fromSource = import.meta.url.endsWith(".ts");
-  const entry = new URL(`./lexical-ranking-worker.${fromSource ? "ts" : "js"}`, import.meta.url);
+  const entry = new URL(`./ranking-worker.${fromSource ? "ts" : "js"}`, import.meta.url);
   if (!fromSource) return new Worker(entry);
   const tsxApi = pathToFileURL(join(dirname(createRequire(import.meta.url).resolve("tsx/package.json")), "dist/esm/api/index.mjs"));
   const boot = `const { register } = await import(${JSON.stringify(tsxApi.href)}); register(); await import(${JSON.stringify(entry.href)});`;
