@@ -433,6 +433,8 @@ export interface components {
             model?: string;
             /** @description When it happened, for imported history; `recorded_at` stays the server's clock. */
             occurred_at?: components["schemas"]["Timestamp"];
+            /** @description Who did the work, for imported history. */
+            author?: string;
             /**
              * @description Who wrote the content: `agent` (agent tokens' default), `human` (admin tokens only, and their default), `import` (history from elsewhere, stored untrusted).
              * @enum {string}
@@ -509,6 +511,7 @@ export interface components {
             model?: string;
             recorded_at: components["schemas"]["Timestamp"];
             occurred_at?: components["schemas"]["Timestamp"];
+            author?: string;
             /** @description Since when it holds (`occurred_at`, else `recorded_at`). */
             valid_from: components["schemas"]["Timestamp"];
             /** @description When it stopped holding; absent while it holds. */

@@ -58,6 +58,7 @@ export function buildTurnRecord(write: TurnWrite): TurnRecordParts {
   };
   if (occurredAt !== null) metadata.occurred_at = occurredAt;
   if (payload.model !== null) metadata.model = payload.model;
+  if (payload.author !== undefined) metadata.author = payload.author;
   return { document: turnDocument(input), metadata };
 }
 
@@ -80,6 +81,8 @@ function turnPayload(input: AddMemoryRequest) {
     occurred_at: input.occurred_at === undefined ? null : Date.parse(input.occurred_at),
     source: input.source ?? null,
     supersedes: input.supersedes ?? [],
+    // Left out of the hash when absent, so turns written before the field existed still replay.
+    author: input.author,
   };
 }
 
@@ -159,6 +162,7 @@ export function memoryFromRecord(record: StoredRecord, detail: Detail): Memory {
   if (typeof m.superseded_reason === "string") memory.superseded_reason = m.superseded_reason;
   if (typeof m.model === "string") memory.model = m.model;
   if (typeof m.occurred_at === "number") memory.occurred_at = new Date(m.occurred_at).toISOString();
+  if (typeof m.author === "string") memory.author = m.author;
   return memory;
 }
 
