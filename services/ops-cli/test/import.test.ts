@@ -288,6 +288,7 @@ describe("cairn import transcripts", () => {
       "SHELL-OUTPUT-MARKER",
       "PATCH-BODY-MARKER",
       "ENCRYPTEDREASONINGMARKER",
+      "COMPACT-SUMMARY-MARKER",
       "environment_context",
     ]) {
       expect({ marker, present: everything.includes(marker) }).toEqual({ marker, present: false });

@@ -95,8 +95,16 @@ function claudeCodeExchanges(lines: Line[], file: string): Exchange[] {
   for (const { number, value } of lines) {
     const type = value.type;
     if (type !== "user" && type !== "assistant") continue;
-    // Subagents' side chains, expanded commands and compaction summaries are not requests of the person.
-    if (value.isSidechain === true || value.isMeta === true || value.isCompactSummary === true) continue;
+    // Subagents' side chains, expanded commands, compaction summaries and lines only shown in Claude Code's own
+    // view are not requests of the person, nor what the model was sent.
+    if (
+      value.isSidechain === true ||
+      value.isMeta === true ||
+      value.isCompactSummary === true ||
+      value.isVisibleInTranscriptOnly === true
+    ) {
+      continue;
+    }
     const message = isObject(value.message) ? value.message : {};
     const content = message.content;
     if (type === "user") {
