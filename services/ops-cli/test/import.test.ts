@@ -14,6 +14,8 @@ const RATES_SECRET = "sk-ant-api03-Qm7vK2mLx9RtY4wP7nB3cD6fG1hJ5kL0";
 
 let dir: string;
 let cairn: TestCairn;
+let repo: string;
+let hashes: Hashes;
 const ws = uniqueWorkspace("import");
 const dev = makeToken(ws, "dev");
 const ops = makeToken(ws, "ops", "admin");
@@ -27,6 +29,7 @@ const bad = makeToken(badWs, "dev");
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "cairn-import-"));
   cairn = await startCairn([dev, ops, sinceDev, talker, bad]);
+  ({ repo, hashes } = await buildRepository());
 });
 afterAll(async () => {
   await cairn?.close();
@@ -122,12 +125,6 @@ async function buildRepository(): Promise<{ repo: string; hashes: Hashes }> {
 }
 
 describe("cairn import git", () => {
-  let repo: string;
-  let hashes: Hashes;
-  beforeAll(async () => {
-    ({ repo, hashes } = await buildRepository());
-  });
-
   it("stores one memory per commit, marks the reverted one outdated, links the fix, and keeps the secret out", async () => {
     const run = await cairnCli(["import", "git", "--repo", repo, ...common(dev)]);
     expect(run.stderr).toBe("");
@@ -322,8 +319,8 @@ describe("bad input to the importers", () => {
     const cases: Array<[string[], number, string]> = [
       [["import", "git", "--repo", notRepo, ...common(bad)], 2, `--repo: ${notRepo} is not a git repository`],
       [["import", "git", "--repo", join(dir, "nowhere"), ...common(bad)], 2, "does not exist"],
-      [["import", "git", "--repo", join(dir, "shop"), "--branch", "nope", ...common(bad)], 2, 'has no branch or commit "nope"'],
-      [["import", "git", "--repo", join(dir, "shop"), "--since", "last tuesday", ...common(bad)], 2, "--since must be a date"],
+      [["import", "git", "--repo", repo, "--branch", "nope", ...common(bad)], 2, 'has no branch or commit "nope"'],
+      [["import", "git", "--repo", repo, "--since", "last tuesday", ...common(bad)], 2, "--since must be a date"],
       [["import", "git", ...common(bad)], 2, "import git: --repo PATH is required"],
       [["import", "transcripts", "--harness", "claude-code", "--path", cut, ...common(bad)], 2, "zz-cut.jsonl: line 2 is not JSON"],
       [
@@ -340,12 +337,12 @@ describe("bad input to the importers", () => {
       [["import", "transcripts", "--harness", "codex", "--path", notRepo, ...common(bad)], 2, "no .jsonl transcript under"],
       [["import", "svn", ...common(bad)], 2, 'import: unknown kind "svn"'],
       [
-        ["import", "git", "--repo", join(dir, "shop"), "--tokens-file", "t.yaml", ...url],
+        ["import", "git", "--repo", repo, "--tokens-file", "t.yaml", ...url],
         2,
         "pass --token TOKEN (an agent or admin token), not --tokens-file",
       ],
-      [["import", "git", "--repo", join(dir, "shop"), ...url], 2, "no token"],
-      [["import", "git", "--repo", join(dir, "shop"), "--token", "not-a-token", ...url], 1, "memory-core does not know this token (401)"],
+      [["import", "git", "--repo", repo, ...url], 2, "no token"],
+      [["import", "git", "--repo", repo, "--token", "not-a-token", ...url], 1, "memory-core does not know this token (401)"],
     ];
     for (const [args, code, message] of cases) {
       const run = await cairnCli(args);
@@ -361,5 +358,16 @@ describe("bad input to the importers", () => {
     const sound = await cairnCli(["import", "transcripts", "--harness", "claude-code", "--path", cut, ...common(bad)]);
     expect(sound.code).toBe(0);
     expect(await memoriesOf(bad)).toHaveLength(2);
+
+    // A session that grew after it was imported: the exchange stored before is left as it was, and counted.
+    const file = join(cut, "-home-dev-shop", "7d3c1f4e-2b6a-4c1d-9e8f-0a1b2c3d4e5f.jsonl");
+    await writeFile(file, (await readFile(file, "utf8")).replace("stays in the vault.", "stays in the vault. GREW-LATER-MARKER"));
+    const grown = await cairnCli(["import", "transcripts", "--harness", "claude-code", "--path", cut, ...common(bad)]);
+    expect(grown.code).toBe(0);
+    expect(grown.stdout).toContain("2 exchanges, 0 stored, 1 already there, 1 stored before with other content (left as they were)");
+    const kept = await memoriesOf(bad);
+    expect(kept).toHaveLength(2);
+    expect(kept.some((m) => m.response.includes("stays in the vault."))).toBe(true);
+    expect(JSON.stringify(kept)).not.toContain("GREW-LATER-MARKER");
   });
 });
