@@ -77,7 +77,7 @@ async function buildRepository(): Promise<{ repo: string; hashes: Hashes }> {
   await mkdir(join(repo, "src"), { recursive: true });
   let clock = Date.parse("2026-10-01T09:00:00Z");
   const git = (...args: string[]) => {
-    // Commits an hour apart: 10:00, 11:00, ... on 2026-10-01.
+    // A fixed clock per commit: the dates, and so what --since takes, are known to the assertions.
     if (args[0] === "commit" || args[0] === "revert") clock += 3_600_000;
     const date = new Date(clock).toISOString();
     return execFileSync("git", ["-C", repo, ...args], {
