@@ -525,7 +525,7 @@ export interface components {
             command?: string;
             /** @enum {string} */
             status: "passed" | "failed" | "unverified";
-            /** @description The commit the check ran against; a passed check speaks for that commit, not for today. */
+            /** @description The commit it ran against (a pass speaks for that commit only). */
             commit?: string;
         };
         AddMemoryRequest: {
@@ -546,12 +546,14 @@ export interface components {
             model?: string;
             /** @description When it happened, for imported history; `recorded_at` stays the server's clock. */
             occurred_at?: components["schemas"]["Timestamp"];
+            /** @description Who did the work, for imported history. */
+            author?: string;
             /**
-             * @description Who wrote the content: `agent` (agent tokens' default), `human` (admin tokens only, and their default), `import` (history from elsewhere, stored untrusted).
+             * @description `agent` (agent tokens' default), `human` (admin tokens only, their default), `import` (stored untrusted).
              * @enum {string}
              */
             source?: "agent" | "human" | "import";
-            /** @description Memories this one replaces (yours, or any with an admin token); they are marked superseded by it. */
+            /** @description Memories this one replaces (yours, or any for an admin), marked superseded by it. */
             supersedes?: components["schemas"]["MemoryId"][];
         };
         SupersedeRequest: {
@@ -640,6 +642,7 @@ export interface components {
             model?: string;
             recorded_at: components["schemas"]["Timestamp"];
             occurred_at?: components["schemas"]["Timestamp"];
+            author?: string;
             /** @description Since when it holds (`occurred_at`, else `recorded_at`). */
             valid_from: components["schemas"]["Timestamp"];
             /** @description When it stopped holding; absent while it holds. */
@@ -725,8 +728,7 @@ export interface components {
             detail: "brief" | "full";
         };
         /**
-         * @description `hybrid` (default) fuses both retrievers; `lexical` alone finds exact words (ticket numbers, error codes,
-         *     identifiers); `semantic` alone finds paraphrases.
+         * @description `lexical`: exact words (ids, error codes); `semantic`: paraphrases; `hybrid` (default): both, fused.
          * @default hybrid
          * @enum {string}
          */

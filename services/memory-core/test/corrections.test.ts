@@ -404,6 +404,26 @@ describe("provenance and checks", () => {
     expect(await read(imported.id)).toMatchObject({ source: "import", trusted: false });
   });
 
+  it("keeps the author of imported history apart from the writing agent, and counts it in what a retry must repeat", async () => {
+    const body = {
+      ...turn("fix-author", 1),
+      source: "import",
+      author: "Ada Lovelace <ada@example.com>",
+      idempotency_key: "git:fix-author:1",
+    };
+    const written = await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body });
+    expect(written.status).toBe(201);
+    const read = async (id: string) => (await http(cairn.url, "GET", `/v1/memories/${id}`, { token: alice.token })).body;
+    expect(await read(written.body.id)).toMatchObject({ agent: "alice", author: "Ada Lovelace <ada@example.com>", source: "import" });
+    const replay = await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body });
+    expect([replay.status, replay.body.replayed, replay.body.id]).toEqual([200, true, written.body.id]);
+    const other = await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body: { ...body, author: "Someone Else" } });
+    expect([other.status, other.body.code]).toEqual([409, "idempotency_conflict"]);
+    const plain = await add(alice.token, turn("fix-author", 2));
+    expect(await read(plain.id)).toMatchObject({ agent: "alice" });
+    expect(await read(plain.id)).not.toHaveProperty("author");
+  });
+
   it("derives check status, filters on it, and says which commit a passed check speaks for", async () => {
     const passed = await add(alice.token, {
       ...turn("fix-checks", 1),

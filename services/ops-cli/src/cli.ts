@@ -1,10 +1,13 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { backup } from "./commands/backup.js";
+import { importGit, importTranscripts } from "./commands/import.js";
 import { reembed } from "./commands/reembed.js";
 import { checkFile, restore } from "./commands/restore.js";
 import { repair, verify } from "./commands/verify.js";
-import { loadCliConfig } from "./config.js";
+import { loadCliConfig, loadImportConfig } from "./config.js";
+import { AdminClient } from "./client.js";
+import { HARNESSES, type Harness } from "./import/transcripts.js";
 import { CliError, usageError, type Io } from "./io.js";
 import { resolveTargets } from "./tokens.js";
 
@@ -18,8 +21,14 @@ const USAGE = `usage: cairn <command> [--url URL] [--token TOKEN | --tokens-file
   repair  [--apply] [--json]    mend what verify finds in the logs (a dry run without --apply);
                                 with --apply, exit 1 when a workspace is still not healthy after
   reembed [--batch N]           re-embed each workspace after an embedding-model change (resumable)
+  import git --repo PATH [--since DATE] [--branch NAME]
+                                one memory per commit of a branch; reverts mark what they reverted outdated
+  import transcripts --harness claude-code|codex --path FILE|DIR
+                                one memory per exchange of Claude Code or Codex session files
 --url defaults to http://127.0.0.1:8790; the admin token comes from --token, CAIRN_ADMIN_TOKEN, or
---tokens-file (memory-core's tokens file: every workspace it holds an admin token for).`;
+--tokens-file (memory-core's tokens file: every workspace it holds an admin token for). The imports write
+with one token, an agent's or an admin's: --token, CAIRN_TOKEN or CAIRN_ADMIN_TOKEN. Both can run again:
+nothing is stored twice. Secrets (API keys, tokens, private keys, passwords) are redacted before sending.`;
 
 const COMMON = {
   url: { type: "string" },
@@ -34,6 +43,8 @@ const COMMANDS = {
   verify: { ...COMMON, json: { type: "boolean", default: false } },
   repair: { ...COMMON, apply: { type: "boolean", default: false }, json: { type: "boolean", default: false } },
   reembed: { ...COMMON, batch: { type: "string" } },
+  "import git": { ...COMMON, repo: { type: "string" }, since: { type: "string" }, branch: { type: "string" } },
+  "import transcripts": { ...COMMON, harness: { type: "string" }, path: { type: "string" } },
 } as const;
 
 type Command = keyof typeof COMMANDS;
@@ -41,13 +52,22 @@ const isCommand = (name: string | undefined): name is Command => name !== undefi
 
 /** The CLI: returns the exit code (0 done, 1 failed or problems found, 2 bad arguments). */
 export async function main(argv: string[], io: Io): Promise<number> {
-  const [command, ...rest] = argv;
+  // `import` takes what to import as a second word: `cairn import git ...`.
+  const [command, ...rest] =
+    argv[0] === "import" && argv[1] !== undefined && !argv[1].startsWith("-") ? [`import ${argv[1]}`, ...argv.slice(2)] : argv;
   if (command === "help" || command === "--help" || command === "-h") {
     io.stdout.write(`${USAGE}\n`);
     return 0;
   }
   try {
     if (command === undefined) throw usageError(`no command given; one of ${Object.keys(COMMANDS).join(", ")} (cairn --help)`);
+    if (command === "import")
+      throw usageError(
+        "import: say what to import: cairn import git --repo PATH, or cairn import transcripts --harness claude-code|codex --path FILE|DIR",
+      );
+    if (command.startsWith("import ") && !isCommand(command)) {
+      throw usageError(`import: unknown kind "${command.slice(7)}"; one of git, transcripts (cairn --help)`);
+    }
     if (!isCommand(command)) throw usageError(`unknown command "${command}"; one of ${Object.keys(COMMANDS).join(", ")} (cairn --help)`);
     let values: Record<string, string | boolean | undefined>;
     try {
@@ -77,6 +97,7 @@ async function run(command: Command, values: Record<string, string | boolean | u
   const input = string("in");
   if (command === "backup" && !out) throw usageError("backup: --out FILE is required");
   if (command === "restore" && !input) throw usageError("restore: --in FILE is required");
+  if (command === "import git" || command === "import transcripts") return runImport(command, string, io);
   let batch = 100;
   if (command === "reembed" && string("batch") !== undefined) {
     const raw = string("batch")!;
@@ -120,5 +141,50 @@ async function run(command: Command, values: Record<string, string | boolean | u
       `reembedded ${s.workspace}: ${s.processed} records embedded in this run, ${s.total} in all${s.resumedAt ? ` (resumed at ${s.resumedAt})` : ""}\n`,
     );
   }
+  return 0;
+}
+
+async function runImport(
+  command: "import git" | "import transcripts",
+  string: (name: string) => string | undefined,
+  io: Io,
+): Promise<number> {
+  // Arguments first, then the whole input is read and checked, and only then is anything sent.
+  const config = () => loadImportConfig({ url: string("url"), token: string("token"), "tokens-file": string("tokens-file") }, io.env);
+  if (command === "import git") {
+    const repo = string("repo");
+    if (!repo) throw usageError("import git: --repo PATH is required");
+    const { url, token } = config();
+    const branch = string("branch");
+    const since = string("since");
+    const s = await importGit(
+      new AdminClient(url, token),
+      resolve(io.cwd, repo),
+      { ...(branch ? { branch } : {}), ...(since ? { since } : {}) },
+      io,
+    );
+    io.stdout.write(
+      `imported git ${repo}${branch ? ` (${branch})` : ""}: ${s.commits} commits, ${s.stored} stored, ${s.replayed} already there` +
+        `${s.conflicts ? `, ${s.conflicts} stored before with other content (left as they were)` : ""}` +
+        `; ${s.reverts} reverts, ${s.marked} reverted commits marked outdated` +
+        `${s.addedForReverts ? ` (${s.addedForReverts} of them from before --since)` : ""}\n`,
+    );
+    return 0;
+  }
+  const harness = string("harness");
+  const path = string("path");
+  if (!harness) throw usageError(`import transcripts: --harness is required (${HARNESSES.join(" or ")})`);
+  if (!(HARNESSES as readonly string[]).includes(harness)) {
+    throw usageError(`import transcripts: unknown harness "${harness}"; one of ${HARNESSES.join(", ")}`);
+  }
+  if (!path) throw usageError("import transcripts: --path FILE|DIR is required");
+  const { url, token } = config();
+  const s = await importTranscripts(new AdminClient(url, token), harness as Harness, resolve(io.cwd, path), io);
+  io.stdout.write(
+    `imported ${harness} transcripts from ${path}: ${s.files} files, ${s.sessions} sessions, ${s.exchanges} exchanges, ` +
+      `${s.stored} stored, ${s.replayed} already there` +
+      `${s.conflicts ? `, ${s.conflicts} stored before with other content (left as they were)` : ""}` +
+      `${s.unanswered ? `; ${s.unanswered} requests with no answer passed over` : ""}\n`,
+  );
   return 0;
 }

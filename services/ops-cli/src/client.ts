@@ -12,7 +12,21 @@ export type IntegrityReport = Schemas["IntegrityReport"];
 export type RepairReport = Schemas["RepairReport"];
 export type ReembedProgress = Schemas["ReembedProgress"];
 
-/** memory-core's admin operations over REST, with one admin token (so: one workspace). */
+/** A request memory-core answered with an error: its status and problem code, for callers that expect some. */
+export class RefusedError extends CliError {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * memory-core's operations over REST with one token (so: one workspace): the admin operations behind the
+ * cairn commands, and the writes of the importers (which an agent token may make too).
+ */
 export class AdminClient {
   constructor(
     private readonly base: URL,
@@ -70,10 +84,15 @@ export class AdminClient {
     if (!response.ok) {
       const problem = (parsed ?? {}) as { code?: string; detail?: string; hint?: string };
       if (response.status === 401) throw new CliError("memory-core does not know this token (401): check --token or the tokens file");
-      if (response.status === 403) throw new CliError("this token is not an admin token (403): the cairn commands need role admin");
+      // The admin routes are the contract's admin operations; elsewhere a 403 is about the memory, not the role.
+      if (response.status === 403 && path.startsWith("/v1/admin/")) {
+        throw new CliError("this token is not an admin token (403): the cairn commands need role admin");
+      }
       const what = problem.code ? `${problem.code}: ${problem.detail ?? ""}` : `HTTP ${response.status}`;
-      throw new CliError(
+      throw new RefusedError(
         `memory-core refused ${method} ${new URL(path, this.base).pathname} (${what})${problem.hint ? ` ${problem.hint}` : ""}`,
+        response.status,
+        problem.code,
       );
     }
     if (parsed === undefined) throw new CliError(`memory-core answered ${method} ${path} with something that is not JSON`);

@@ -1,8 +1,6 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { ChromaClient } from "chromadb";
 import yaml from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,27 +19,7 @@ import {
   type TestToken,
 } from "../../memory-core/test/support/harness.js";
 import { ChromaFaults } from "../../memory-core/test/support/chroma-faults.js";
-
-/** The `cairn` CLI as an operator runs it: a child process talking real HTTP to a running memory-core. */
-
-const BIN = fileURLToPath(new URL("../bin/cairn.mjs", import.meta.url));
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cairnCli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { env: { PATH: process.env.PATH ?? "", ...env }, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+import { cairnCli } from "./support/run-cli.js";
 
 let dir: string;
 beforeAll(async () => {

@@ -60,6 +60,7 @@ export function buildTurnRecord(write: TurnWrite): TurnRecordParts {
   if (payload.model !== null) metadata.model = payload.model;
   // Imported content waits for a person's verdict (review_memory) before anyone relies on it.
   if (write.source === "import") metadata.review_state = "pending";
+  if (payload.author !== undefined) metadata.author = payload.author;
   return { document: turnDocument(input), metadata };
 }
 
@@ -82,6 +83,8 @@ function turnPayload(input: AddMemoryRequest) {
     occurred_at: input.occurred_at === undefined ? null : Date.parse(input.occurred_at),
     source: input.source ?? null,
     supersedes: input.supersedes ?? [],
+    // Left out of the hash when absent, so turns written before the field existed still replay.
+    author: input.author,
   };
 }
 
@@ -163,6 +166,7 @@ export function memoryFromRecord(record: StoredRecord, detail: Detail): Memory {
   if (typeof m.occurred_at === "number") memory.occurred_at = new Date(m.occurred_at).toISOString();
   const review = reviewOf(m);
   if (review) memory.review = review;
+  if (typeof m.author === "string") memory.author = m.author;
   return memory;
 }
 

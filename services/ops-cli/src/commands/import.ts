@@ -1,0 +1,70 @@
+import type { AdminClient } from "../client.js";
+import type { Io } from "../io.js";
+import { ProgressBar } from "../progress.js";
+import { planGitImport } from "../import/git-history.js";
+import { planTranscriptImport, type Harness } from "../import/transcripts.js";
+import { storeMemories, totalsOf, type WriteTotals } from "../import/writer.js";
+import type { AddMemoryRequest } from "../import/draft.js";
+
+export interface GitImportSummary extends WriteTotals {
+  root: string;
+  commits: number;
+  reverts: number;
+  /** Reverted commits marked outdated (again, harmlessly, on a second run). */
+  marked: number;
+  addedForReverts: number;
+}
+
+/** A branch's history into memory: every commit, then each revert marks the memory of the commit it reverted. */
+export async function importGit(
+  client: AdminClient,
+  repo: string,
+  options: { since?: string; branch?: string },
+  io: Io,
+): Promise<GitImportSummary> {
+  const plan = await planGitImport(repo, options);
+  const written = await write(
+    client,
+    plan.commits.map((c) => c.request),
+    "import git",
+    io,
+  );
+  const ids = new Map(plan.commits.map((c, i) => [c.hash, written[i]?.id]));
+  let marked = 0;
+  for (const r of plan.reverts) {
+    const id = ids.get(r.reverted);
+    if (!id) continue;
+    // Repeating the same mark records nothing more, so a second run leaves the history of corrections as it was.
+    await client.call("mark_outdated", { memory_id: id, reason: r.reason, commit: r.revert });
+    marked++;
+  }
+  return {
+    root: plan.root,
+    commits: plan.commits.length,
+    reverts: plan.reverts.length,
+    marked,
+    addedForReverts: plan.addedForReverts,
+    ...totalsOf(written),
+  };
+}
+
+export interface TranscriptImportSummary extends WriteTotals {
+  files: number;
+  sessions: number;
+  exchanges: number;
+  unanswered: number;
+}
+
+export async function importTranscripts(client: AdminClient, harness: Harness, path: string, io: Io): Promise<TranscriptImportSummary> {
+  const plan = await planTranscriptImport(harness, path);
+  const written = await write(client, plan.memories, "import transcripts", io);
+  return { files: plan.files, sessions: plan.sessions, exchanges: plan.memories.length, unanswered: plan.unanswered, ...totalsOf(written) };
+}
+
+/** The writes, with a progress bar on a terminal (and silence in logs and pipes, where the summary says it all). */
+async function write(client: AdminClient, memories: AddMemoryRequest[], label: string, io: Io) {
+  const bar = io.stderr.isTTY ? new ProgressBar(io.stderr, label, memories.length) : undefined;
+  const written = await storeMemories(client, memories, (done) => bar?.update(done));
+  bar?.finish();
+  return written;
+}

@@ -1,0 +1,23 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+/** The `cairn` CLI as an operator runs it: a child process talking real HTTP to a running memory-core. */
+
+const BIN = fileURLToPath(new URL("../../bin/cairn.mjs", import.meta.url));
+
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function cairnCli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { PATH: process.env.PATH ?? "", ...env }, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
