@@ -5,7 +5,7 @@ import type { LexicalIndexes } from "../lexical/indexes.js";
 /**
  * A session's turns (of one agent, or all), with their documents, every one acknowledged before the call.
  * The caught-up lexical index keeps turns by session: listing them costs a lookup, where Chroma 1.0.0's
- * filtered `get` scans the collection (one session of 100k turns: about 250 ms). Only while a write in flight
+ * filtered `get` scans the whole collection. Only while a write in flight
  * holds the index's catch-up back does Chroma answer.
  */
 export class SessionTurns {

@@ -33,7 +33,7 @@ export interface JsonClientOptions {
 /**
  * JSON POSTs over a keep-alive connection pool, for the calls every query makes: Chroma's reads and the
  * OpenAI-compatible embeddings. On Node 20, fetch (and the chromadb and openai clients built on it) costs
- * this process about 1 ms of CPU more per call than node:http (`docs/benchmarks.md`, session 5).
+ * this process measurably more CPU per call than node:http (figures: `docs/benchmarks.md`, session 5).
  *
  * A request may reach the server twice (see `post`): only idempotent calls go through here.
  */

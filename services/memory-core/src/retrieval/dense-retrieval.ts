@@ -8,15 +8,15 @@ import type { SearchRequest } from "./hybrid-retrieval.js";
 
 /**
  * A filter is applied here to an unfiltered over-fetch when enough records pass that this many neighbours
- * should hold the page: bare neighbours are cheap (at 100k records, 500 cost Chroma about 5 ms and 2,000 about
- * 13, against 60–80 ms for its filter on one agent).
+ * should hold the page: bare neighbours are cheap next to Chroma's own filter on one agent (figures in
+ * docs/benchmarks.md, session 3).
  */
 const OVER_FETCH_LIMIT = 1000;
 
 /**
- * When at most this many records (and this share of them) pass a filter, the dense side ranks them itself: at
- * 100k records, fetching 220 vectors by id costs about 11 ms and 1000 about 40, where Chroma's filter on one
- * session or agent costs 60–80 ms, growing with the collection.
+ * When at most this many records (and this share of them) pass a filter, the dense side ranks them itself:
+ * fetching that many vectors by id costs less than Chroma's filter on one session or agent, which grows with
+ * the collection (figures in docs/benchmarks.md, session 3).
  */
 const EXACT_LIMIT = 1000;
 const EXACT_SHARE = 1 / 50;
@@ -76,9 +76,8 @@ export class DenseRetrieval {
       return kept.length >= depth || nearest.length < n ? kept.slice(0, depth) : undefined;
     };
     const overFetch = async (first: number) => (await attempt(first)) ?? (await attempt(first * 4 + 10));
-    // Chroma's filtered query costs in proportion to the records each clause matches (at 100k records, about
-    // 450 ms for a clause nearly all match, such as validity, and 60–80 ms for one agent or session), while an
-    // unfiltered query costs a few ms. So ask Chroma for more, unfiltered, and filter here, whenever enough
+    // Chroma's filtered query costs in proportion to the records each clause matches (a clause nearly all match,
+    // such as validity, costs the most), while an unfiltered query is cheap (docs/benchmarks.md, session 3). So ask Chroma for more, unfiltered, and filter here, whenever enough
     // records pass; rank a few records' vectors here; let Chroma filter on the selective clauses only
     // otherwise. Exact whenever enough survive; Chroma applies every condition itself only when they do not.
     const margin = Math.max(2, Math.ceil(depth / 10));

@@ -332,8 +332,8 @@ export class RecordCollection {
   }
 
   /**
-   * Which of these ids are stored. Ids alone cost Chroma about half the CPU of the same get with metadata
-   * (1.1 against 2.2 ms for 48 ids at 100k records): the change feed's length is probed this way on every query.
+   * Which of these ids are stored. Ids alone cost Chroma much less CPU than the same get with metadata
+   * (docs/benchmarks.md, session 4): the change feed's length is probed this way on every query.
    */
   async present(ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
@@ -357,8 +357,8 @@ export class RecordCollection {
 
   /**
    * Nearest neighbours by cosine distance, closest first: ids and distances only. A record's metadata and
-   * document cost Chroma far more to send than the search itself (about 2.1 ms for 22 bare neighbours at
-   * 10k records, 4.9 ms with metadata), and the caller holds them already (the lexical index).
+   * document cost Chroma more to send than the search itself (docs/benchmarks.md, session 3), and the caller
+   * holds them already (the lexical index).
    */
   async query(options: { embedding: number[]; n: number; where?: Where }): Promise<Neighbour[]> {
     const result = await this.guard("query", () =>
