@@ -1,50 +1,35 @@
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import type { Call, MemoryBrief } from "../api.js";
 import { Empty, ErrorNote, Loading } from "../widgets.js";
+import { usePages } from "../pages-hook.js";
 import { MemoryRow } from "./brief-list.js";
 
 /** For admins: imported memories waiting for a person's verdict, oldest first; each approved or rejected with a reason. */
 export function ReviewPage({ call }: { call: Call }) {
-  const [waiting, setWaiting] = useState<MemoryBrief[] | undefined>(undefined);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(undefined);
-
-  const load = async (after: string | null) => {
-    setError(undefined);
-    try {
+  const pages = usePages<MemoryBrief>(
+    async (after) => {
       const page = await call("query_review_queue", { limit: 20, ...(after ? { after } : {}) });
-      setWaiting((previous) => (after && previous ? [...previous, ...page.memories] : page.memories));
-      setCursor(page.next_cursor);
-    } catch (caught) {
-      setError(caught);
-    }
-  };
-
-  useEffect(() => {
-    void load(null);
-  }, [call]);
+      return { items: page.memories, next: page.next_cursor };
+    },
+    [call],
+  );
 
   return (
     <section aria-labelledby="review-title">
       <h1 id="review-title">Review</h1>
       <p class="muted">Imported memories are untrusted until a person reads them: approve what holds, reject what does not.</p>
-      <ErrorNote error={error} />
-      {!waiting && !error ? <Loading /> : null}
-      {waiting && waiting.length === 0 ? <Empty>Nothing waits for review.</Empty> : null}
-      {waiting && waiting.length > 0 ? (
+      <ErrorNote error={pages.error} />
+      {pages.loading ? <Loading /> : null}
+      {!pages.loading && !pages.error && pages.items.length === 0 ? <Empty>Nothing waits for review.</Empty> : null}
+      {pages.items.length > 0 ? (
         <ol class="rows">
-          {waiting.map((memory) => (
-            <ReviewRow
-              key={memory.id}
-              call={call}
-              memory={memory}
-              onDone={() => setWaiting((list) => list?.filter((m) => m.id !== memory.id))}
-            />
+          {pages.items.map((memory) => (
+            <ReviewRow key={memory.id} call={call} memory={memory} onDone={() => pages.drop((m) => m.id !== memory.id)} />
           ))}
         </ol>
       ) : null}
-      {cursor ? (
-        <button type="button" onClick={() => void load(cursor)}>
+      {pages.more && !pages.loading ? (
+        <button type="button" onClick={pages.more}>
           More
         </button>
       ) : null}

@@ -1,41 +1,26 @@
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import type { Call, Memory, MemoryBrief, Schemas } from "../api.js";
 import { when } from "../format.js";
 import { Empty, ErrorNote, Loading } from "../widgets.js";
+import { usePages } from "../pages-hook.js";
 import { MemoryRow } from "./brief-list.js";
 
 /** A session: its summary, then its turns oldest first, a page at a time. */
 export function SessionPage({ call, id }: { call: Call; id: string }) {
   const [summary, setSummary] = useState<Schemas["Summary"] | null | undefined>(undefined);
-  const [turns, setTurns] = useState<Array<MemoryBrief | Memory>>([]);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [loading, setLoading] = useState(true);
-  const [error, setError] = useState<unknown>(undefined);
-
-  const load = async (after: string | null) => {
-    setLoading(true);
-    setError(undefined);
-    try {
+  const pages = usePages<MemoryBrief | Memory>(
+    async (after) => {
       const page = await call("get_session", { session_id: id, limit: 50, detail: "brief", ...(after ? { after } : {}) });
       setSummary(page.summary);
-      setTurns((previous) => (after ? [...previous, ...page.turns] : page.turns));
-      setCursor(page.next_cursor);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setLoading(false);
-    }
-  };
-
-  useEffect(() => {
-    setTurns([]);
-    void load(null);
-  }, [id]);
+      return { items: page.turns, next: page.next_cursor };
+    },
+    [id],
+  );
 
   return (
     <section aria-labelledby="session-title">
       <h1 id="session-title">Session {id}</h1>
-      <ErrorNote error={error} />
+      <ErrorNote error={pages.error} />
       {summary ? (
         <article class="summary" aria-label="Summary">
           <h2>{summary.title}</h2>
@@ -56,18 +41,18 @@ export function SessionPage({ call, id }: { call: Call; id: string }) {
         <Empty>No summary yet.</Empty>
       ) : null}
       <h2>Turns</h2>
-      {turns.length > 0 ? (
+      {pages.items.length > 0 ? (
         <ol class="rows">
-          {turns.map((turn) => (
+          {pages.items.map((turn) => (
             <MemoryRow key={turn.id} memory={turn} />
           ))}
         </ol>
-      ) : loading || error ? null : (
+      ) : pages.loading || pages.error ? null : (
         <Empty>No turns.</Empty>
       )}
-      {loading ? <Loading /> : null}
-      {cursor && !loading ? (
-        <button type="button" onClick={() => void load(cursor)}>
+      {pages.loading ? <Loading /> : null}
+      {pages.more && !pages.loading ? (
+        <button type="button" onClick={pages.more}>
           Later turns
         </button>
       ) : null}

@@ -2,6 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import type { Call, Caller, Memory, MemoryBrief } from "../api.js";
 import { timelineHref } from "../routes.js";
 import { Empty, ErrorNote, Loading } from "../widgets.js";
+import { usePages } from "../pages-hook.js";
 import { MemoryRow } from "./brief-list.js";
 
 const PAGE = 20;
@@ -11,34 +12,20 @@ export function Timeline({ call, caller, agent }: { call: Call; caller: Caller; 
   const shown = agent ?? caller.agent;
   const [draft, setDraft] = useState(shown);
   const [session, setSession] = useState("");
-  const [turns, setTurns] = useState<Array<MemoryBrief | Memory>>([]);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [loading, setLoading] = useState(true);
-  const [error, setError] = useState<unknown>(undefined);
-
-  const load = async (before: string | null) => {
-    setLoading(true);
-    setError(undefined);
-    try {
+  const pages = usePages<MemoryBrief | Memory>(
+    async (before) => {
       const page = await call("query_recent_turns", {
         agent: shown,
         limit: PAGE,
         ...(session.trim() ? { session_id: session.trim() } : {}),
         ...(before ? { before } : {}),
       });
-      setTurns((previous) => (before ? [...previous, ...page.turns] : page.turns));
-      setCursor(page.next_cursor);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setLoading(false);
-    }
-  };
+      return { items: page.turns, next: page.next_cursor };
+    },
+    [shown],
+  );
 
-  useEffect(() => {
-    setDraft(shown);
-    void load(null);
-  }, [shown]);
+  useEffect(() => setDraft(shown), [shown]);
 
   return (
     <section aria-labelledby="timeline-title">
@@ -48,7 +35,7 @@ export function Timeline({ call, caller, agent }: { call: Call; caller: Caller; 
         onSubmit={(event) => {
           event.preventDefault();
           if (draft.trim() && draft.trim() !== shown) location.hash = timelineHref(draft.trim());
-          else void load(null);
+          else pages.reload();
         }}
       >
         <label>
@@ -61,19 +48,19 @@ export function Timeline({ call, caller, agent }: { call: Call; caller: Caller; 
         </label>
         <button type="submit">Show</button>
       </form>
-      <ErrorNote error={error} />
-      {turns.length > 0 ? (
+      <ErrorNote error={pages.error} />
+      {pages.items.length > 0 ? (
         <ol class="rows">
-          {turns.map((turn) => (
+          {pages.items.map((turn) => (
             <MemoryRow key={turn.id} memory={turn} />
           ))}
         </ol>
-      ) : loading || error ? null : (
+      ) : pages.loading || pages.error ? null : (
         <Empty>No turns from {shown} yet.</Empty>
       )}
-      {loading ? <Loading /> : null}
-      {cursor && !loading ? (
-        <button type="button" onClick={() => void load(cursor)}>
+      {pages.loading ? <Loading /> : null}
+      {pages.more && !pages.loading ? (
+        <button type="button" onClick={pages.more}>
           Older turns
         </button>
       ) : null}

@@ -1,0 +1,47 @@
+import { useEffect, useState } from "preact/hooks";
+
+export interface Page<T> {
+  items: T[];
+  next: string | null;
+}
+
+/**
+ * A listing read a page at a time, as the API pages it: what was read so far, the cursor of the next page,
+ * whether a page is on its way, and the last error. Starts over whenever `deps` change.
+ */
+export function usePages<T>(fetchPage: (cursor: string | null) => Promise<Page<T>>, deps: unknown[]) {
+  const [items, setItems] = useState<T[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [loading, setLoading] = useState(true);
+  const [error, setError] = useState<unknown>(undefined);
+
+  const load = async (after: string | null) => {
+    setLoading(true);
+    setError(undefined);
+    try {
+      const page = await fetchPage(after);
+      setItems((previous) => (after ? [...previous, ...page.items] : page.items));
+      setCursor(page.next);
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setLoading(false);
+    }
+  };
+
+  useEffect(() => {
+    setItems([]);
+    void load(null);
+  }, deps);
+
+  return {
+    items,
+    loading,
+    error,
+    /** The next page, when there is one. */
+    more: cursor ? () => void load(cursor) : undefined,
+    reload: () => void load(null),
+    /** Takes one item out of what is shown (after it was acted on). */
+    drop: (keep: (item: T) => boolean) => setItems((previous) => previous.filter(keep)),
+  };
+}
