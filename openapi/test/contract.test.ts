@@ -28,6 +28,7 @@ describe("the contract", () => {
         "export_records",
         "import_records",
         "verify_store",
+        "get_store_status",
         "repair_store",
         "reembed_records",
       ].sort(),

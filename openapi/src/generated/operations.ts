@@ -9,6 +9,7 @@ export interface DefaultedInputs {
   get_caller: never;
   get_memory: never;
   get_session: "detail" | "limit";
+  get_store_status: never;
   import_records: never;
   mark_outdated: never;
   query_raw_memories: "detail" | "include_superseded" | "limit" | "mode";
@@ -33,6 +34,7 @@ export const operationRoutes = {
   get_caller: { method: "get", path: "/v1/caller", pathFields: [], queryFields: [] },
   get_memory: { method: "get", path: "/v1/memories/{memory_id}", pathFields: ["memory_id"], queryFields: [] },
   get_session: { method: "get", path: "/v1/sessions/{session_id}", pathFields: ["session_id"], queryFields: ["limit","after","detail"] },
+  get_store_status: { method: "get", path: "/v1/admin/status", pathFields: [], queryFields: [] },
   import_records: { method: "post", path: "/v1/admin/records", pathFields: [], queryFields: [] },
   mark_outdated: { method: "post", path: "/v1/memories/{memory_id}/outdated", pathFields: ["memory_id"], queryFields: [] },
   query_raw_memories: { method: "post", path: "/v1/memories/query", pathFields: [], queryFields: [] },

@@ -322,9 +322,31 @@ export interface paths {
          *     did not land (a racing writer of the same id, or a writer cut off and retried); every stored turn has
          *     exactly one audit entry recording its writing; no forgotten memory is still stored. `healthy` is
          *     false when any check found a problem; `repair_store` mends what it can. Costs a full read of the workspace: for operators, not agents.
-         *     Served also while the workspace waits for `reembed_records`.
+         *     Served also while the workspace waits for `reembed_records`. Who ran it, when and what it found are kept
+         *     (nothing of the memories changes): `get_store_status` shows the last run.
          */
         get: operations["verify_store"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's record counts and its last integrity check, without reading it all (admin).
+         * @description How many turns and summaries the workspace holds, and the last `verify_store`: when, by whom, whether it
+         *     was healthy and what it found (null when none has run). Cheap: it counts, it does not check.
+         */
+        get: operations["get_store_status"];
         put?: never;
         post?: never;
         delete?: never;
@@ -479,6 +501,22 @@ export interface components {
                 /** @description The names of its failed checks. */
                 checks: string[];
             }[];
+        };
+        StoreStatus: {
+            workspace: string;
+            /** @description Turns stored (forgotten ones are gone). */
+            turns: number;
+            summaries: number;
+            /** @description The last `verify_store` of the workspace; null when none has run. */
+            last_verify: null | {
+                at: components["schemas"]["Timestamp"];
+                by: components["schemas"]["AgentName"];
+                healthy: boolean;
+                /** @description Problems found, per check. */
+                problem_counts: {
+                    [key: string]: number;
+                };
+            };
         };
         Caller: {
             /** @description The workspace every call of this token reads and writes. */
@@ -1519,6 +1557,29 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["IntegrityReport"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    get_store_status: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts and the last check. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreStatus"];
                 };
             };
             401: components["responses"]["Unauthorized"];

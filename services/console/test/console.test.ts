@@ -307,7 +307,10 @@ describe("the status page", () => {
     const page = await signedIn(admin.token);
     await page.getByRole("link", { name: "Status" }).click();
     await expect.poll(() => page.locator("main").textContent()).toContain("Chroma reachable");
+    const workspaceStatus = page.getByLabel("Workspace status");
+    await expect.poll(() => workspaceStatus.textContent()).toContain("Last verifiednever");
     await page.getByRole("button", { name: "Verify now" }).click();
+    await expect.poll(() => workspaceStatus.textContent()).toContain("by ops: healthy");
     const report = page.getByLabel("Integrity report");
     await report.waitFor();
     expect(await report.textContent()).toContain(`Workspace ${workspace}`);

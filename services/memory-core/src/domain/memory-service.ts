@@ -8,6 +8,7 @@ import { AuditLog, provisionalAuditAppend } from "../ledger/audit-log.js";
 import { ChangeFeed, feedAppend } from "../ledger/change-feed.js";
 import { KeyedMarkers } from "../ledger/keyed-markers.js";
 import { Sequences } from "../ledger/sequences.js";
+import { Verifications } from "../ledger/verifications.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { bestOf } from "../retrieval/confidence.js";
 import type { Condition } from "../retrieval/filters.js";
@@ -82,6 +83,7 @@ export class MemoryService {
   private readonly integrity: IntegrityCheck;
   private readonly reembedding: Reembedding;
   private readonly team: TeamStatus;
+  private readonly verifications: Verifications;
   private readonly now: () => number;
   /** Identical writes in flight on this replica share one store round trip; other replicas are reconciled in Chroma. */
   private readonly inFlight = new Map<string, Promise<StoredRecord>>();
@@ -108,6 +110,7 @@ export class MemoryService {
     this.integrity = new IntegrityCheck(store, this.sequences, this.audit, now);
     this.reembedding = new Reembedding(store, embedder);
     this.team = new TeamStatus(this.lexical, this.recency, now);
+    this.verifications = new Verifications(store);
   }
 
   async addMemory(principal: Principal, request: AddMemoryRequest): Promise<AddMemoryOutcome> {
@@ -419,8 +422,26 @@ export class MemoryService {
     return this.imports.run(principal, request);
   }
 
-  verifyStore(principal: Principal): Promise<IntegrityReport> {
-    return this.integrity.run(principal.workspace);
+  async verifyStore(principal: Principal): Promise<IntegrityReport> {
+    const report = await this.integrity.run(principal.workspace);
+    await this.verifications.record(principal.workspace, {
+      at: new Date(this.now()).toISOString(),
+      by: principal.agent,
+      healthy: report.healthy,
+      problem_counts: report.problem_counts,
+    });
+    return report;
+  }
+
+  /** Counts and the last integrity check: what an operator's status page shows without a full read. */
+  async storeStatus(principal: Principal): Promise<OperationOutput<"get_store_status">> {
+    const count = async (name: "turns" | "summaries") => (await this.store.collection(principal.workspace, name)).count();
+    const [turns, summaries, lastVerify] = await Promise.all([
+      count("turns"),
+      count("summaries"),
+      this.verifications.last(principal.workspace),
+    ]);
+    return { workspace: principal.workspace, turns, summaries, last_verify: lastVerify };
   }
 
   /** What verifyStore finds in the logs, mended when `apply` (see integrity.ts). */

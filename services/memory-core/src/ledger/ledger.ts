@@ -29,6 +29,9 @@ export const keyedMarkerId = (contentId: string) => `keyed:${contentId}`;
 
 export const leaseId = (sessionId: string, n: number) => `lease:${sessionId}:${n}`;
 
+/** The one record of a workspace that says how its last integrity check went. */
+export const LAST_VERIFY_ID = "verify:last";
+
 /** A record of the log: its id and what it says. */
 export interface LedgerEntry {
   id: string;

@@ -46,6 +46,7 @@ export const handlers: Handlers = {
   },
   export_records: (input, { principal, memories }) => ok(memories.exportRecords(principal, input)),
   import_records: (input, { principal, memories }) => ok(memories.importRecords(principal, input)),
+  get_store_status: (_input, { principal, memories }) => ok(memories.storeStatus(principal)),
   verify_store: (_input, { principal, memories }) => ok(memories.verifyStore(principal)),
   repair_store: (input, { principal, memories }) => ok(memories.repairStore(principal, input.apply)),
   reembed_records: (input, { principal, memories }) => ok(memories.reembed(principal, input.limit)),

@@ -9,11 +9,13 @@ type Readiness = { status: string; checks: Record<string, string> };
 /** For admins: whether Cairn and its Chroma are up, and the workspace's integrity with its counts, checked on request. */
 export function StatusPage({ call }: { call: Call }) {
   const [readiness, setReadiness] = useState<Readiness | undefined>(undefined);
+  const [status, setStatus] = useState<Schemas["StoreStatus"] | undefined>(undefined);
   const [report, setReport] = useState<{ at: string; report: Schemas["IntegrityReport"] } | undefined>(undefined);
   const [verifying, setVerifying] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
 
   useEffect(() => {
+    call("get_store_status", {}).then(setStatus, setError);
     // /readyz answers 503 with the same body while a part is down: both are shown.
     fetch("/readyz")
       .then((res) => res.json() as Promise<Readiness>)
@@ -25,6 +27,7 @@ export function StatusPage({ call }: { call: Call }) {
     setError(undefined);
     try {
       setReport({ at: new Date().toISOString(), report: await call("verify_store", {}) });
+      setStatus(await call("get_store_status", {}));
     } catch (caught) {
       setError(caught);
     } finally {
@@ -50,6 +53,23 @@ export function StatusPage({ call }: { call: Call }) {
       ) : error ? null : (
         <Loading />
       )}
+      <h2>Workspace</h2>
+      {status ? (
+        <dl class="fields" aria-label="Workspace status">
+          <dt>Workspace</dt>
+          <dd>{status.workspace}</dd>
+          <dt>Turns</dt>
+          <dd>{status.turns}</dd>
+          <dt>Summaries</dt>
+          <dd>{status.summaries}</dd>
+          <dt>Last verified</dt>
+          <dd>
+            {status.last_verify
+              ? `${when(status.last_verify.at)} by ${status.last_verify.by}: ${status.last_verify.healthy ? "healthy" : "problems found"}`
+              : "never"}
+          </dd>
+        </dl>
+      ) : null}
       <h2>Integrity</h2>
       <p class="muted">Counts every record and checks the logs against them; on a large workspace it takes a while.</p>
       <button type="button" onClick={() => void verify()} disabled={verifying}>
@@ -58,7 +78,7 @@ export function StatusPage({ call }: { call: Call }) {
       <ErrorNote error={error} />
       {verifying ? <Loading /> : null}
       {report && !verifying ? <IntegrityResult at={report.at} report={report.report} /> : null}
-      {!report && !verifying ? <Empty>Not verified from this tab yet.</Empty> : null}
+      {!report && !verifying ? <Empty>Run a check to see its details here.</Empty> : null}
     </section>
   );
 }
