@@ -71,6 +71,8 @@ describe("the build context after .dockerignore", () => {
       "openapi/src/index.ts",
       "services/memory-core/package.json",
       "services/server/src/main.ts",
+      "services/console/src/build.ts",
+      "services/console/src/ui/main.tsx",
       "services/memory-core/src/config.ts",
       "deploy/healthcheck.mjs",
     ]) {
