@@ -660,6 +660,8 @@ export interface components {
             recorded_at: components["schemas"]["Timestamp"];
             /** @description True when this write repeated an earlier one and nothing new was stored. */
             replayed: boolean;
+            /** @description How this entry will recall badly, when it will (it is stored all the same); act on it next turn. */
+            advice?: string[];
         };
         Memory: {
             id: string;

@@ -37,6 +37,7 @@ import {
   turnDocument,
 } from "../records/turn-record.js";
 import { TeamStatus } from "./team-status.js";
+import { writeAdvice } from "../records/write-advice.js";
 import type {
   AddMemoryRequest,
   AddMemoryResult,
@@ -113,7 +114,14 @@ export class MemoryService {
     this.verifications = new Verifications(store);
   }
 
+  /** Stores the turn (once, whatever the retries) and says how it will recall, when it will recall badly. */
   async addMemory(principal: Principal, request: AddMemoryRequest): Promise<AddMemoryOutcome> {
+    const outcome = await this.storeTurn(principal, request);
+    const advice = writeAdvice(request);
+    return advice.length === 0 ? outcome : { ...outcome, result: { ...outcome.result, advice } };
+  }
+
+  private async storeTurn(principal: Principal, request: AddMemoryRequest): Promise<AddMemoryOutcome> {
     assertWellFormed(request);
     if (request.source === "human" && principal.role !== "admin") {
       throw forbidden("Only an admin token may write a memory as source human.");
