@@ -662,6 +662,14 @@ export interface components {
             replayed: boolean;
             /** @description How this entry will recall badly, when it will (it is stored all the same); act on it next turn. */
             advice?: string[];
+            /** @description For a decision, live decisions it seems to settle anew; supersede_memory them if it does. */
+            possible_supersedes?: {
+                id: components["schemas"]["MemoryId"];
+                agent: components["schemas"]["AgentName"];
+                recorded_at: components["schemas"]["Timestamp"];
+                /** @description The earlier decision, in a few words. */
+                decision: string;
+            }[];
         };
         Memory: {
             id: string;

@@ -38,6 +38,7 @@ import {
 } from "../records/turn-record.js";
 import { TeamStatus } from "./team-status.js";
 import { writeAdvice } from "../records/write-advice.js";
+import { possibleSupersessions } from "./supersession-candidates.js";
 import type {
   AddMemoryRequest,
   AddMemoryResult,
@@ -85,6 +86,7 @@ export class MemoryService {
   private readonly reembedding: Reembedding;
   private readonly team: TeamStatus;
   private readonly verifications: Verifications;
+  private readonly log: Logger | undefined;
   private readonly now: () => number;
   /** Identical writes in flight on this replica share one store round trip; other replicas are reconciled in Chroma. */
   private readonly inFlight = new Map<string, Promise<StoredRecord>>();
@@ -112,13 +114,28 @@ export class MemoryService {
     this.reembedding = new Reembedding(store, embedder);
     this.team = new TeamStatus(this.lexical, this.recency, now);
     this.verifications = new Verifications(store);
+    this.log = options.log;
   }
 
   /** Stores the turn (once, whatever the retries) and says how it will recall, when it will recall badly. */
   async addMemory(principal: Principal, request: AddMemoryRequest): Promise<AddMemoryOutcome> {
     const outcome = await this.storeTurn(principal, request);
     const advice = writeAdvice(request);
-    return advice.length === 0 ? outcome : { ...outcome, result: { ...outcome.result, advice } };
+    const possible = await possibleSupersessions(this.retrieval, principal.workspace, request, outcome.result.id, this.now()).catch(
+      (error: unknown) => {
+        // The write is stored: a failed look for earlier decisions costs the hint, never the write.
+        this.log?.warn("no look for decisions a write may supersede", { error: String(error) });
+        return [];
+      },
+    );
+    return {
+      ...outcome,
+      result: {
+        ...outcome.result,
+        ...(advice.length > 0 ? { advice } : {}),
+        ...(possible.length > 0 ? { possible_supersedes: possible } : {}),
+      },
+    };
   }
 
   private async storeTurn(principal: Principal, request: AddMemoryRequest): Promise<AddMemoryOutcome> {
@@ -431,6 +448,7 @@ export class MemoryService {
   }
 
   async verifyStore(principal: Principal): Promise<IntegrityReport> {
+    await this.verifications.reserve(principal.workspace);
     const report = await this.integrity.run(principal.workspace);
     await this.verifications.record(principal.workspace, {
       at: new Date(this.now()).toISOString(),

@@ -15,20 +15,32 @@ export class Verifications {
     this.ledger = new Ledger(store);
   }
 
-  /** Replaces the record of the last check (taken first, then rewritten: the last writer's check stands). */
+  /**
+   * Takes the record before a check counts anything, so that the check's counts include it and a later check
+   * counts the same: keeping the last check changes nothing a check reports.
+   */
+  async reserve(workspace: string): Promise<void> {
+    await this.ledger.insertIfAbsent(workspace, [
+      { id: LAST_VERIFY_ID, metadata: { at: 0, by: "", healthy: false, problem_counts: "{}" } },
+    ]);
+  }
+
+  /** Rewrites the reserved record with how the check went: the last check to finish stands. */
   async record(workspace: string, check: LastVerify): Promise<void> {
-    const entry = {
-      id: LAST_VERIFY_ID,
-      metadata: { at: Date.parse(check.at), by: check.by, healthy: check.healthy, problem_counts: JSON.stringify(check.problem_counts) },
+    const metadata = {
+      at: Date.parse(check.at),
+      by: check.by,
+      healthy: check.healthy,
+      problem_counts: JSON.stringify(check.problem_counts),
     };
-    await this.ledger.insertIfAbsent(workspace, [entry]);
-    await this.ledger.update(workspace, [entry]);
+    await this.ledger.update(workspace, [{ id: LAST_VERIFY_ID, metadata }]);
   }
 
   async last(workspace: string): Promise<LastVerify | null> {
     const [record] = await this.ledger.get(workspace, [LAST_VERIFY_ID]);
-    if (!record) return null;
-    const m = record.metadata;
+    const m = record?.metadata;
+    // Reserved by a check that has not finished (or never did): no check to show yet.
+    if (!m || !Number(m.at)) return null;
     let counts: Record<string, number> = {};
     try {
       counts = JSON.parse(String(m.problem_counts)) as Record<string, number>;

@@ -1,0 +1,74 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import yaml from "js-yaml";
+import { loadConfig, silentLogger, startStack } from "@cairn/memory-core";
+import { newToken } from "../services/memory-core/src/auth/tokens.js";
+import { SUPERSESSION_PAIRS } from "../services/memory-core/test/fixtures/supersession-pairs.js";
+import { round } from "./stats.js";
+
+/**
+ * `npm run bench -- supersessions [--json]`: how well `add_memory` proposes `possible_supersedes` on the labelled
+ * pairs of `supersession-pairs.ts`. Each pair gets a workspace holding its earlier decision and every other
+ * subject's earlier decision (a team's live decisions); its later decision is then written through the API.
+ * A proposal of the pair's earlier decision, for a pair that replaces it, is right; any other proposal is wrong.
+ */
+export async function benchSupersessions(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: { json: { type: "boolean", default: false } } });
+  const dir = await mkdtemp(join(tmpdir(), "cairn-bench-supersede-"));
+  const tokens = SUPERSESSION_PAIRS.map((_, i) => ({ token: newToken(), workspace: `pair-${i}`, agent: "architect", role: "agent" }));
+  await writeFile(join(dir, "tokens.yaml"), yaml.dump({ tokens }));
+  const stack = await startStack({
+    config: loadConfig({ CAIRN_DATA_DIR: dir, CAIRN_PORT: "0", CAIRN_TOKENS_FILE: join(dir, "tokens.yaml") }),
+    log: silentLogger,
+  });
+  const write = async (token: string, body: object) => {
+    const res = await fetch(new URL("/v1/memories", stack.url), {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    if (res.status !== 201) throw new Error(`add_memory answered ${res.status}`);
+    return (await res.json()) as { id: string; possible_supersedes?: Array<{ id: string }> };
+  };
+  try {
+    let truePositive = 0;
+    let falsePositive = 0;
+    let missed = 0;
+    const rows: string[] = [];
+    for (const [i, pair] of SUPERSESSION_PAIRS.entries()) {
+      const token = tokens[i]!.token;
+      const own = await write(token, { session_id: `earlier-${i}`, kind: "decision", ...pair.earlier });
+      const others = [
+        ...new Map(
+          SUPERSESSION_PAIRS.filter((p) => p.earlier.prompt !== pair.earlier.prompt).map((p) => [p.earlier.prompt, p.earlier]),
+        ).values(),
+      ];
+      for (const [j, other] of others.entries()) await write(token, { session_id: `other-${j}`, kind: "decision", ...other });
+      const later = await write(token, { session_id: `later-${i}`, kind: "decision", ...pair.later });
+      const proposed = (later.possible_supersedes ?? []).map((p) => p.id);
+      const hit = proposed.includes(own.id);
+      if (pair.replaces && hit) truePositive++;
+      if (pair.replaces && !hit) missed++;
+      falsePositive += proposed.filter((id) => id !== own.id || !pair.replaces).length;
+      rows.push(
+        `${pair.replaces ? "replaces" : "stands  "} ${hit ? "proposed" : "-       "} +${proposed.length - (hit ? 1 : 0)} other  ${pair.later.prompt.slice(0, 60)}`,
+      );
+    }
+    const proposals = truePositive + falsePositive;
+    const report = {
+      pairs: SUPERSESSION_PAIRS.length,
+      replacing: SUPERSESSION_PAIRS.filter((p) => p.replaces).length,
+      precision: proposals === 0 ? null : round(truePositive / proposals, 3),
+      recall: round(truePositive / (truePositive + missed), 3),
+      true_positive: truePositive,
+      false_positive: falsePositive,
+    };
+    if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
+    else process.stdout.write(`${rows.join("\n")}\n${JSON.stringify(report)}\n`);
+  } finally {
+    await stack.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
