@@ -13,21 +13,22 @@ const DECISION_CHARS = 120;
 /**
  * Live decisions of the workspace that a new decision seems to settle anew: about the same subject by its words
  * and by its meaning alike. Only proposed (the agent calls supersede_memory when it agrees); nothing is
- * superseded here. The subject is the decision's task and outcome; the earlier ones must match both ways, at
- * the confidence given.
+ * superseded here. The subject is the decision's task; the earlier ones must match it by words and by meaning,
+ * at high confidence by default (docs/benchmarks.md, "Possible supersessions": lower settings propose too much).
  */
 export async function possibleSupersessions(
   retrieval: HybridRetrieval,
   workspace: string,
-  decision: Pick<AddMemoryRequest, "kind" | "prompt" | "response" | "supersedes">,
+  decision: Pick<AddMemoryRequest, "kind" | "prompt" | "supersedes">,
   ownId: string,
   now: number,
-  minConfidence: "high" | "medium" = "medium",
+  minConfidence: "high" | "medium" = "high",
 ): Promise<PossibleSupersession[]> {
   if (decision.kind !== "decision") return [];
   const already = new Set([ownId, ...(decision.supersedes ?? [])]);
   const ranked = await retrieval.search(workspace, "turns", {
-    query: `${decision.prompt} ${decision.response}`.slice(0, 1000),
+    // The task states the subject; the outcome mostly states the new choice, whose words the earlier one lacks.
+    query: decision.prompt.slice(0, 1000),
     limit: CANDIDATES + already.size,
     mode: "hybrid",
     minConfidence,

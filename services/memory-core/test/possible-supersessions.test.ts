@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { SUPERSESSION_PAIRS } from "./fixtures/supersession-pairs.js";
+import { http, makeToken, uniqueWorkspace, useCairn } from "./support/harness.js";
+
+const workspace = uniqueWorkspace("supersede-hint");
+const architect = makeToken(workspace, "architect");
+const cairn = useCairn([architect]);
+
+async function write(body: object) {
+  const res = await http(cairn.url, "POST", "/v1/memories", { token: architect.token, body });
+  if (res.status !== 201) throw new Error(`add_memory answered ${res.status}: ${res.text}`);
+  return res.body as { id: string; possible_supersedes?: Array<{ id: string; agent: string; decision: string }> };
+}
+
+describe("possible_supersedes with add_memory", () => {
+  it("names the live decision a new decision settles anew, and nothing for a decision that only shares its area", async () => {
+    const replacing = SUPERSESSION_PAIRS.find((p) => p.replaces && p.later.prompt.startsWith("Outbound HTTP client"))!;
+    const standing = SUPERSESSION_PAIRS.find((p) => !p.replaces && p.later.prompt.startsWith("Timeouts for the payments"))!;
+    const earlier = await write({ session_id: "hint-1", kind: "decision", ...replacing.earlier });
+    for (const [i, other] of SUPERSESSION_PAIRS.filter((p) => p.replaces && p !== replacing).entries()) {
+      await write({ session_id: `hint-other-${i}`, kind: "decision", ...other.earlier });
+    }
+
+    // Same area (the payments service's outbound calls), another decision: nothing proposed.
+    const alongside = await write({ session_id: "hint-2", kind: "decision", ...standing.later });
+    expect(alongside.possible_supersedes).toBeUndefined();
+    // The same subject decided anew: the earlier decision is proposed, with who and what; nothing is superseded.
+    const later = await write({ session_id: "hint-3", kind: "decision", ...replacing.later });
+    expect(later.possible_supersedes?.map((p) => p.id)).toEqual([earlier.id]);
+    expect(later.possible_supersedes![0]).toMatchObject({ agent: "architect", decision: expect.stringContaining("axios") });
+    expect((await http(cairn.url, "GET", `/v1/memories/${earlier.id}`, { token: architect.token })).body.superseded_by).toBeUndefined();
+
+    // Only decisions propose; one that names what it supersedes is not told of it again.
+    expect((await write({ session_id: "hint-4", kind: "turn", ...replacing.later })).possible_supersedes).toBeUndefined();
+    const named = await write({ session_id: "hint-5", kind: "decision", ...replacing.later, supersedes: [earlier.id] });
+    expect(named.possible_supersedes?.map((p) => p.id) ?? []).not.toContain(earlier.id);
+  });
+});
