@@ -112,7 +112,7 @@ export class MemoryService {
     this.imports = new RecordImport(store, embedder, this.sequences, this.audit);
     this.integrity = new IntegrityCheck(store, this.sequences, this.audit, now);
     this.reembedding = new Reembedding(store, embedder);
-    this.team = new TeamStatus(this.lexical, this.recency, now);
+    this.team = new TeamStatus(this.lexical, this.recency);
     this.verifications = new Verifications(store);
     this.log = options.log;
   }

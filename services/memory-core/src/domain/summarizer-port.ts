@@ -63,10 +63,11 @@ export interface SummarizerPort {
   /** Where the change feed ends now: changes are numbered from 0 up to it. */
   changesEnd(workspace: string): Promise<number>;
   /**
-   * Changes from `from` on, at most `max` of them, in order; `next` is where to read on. A change announced
-   * but not yet readable (a write in flight) holds `next` back, so it and those after it are told again.
+   * The changes numbered `from` to `from + count - 1` (all below `changesEnd`), in order; `next` is where to
+   * read on. A change announced but not yet readable (a write in flight) holds `next` back, so it and those
+   * after it are told again.
    */
-  sessionChanges(workspace: string, from: number, max: number): Promise<{ changes: SessionChange[]; next: number }>;
+  sessionChanges(workspace: string, from: number, count: number): Promise<{ changes: SessionChange[]; next: number }>;
   /** Leases on sessions held as `holder` for `ttlMs` at a time: one summarizer per session at once. */
   sessionLeases(options: { ttlMs: number; holder: string; now?: () => number }): SessionLeases;
 }
@@ -137,9 +138,9 @@ export function summarizerPort(parts: {
 
     changesEnd: (workspace) => feed.length(workspace, "turns"),
 
-    async sessionChanges(workspace, from, max) {
-      const end = await feed.length(workspace, "turns");
-      const seqs = Array.from({ length: Math.max(0, Math.min(max, end - from)) }, (_, i) => from + i);
+    async sessionChanges(workspace, from, count) {
+      // The caller asked changesEnd already: the feed's length is not read again for every page.
+      const seqs = Array.from({ length: Math.max(0, count) }, (_, i) => from + i);
       if (seqs.length === 0) return { changes: [], next: from };
       const slots = await feed.read(workspace, "turns", seqs);
       const unnamed = [...slots.values()].filter((s) => typeof s.session_id !== "string");

@@ -3,8 +3,8 @@ import type { StoredRecord } from "../store/chroma-store.js";
 import type { LexicalIndexes } from "../lexical/indexes.js";
 import { taskText } from "../records/memory-brief.js";
 import type { RecencyIndex } from "./recency.js";
-import { OPEN_VALIDITY, parseList, turnFields } from "../records/turn-record.js";
-import type { Check, Correction } from "../records/types.js";
+import { isOutdated, isSuperseded, parseList, turnFields } from "../records/turn-record.js";
+import type { Check } from "../records/types.js";
 
 type TeamStatusResult = OperationOutput<"query_team_status">;
 type AgentStatus = TeamStatusResult["agents"][number];
@@ -22,7 +22,6 @@ export class TeamStatus {
   constructor(
     private readonly lexical: LexicalIndexes,
     private readonly recency: RecencyIndex,
-    private readonly now: () => number,
   ) {}
 
   async query(workspace: string, limit: number): Promise<TeamStatusResult> {
@@ -36,7 +35,6 @@ export class TeamStatus {
     const active = newest
       .filter((n): n is { agent: string; turn: StoredRecord } => n.turn !== undefined)
       .sort((a, b) => Number(b.turn.metadata.recorded_at) - Number(a.turn.metadata.recorded_at));
-    const now = this.now();
     const agents = active.slice(0, limit).map(({ agent, turn }): AgentStatus => {
       const failing = (
         index.matching([
@@ -45,7 +43,7 @@ export class TeamStatus {
         ]) ?? []
       )
         .map((id) => index.record(id))
-        .filter((r): r is StoredRecord => r !== undefined && standing(r, now))
+        .filter((r): r is StoredRecord => r !== undefined && !isSuperseded(r.metadata) && !isOutdated(r.metadata))
         .sort((a, b) => Number(b.metadata.recorded_at) - Number(a.metadata.recorded_at))
         .slice(0, FAILED_PER_AGENT);
       return {
@@ -65,13 +63,6 @@ export class TeamStatus {
     });
     return { agents, more: active.length > limit };
   }
-}
-
-/** Neither superseded nor marked outdated at `now`. */
-function standing(record: StoredRecord, now: number): boolean {
-  const m = record.metadata;
-  const superseded = typeof m.valid_until === "number" && m.valid_until < OPEN_VALIDITY && m.valid_until <= now;
-  return !superseded && !parseList<Correction>(m.corrections).some((c) => c.kind === "outdated");
 }
 
 /** The sentence of the turn's outcome (else its reasoning) that names the next step: "Next: …", "Next step: …". */

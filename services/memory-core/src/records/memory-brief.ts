@@ -1,7 +1,7 @@
 import type { StoredRecord } from "../store/chroma-store.js";
 import { terms, tokenize, toTerm } from "../lexical/text-analysis.js";
-import { OPEN_VALIDITY, parseList, reviewOf, turnFields } from "./turn-record.js";
-import type { Correction, Kind, MemoryBrief } from "./types.js";
+import { isOutdated, isSuperseded, reviewOf, turnFields } from "./turn-record.js";
+import type { Kind, MemoryBrief } from "./types.js";
 
 /**
  * A memory in a few words (`detail: brief`), the default of listings and searches: an agent pays for every byte
@@ -27,8 +27,8 @@ export function briefOf(record: StoredRecord, text: string): MemoryBrief {
   };
   if (m.kind !== "turn" && typeof m.kind === "string") brief.kind = m.kind as Kind;
   const flags: NonNullable<MemoryBrief["flags"]> = [];
-  if (parseList<Correction>(m.corrections).some((c) => c.kind === "outdated")) flags.push("outdated");
-  if (typeof m.valid_until === "number" && m.valid_until < OPEN_VALIDITY) flags.push("superseded");
+  if (isOutdated(m)) flags.push("outdated");
+  if (isSuperseded(m)) flags.push("superseded");
   if (m.trusted === false) flags.push("untrusted");
   if (m.check_status === "failed") flags.push("checks_failed");
   if (m.check_status === "passed") flags.push("checks_passed");

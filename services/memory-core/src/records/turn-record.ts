@@ -184,6 +184,12 @@ export function reviewOf(m: Metadata): Review | undefined {
   return review;
 }
 
+/** A correction says its conclusion no longer holds. */
+export const isOutdated = (m: Metadata) => parseList<Correction>(m.corrections).some((c) => c.kind === "outdated");
+
+/** Its validity was closed: another memory (or a person) superseded it. */
+export const isSuperseded = (m: Metadata) => typeof m.valid_until === "number" && m.valid_until < OPEN_VALIDITY;
+
 export function parseList<T>(value: unknown): T[] {
   if (typeof value !== "string") return [];
   try {
