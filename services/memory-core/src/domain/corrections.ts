@@ -113,7 +113,7 @@ export class Corrections {
     }
     const metadata: Metadata = {
       ...record.metadata,
-      review_state: decision === "approve" ? "approved" : "rejected",
+      review_state: verdictState(decision),
       review_by: principal.agent,
       review_at: this.now(),
       review_reason: reason,
@@ -158,3 +158,6 @@ export const gone = (memoryId: string) =>
     `Memory ${memoryId} was forgotten; its content cannot come back.`,
     "Write what still holds as a new memory, with a new idempotency key.",
   );
+
+/** The review state a verdict leaves a memory in. */
+export const verdictState = (decision: "approve" | "reject") => (decision === "approve" ? "approved" : "rejected");

@@ -14,7 +14,7 @@ import { bestOf } from "../retrieval/confidence.js";
 import type { Condition } from "../retrieval/filters.js";
 import { decodeCursor, encodeCursor, oldestFirst, positionFrom } from "../records/cursor.js";
 import { contentKey, summaryId, turnId } from "../records/ids.js";
-import { Corrections, gone, type Tombstone } from "./corrections.js";
+import { Corrections, gone, verdictState, type Tombstone } from "./corrections.js";
 import { LexicalIndexes } from "../lexical/indexes.js";
 import { RecencyIndex, recencyAppend } from "./recency.js";
 import { IntegrityCheck } from "../admin/integrity.js";
@@ -380,7 +380,7 @@ export class MemoryService {
 
   async reviewMemory(principal: Principal, input: OperationInput<"review_memory">): Promise<Memory> {
     const record = await this.corrections.existing(principal.workspace, input.memory_id);
-    const state = input.decision === "approve" ? "approved" : "rejected";
+    const state = verdictState(input.decision);
     // The same verdict again (a retry) answers the memory as it stands and records nothing more.
     const review = reviewOf(record.metadata);
     if (review?.state === state && review.by === principal.agent && review.reason === input.reason) return memoryFromRecord(record, "full");
