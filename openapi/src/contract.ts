@@ -73,7 +73,7 @@ export async function loadContract(path: string = CONTRACT_PATH): Promise<Contra
   } catch (error) {
     throw new ContractError(`the contract is not valid OpenAPI: ${(error as Error).message}`);
   }
-  const operations = flattenOperations(dereferenced);
+  const operations = flattenOperations(dereferenced, document);
   const byId = new Map(operations.map((op) => [op.operationId, op]));
   const info = document.info as { version: string };
   return {
@@ -88,13 +88,13 @@ export async function loadContract(path: string = CONTRACT_PATH): Promise<Contra
   };
 }
 
-function flattenOperations(doc: Record<string, unknown>): Operation[] {
+function flattenOperations(doc: Record<string, unknown>, written: Record<string, unknown>): Operation[] {
   const paths = (doc.paths ?? {}) as Record<string, Record<string, unknown>>;
   const operations: Operation[] = [];
   for (const [path, item] of Object.entries(paths)) {
     for (const method of HTTP_METHODS) {
       const raw = item[method] as Record<string, unknown> | undefined;
-      if (raw) operations.push(flattenOperation(path, method, raw, item));
+      if (raw) operations.push(flattenOperation(path, method, raw, item, ownBodyDescriptions(written, path, method)));
     }
   }
   const seen = new Set<string>();
@@ -105,7 +105,13 @@ function flattenOperations(doc: Record<string, unknown>): Operation[] {
   return operations;
 }
 
-function flattenOperation(path: string, method: HttpMethod, raw: Record<string, unknown>, pathItem: Record<string, unknown>): Operation {
+function flattenOperation(
+  path: string,
+  method: HttpMethod,
+  raw: Record<string, unknown>,
+  pathItem: Record<string, unknown>,
+  ownDescriptions: ReadonlyMap<string, string>,
+): Operation {
   const operationId = raw.operationId as string | undefined;
   if (!operationId || !/^[a-z][a-z0-9_]*$/.test(operationId)) {
     throw new ContractError(`${method.toUpperCase()} ${path} needs a snake_case operationId (it is the MCP tool name)`);
@@ -148,7 +154,7 @@ function flattenOperation(path: string, method: HttpMethod, raw: Record<string, 
     const bodyProps = (bodySchema.properties ?? {}) as Record<string, JsonSchema>;
     for (const [name, schema] of Object.entries(bodyProps)) {
       if (name in properties) throw new ContractError(`${operationId}: ${name} is both a parameter and a body field`);
-      properties[name] = schema;
+      properties[name] = withDescription(schema, ownDescriptions.get(name));
     }
     required.push(...(((bodySchema.required as string[] | undefined) ?? []) as string[]));
   }
@@ -195,7 +201,27 @@ function hasProperty(schema: JsonSchema, name: string): boolean {
   return Boolean(props && name in props);
 }
 
-/** A parameter's own description says what it is for here; its schema's (shared by many fields) is generic. */
+/**
+ * The descriptions that body fields written as `$ref` give beside it, as the contract is written. Dereferencing
+ * shares one object per referenced schema, so those descriptions do not survive it: every `since` would read as
+ * the shared Timestamp's.
+ */
+function ownBodyDescriptions(written: Record<string, unknown>, path: string, method: HttpMethod): Map<string, string> {
+  const operation = ((written.paths as Record<string, Record<string, unknown>>)[path]?.[method] ?? {}) as {
+    requestBody?: { content?: Record<string, { schema?: JsonSchema }> };
+  };
+  let schema = operation.requestBody?.content?.["application/json"]?.schema;
+  const components = ((written.components as Record<string, unknown> | undefined)?.schemas ?? {}) as Record<string, JsonSchema>;
+  const ref = schema?.$ref;
+  if (typeof ref === "string" && ref.startsWith("#/components/schemas/")) schema = components[ref.slice("#/components/schemas/".length)];
+  const own = new Map<string, string>();
+  for (const [name, field] of Object.entries((schema?.properties ?? {}) as Record<string, JsonSchema>)) {
+    if (typeof field.$ref === "string" && typeof field.description === "string") own.set(name, field.description);
+  }
+  return own;
+}
+
+/** A field's own description says what it is for here; its schema's (shared by many fields) is generic. */
 function withDescription(schema: JsonSchema, description: unknown): JsonSchema {
   return typeof description === "string" ? { ...schema, description } : schema;
 }

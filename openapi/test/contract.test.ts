@@ -44,6 +44,15 @@ describe("the contract", () => {
     }
   });
 
+  it("keeps a body field's own description beside its `$ref`, not the shared schema's", async () => {
+    const contract = await loadContract(fileURLToPath(new URL("./fixtures/ref-descriptions.yaml", import.meta.url)));
+    const fields = contract.operation("search").inputSchema.properties as Record<string, { description?: string }>;
+    // All three are the one Timestamp schema, which describes itself; two say what they filter here.
+    expect(fields.since?.description).toBe("Only what was recorded at or after this instant.");
+    expect(fields.until?.description).toBe("Only what was recorded before this instant.");
+    expect(fields.at).toEqual({ type: "string", format: "date-time", description: "An RFC 3339 date-time." });
+  });
+
   it("compiles a validator per operation that fills defaults and rejects unknown fields", async () => {
     const validators = compileInputValidators(await loadContract());
     expect(validators.get("query_recent_turns")!({})).toEqual({ ok: true, value: { limit: 20, detail: "brief" } });

@@ -525,10 +525,7 @@ export interface components {
             /** @enum {string} */
             role: "agent" | "admin";
         };
-        /**
-         * @description A memory's id.
-         * @example t_f1cef6892836cbc45b93fd335fe0d5ae
-         */
+        /** @example t_f1cef6892836cbc45b93fd335fe0d5ae */
         MemoryId: string;
         /**
          * @description The agent session (or conversation) the turn belongs to.
@@ -549,10 +546,7 @@ export interface components {
          * @enum {string}
          */
         Kind: "turn" | "decision" | "attempt" | "lesson" | "note";
-        /**
-         * Format: date-time
-         * @description An RFC 3339 date-time.
-         */
+        /** Format: date-time */
         Timestamp: string;
         /** @enum {string} */
         Confidence: "high" | "medium" | "low" | "none";

@@ -74,6 +74,13 @@ describe("tool listing", () => {
     expect(add.outputSchema?.properties).toHaveProperty("replayed");
     const recent = tools.find((t) => t.name === "query_recent_turns")!;
     expect(recent.annotations?.readOnlyHint).toBe(true);
+    // The destructive and idempotent hints mean something only for a tool that writes: add_memory keeps them above.
+    expect(recent.annotations).not.toHaveProperty("destructiveHint");
+    expect(recent.annotations).not.toHaveProperty("idempotentHint");
+    // The outline names the fields every answer has; a field an answer may lack is left out (and allowed).
+    const open = tools.find((t) => t.name === "get_memory")!;
+    expect(open.outputSchema?.properties).toHaveProperty("prompt");
+    expect(open.outputSchema?.properties).not.toHaveProperty("superseded_by");
     expect(Object.keys(recent.inputSchema.properties ?? {})).toEqual(["agent", "session_id", "limit", "before", "detail"]);
   });
 });

@@ -5,10 +5,10 @@ import type { Role } from "../auth/principal.js";
 /**
  * The tool list a caller is shown. Every session that connects pays for it in context, so it holds only the
  * tools the caller's role may call (an admin tool still answers an agent that calls it by name with 403),
- * each with the contract's description, its input schema made lean (see LEFT_OUT), and an outline of its
- * output: the top-level fields
- * and their types. The full output schemas are in the contract (`GET /openapi.json`); answers still conform
- * to the outline, so a client that validates structured results against it accepts them.
+ * each with the contract's description, its input schema made lean (see LEFT_OUT), an outline of its output
+ * (the top-level fields every answer has, and their types) and its annotations. The full output schemas are in
+ * the contract (`GET /openapi.json`); answers still conform to the outline, so a client that validates
+ * structured results against it accepts them.
  */
 export function toolsFor(operations: readonly Operation[], role: Role): Tool[] {
   return operations.filter((op) => op.requiredRole !== "admin" || role === "admin").map(toTool);
@@ -21,16 +21,34 @@ function toTool(operation: Operation): Tool {
     description: [operation.summary, operation.description].filter(Boolean).join("\n\n").trim(),
     inputSchema: lean(operation.inputSchema) as Tool["inputSchema"],
     outputSchema: outline(operation.outputSchema) as Tool["outputSchema"],
-    annotations: operation.annotations,
+    annotations: hints(operation.annotations),
   };
 }
 
-/** An object schema reduced to its fields' types, one level deep; what it leaves out, it allows. */
+/**
+ * The annotations a client reads. The destructive and idempotent hints only mean something for a tool that
+ * writes (MCP's ToolAnnotations), so a read-only tool goes without them.
+ */
+function hints(annotations: Operation["annotations"]): Operation["annotations"] {
+  if (annotations.readOnlyHint !== true) return annotations;
+  const { destructiveHint: _destructive, idempotentHint: _idempotent, ...rest } = annotations;
+  return rest;
+}
+
+/**
+ * An object schema reduced to the fields it requires and their types, one level deep; what it leaves out (the
+ * fields an answer may lack, the fields' parts and constraints), it allows.
+ */
 export function outline(schema: JsonSchema): JsonSchema {
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((schema.required as string[] | undefined) ?? []);
   return {
     type: "object",
-    properties: Object.fromEntries(Object.entries(properties).map(([name, field]) => [name, typeOf(field)])),
+    properties: Object.fromEntries(
+      Object.entries(properties)
+        .filter(([name]) => required.has(name))
+        .map(([name, field]) => [name, typeOf(field)]),
+    ),
   };
 }
 
