@@ -11,6 +11,7 @@ describe("the contract", () => {
     expect(contract.operations.map((op) => op.operationId).sort()).toEqual(
       [
         "add_memory",
+        "assess_change",
         "forget_memory",
         "get_audit_log",
         "get_caller",
@@ -37,7 +38,10 @@ describe("the contract", () => {
       expect(op.inputSchema.type).toBe("object");
       expect(op.inputSchema.additionalProperties).toBe(false);
       expect(op.outputSchema.type).toBe("object");
-      expect(op.annotations.readOnlyHint).toBe(op.method === "get" || op.operationId.startsWith("query_"));
+      // Reads that take a body (a search, an assessment) are POSTs.
+      expect(op.annotations.readOnlyHint).toBe(
+        op.method === "get" || op.operationId.startsWith("query_") || op.operationId === "assess_change",
+      );
       // import_records forgets a stored record when it restores that record's tombstone.
       expect(op.annotations.destructiveHint).toBe(op.operationId === "forget_memory" || op.operationId === "import_records");
       expect(op.description.length).toBeGreaterThan(40);

@@ -249,6 +249,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/changes/assessment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * How did changes like this one end? Ask before you make it.
+         * @description The past changes and attempts most like `intent`, grouped by how they ended: `reverted`, `fixed` (a
+         *     fix followed within `within_days`), `outdated` (marked outdated or superseded), `failed_checks`, or
+         *     `stood`; with counts and the newest few of each. Confidence `none` and no groups when nothing similar
+         *     is stored. Reverts and fixes come from imported git history (`cairn import git`).
+         */
+        post: operations["assess_change"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/audit": {
         parameters: {
             query?: never;
@@ -501,6 +524,45 @@ export interface components {
                 /** @description The names of its failed checks. */
                 checks: string[];
             }[];
+        };
+        AssessChangeRequest: {
+            /** @description The change you mean to make, in the words a commit or a turn about it would use. */
+            intent: string;
+            /**
+             * @description A fix this many days after a change counts as its fix.
+             * @default 14
+             */
+            within_days: number;
+        };
+        ChangeAssessment: {
+            /** @description How sure the match is, from the best similar change; `none` when nothing similar is stored. */
+            confidence: components["schemas"]["Confidence"];
+            /** @description Similar past changes weighed (at most 20). */
+            similar: number;
+            /** @description One group per way they ended, in the order reverted, fixed, outdated, failed_checks, stood; empty groups left out. */
+            outcomes: components["schemas"]["ChangeOutcome"][];
+        };
+        ChangeOutcome: {
+            /** @enum {string} */
+            outcome: "reverted" | "fixed" | "outdated" | "failed_checks" | "stood";
+            count: number;
+            /** @description The newest of the group; open one with `get_memory`. */
+            changes: components["schemas"]["AssessedChange"][];
+        };
+        AssessedChange: {
+            memory_id: components["schemas"]["MemoryId"];
+            /** @description When it happened (`occurred_at`, else when it was recorded). */
+            when: components["schemas"]["Timestamp"];
+            /** @description Its author for imported history, else the agent that wrote it. */
+            who: string;
+            /** @description The change in a few words. */
+            what: string;
+            /** @description Its commit, when it names one. */
+            commit?: string;
+            /** @description The memory that reverted, fixed or superseded it. */
+            by?: components["schemas"]["MemoryId"];
+            /** @description Why it was marked outdated or superseded, in a few words. */
+            reason?: string;
         };
         StoreStatus: {
             workspace: string;
@@ -1448,6 +1510,35 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    assess_change: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AssessChangeRequest"];
+            };
+        };
+        responses: {
+            /** @description How similar changes ended, most telling first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChangeAssessment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             503: components["responses"]["Unavailable"];
         };
     };

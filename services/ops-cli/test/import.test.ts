@@ -192,6 +192,29 @@ describe("cairn import git", () => {
     expect(after.find((m) => m.outdated)!.corrections).toHaveLength(1);
   });
 
+  it("tells assess_change how the imported changes ended: the reverted backoff, the fixed rate cache", async () => {
+    const byHash = new Map((await memoriesOf(dev)).map((m) => [m.refs[0], m]));
+    const assess = async (intent: string) => {
+      const res = await http(cairn.url, "POST", "/v1/changes/assessment", { token: dev.token, body: { intent } });
+      expect(res.status).toBe(200);
+      return res.body as {
+        confidence: string;
+        outcomes: Array<{ outcome: string; changes: Array<{ memory_id: string; commit?: string; by?: string }> }>;
+      };
+    };
+    const endingOf = (answer: Awaited<ReturnType<typeof assess>>, hash: string) => {
+      const group = answer.outcomes.find((g) => g.changes.some((c) => c.commit === hash));
+      return group && { outcome: group.outcome, by: group.changes.find((c) => c.commit === hash)!.by };
+    };
+    const backoff = await assess("switch the retry backoff to exponential");
+    expect(endingOf(backoff, hashes.backoff)).toEqual({ outcome: "reverted", by: byHash.get(hashes.revert)!.id });
+    const rates = await assess("cache the exchange rates");
+    expect(endingOf(rates, hashes.rates)).toEqual({ outcome: "fixed", by: byHash.get(hashes.fix)!.id });
+    // The retry worker itself stood; an intent about something this history never touched finds nothing.
+    expect(endingOf(await assess("add a payment retry worker"), hashes.retry)?.outcome).toBe("stood");
+    expect(await assess("translate the onboarding emails into Portuguese")).toEqual({ confidence: "none", similar: 0, outcomes: [] });
+  });
+
   it("with --since, imports the later commits and the older commit a revert among them reverted", async () => {
     const run = await cairnCli(["import", "git", "--repo", repo, "--since", "2026-10-01T12:30:00Z", ...common(sinceDev)]);
     expect(run.code).toBe(0);

@@ -37,6 +37,7 @@ import {
   turnDocument,
 } from "../records/turn-record.js";
 import { TeamStatus } from "./team-status.js";
+import { assessChange } from "./change-assessment.js";
 import { writeAdvice } from "../records/write-advice.js";
 import { possibleSupersessions } from "./supersession-candidates.js";
 import type {
@@ -435,6 +436,11 @@ export class MemoryService {
   /** Each agent's newest turn, its next step and its failed checks still standing; most recently active first. */
   teamStatus(principal: Principal, input: OperationInput<"query_team_status">): Promise<OperationOutput<"query_team_status">> {
     return this.team.query(principal.workspace, input.limit);
+  }
+
+  /** How the changes most like an intended one ended: reverted, fixed, outdated, failed checks, or stood. */
+  assessChange(principal: Principal, input: OperationInput<"assess_change">): Promise<OperationOutput<"assess_change">> {
+    return assessChange(this.retrieval, principal.workspace, input);
   }
 
   /** One page of a collection's records as stored, for backups. */

@@ -27,6 +27,7 @@ export const handlers: Handlers = {
   query_recent_turns: (input, { principal, memories }) => ok(memories.recentTurns(principal, input)),
   query_raw_memories: (input, { principal, memories }) => ok(memories.queryMemories(principal, input)),
   query_team_status: (input, { principal, memories }) => ok(memories.teamStatus(principal, input)),
+  assess_change: (input, { principal, memories }) => ok(memories.assessChange(principal, input)),
   query_summaries: (input, { principal, memories }) => ok(memories.querySummaries(principal, input)),
   get_session: (input, { principal, memories }) => ok(memories.getSession(principal, input)),
   get_caller: async (_input, { principal }) => ({

@@ -1,0 +1,155 @@
+import type { OperationInput, OperationOutput } from "@cairn/openapi";
+import { taskText } from "../records/memory-brief.js";
+import { isOutdated, isSuperseded, parseList } from "../records/turn-record.js";
+import type { Correction } from "../records/types.js";
+import type { HybridRetrieval } from "../retrieval/hybrid-retrieval.js";
+import type { StoredRecord } from "../store/chroma-store.js";
+
+type Assessment = OperationOutput<"assess_change">;
+type Outcome = Assessment["outcomes"][number]["outcome"];
+type AssessedChange = Assessment["outcomes"][number]["changes"][number];
+
+/** Similar changes weighed: the contract says so; a premortem reads a handful, and each costs two lookups. */
+const SIMILAR = 20;
+const CITED = 3;
+const REASON_CHARS = 120;
+/** Hits looked at when following a commit or a file to what came after it. */
+const FOLLOW_UPS = 20;
+/** Files of a change that its fix is looked for by: the first few name what it was about. */
+const FILES_FOLLOWED = 8;
+const DAY_MS = 86_400_000;
+
+/** The order of the groups: the most telling ending first. */
+const OUTCOMES: readonly Outcome[] = ["reverted", "fixed", "outdated", "failed_checks", "stood"];
+
+/** A full commit hash (SHA-1, or SHA-256 for repositories that use it), as the git importer keeps it in `refs`. */
+const COMMIT = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+
+interface Ended {
+  record: StoredRecord;
+  outcome: Outcome;
+  by?: string;
+  reason?: string;
+}
+
+/**
+ * How changes like an intended one ended: a premortem from what the workspace remembers. The similar changes
+ * are the turns a hybrid search finds at low confidence or better (an unrelated intent finds none there), superseded and outdated ones included
+ * (they are the point). Each is then followed to what came after it: a memory that `reverts:` its commit, one
+ * that `fixes:` it or is tagged `fix` and touches one of its files within the window, its own corrections, its
+ * checks. The git importer leaves those refs and tags; an agent's turns are judged by their corrections and
+ * checks alone. Nothing similar gives confidence `none` and no groups: no guess.
+ */
+export async function assessChange(
+  retrieval: HybridRetrieval,
+  workspace: string,
+  input: OperationInput<"assess_change">,
+): Promise<Assessment> {
+  const hits = await retrieval.search(workspace, "turns", {
+    query: input.intent,
+    limit: SIMILAR,
+    mode: "hybrid",
+    minConfidence: "low",
+    conditions: [],
+  });
+  if (hits.length === 0) return { confidence: "none", similar: 0, outcomes: [] };
+  const lookup = (query: string) =>
+    retrieval.search(workspace, "turns", { query, limit: FOLLOW_UPS, mode: "lexical", minConfidence: "none", conditions: [] });
+
+  // A revert is the ending of the change it undoes, not a change like the intent: weigh the reverted change.
+  const changes = new Map<string, StoredRecord>();
+  for (const { record } of hits) {
+    const reverted = refsOf(record).filter((r) => r.startsWith("reverts:"));
+    if (reverted.length === 0) {
+      changes.set(record.id, record);
+      continue;
+    }
+    for (const ref of reverted) {
+      if (changes.size >= SIMILAR) break;
+      const hash = ref.slice("reverts:".length);
+      const target = (await lookup(hash)).find((h) => commitOf(h.record) === hash)?.record;
+      if (target) changes.set(target.id, target);
+    }
+  }
+
+  const ended = await Promise.all([...changes.values()].map((record) => endingOf(record, input.within_days, lookup)));
+  const outcomes = OUTCOMES.map((outcome) => {
+    const group = ended.filter((e) => e.outcome === outcome).sort((a, b) => timeOf(b.record) - timeOf(a.record));
+    return { outcome, count: group.length, changes: group.slice(0, CITED).map(cite) };
+  }).filter((g) => g.count > 0);
+  return { confidence: hits[0]!.confidence, similar: ended.length, outcomes };
+}
+
+async function endingOf(
+  record: StoredRecord,
+  withinDays: number,
+  lookup: (query: string) => Promise<{ record: StoredRecord }[]>,
+): Promise<Ended> {
+  const commit = commitOf(record);
+  const after = (other: StoredRecord) => {
+    const gap = timeOf(other) - timeOf(record);
+    return gap > 0 && gap <= withinDays * DAY_MS;
+  };
+  if (commit) {
+    const naming = (await lookup(commit)).map((h) => h.record).filter((r) => r.id !== record.id);
+    const revert = naming.find((r) => refsOf(r).includes(`reverts:${commit}`));
+    if (revert) return { record, outcome: "reverted", by: revert.id };
+    const fix = naming.find((r) => refsOf(r).includes(`fixes:${commit}`) && after(r));
+    if (fix) return { record, outcome: "fixed", by: fix.id };
+  }
+  const files = filesOf(record).slice(0, FILES_FOLLOWED);
+  if (files.length > 0) {
+    const touched = new Set(files);
+    const fix = (await lookup(files.join(" ")))
+      .map((h) => h.record)
+      .find((r) => r.id !== record.id && tagsOf(r).includes("fix") && after(r) && refsOf(r).some((ref) => touched.has(ref)));
+    if (fix) return { record, outcome: "fixed", by: fix.id };
+  }
+  const m = record.metadata;
+  if (isSuperseded(m)) {
+    return {
+      record,
+      outcome: "outdated",
+      by: typeof m.superseded_by === "string" ? m.superseded_by : undefined,
+      reason: text(m.superseded_reason),
+    };
+  }
+  if (isOutdated(m)) {
+    const last = parseList<Correction>(m.corrections)
+      .filter((c) => c.kind === "outdated")
+      .at(-1);
+    return { record, outcome: "outdated", reason: text(last?.reason) };
+  }
+  if (m.check_status === "failed") return { record, outcome: "failed_checks" };
+  return { record, outcome: "stood" };
+}
+
+function cite({ record, by, reason }: Ended): AssessedChange {
+  const m = record.metadata;
+  const change: AssessedChange = {
+    memory_id: record.id,
+    when: new Date(timeOf(record)).toISOString(),
+    who: typeof m.author === "string" ? m.author : String(m.agent),
+    what: taskText(record),
+  };
+  const commit = commitOf(record);
+  if (commit) change.commit = commit;
+  if (by) change.by = by;
+  if (reason) change.reason = reason;
+  return change;
+}
+
+const timeOf = (record: StoredRecord) => Number(record.metadata.occurred_at ?? record.metadata.recorded_at);
+const refsOf = (record: StoredRecord) => parseList<string>(record.metadata.refs);
+const tagsOf = (record: StoredRecord) => parseList<string>(record.metadata.tags);
+const commitOf = (record: StoredRecord) => refsOf(record).find((r) => COMMIT.test(r));
+
+/** The refs that name files: a path with a directory or an extension, not a commit, a link or a `kind:` ref. */
+const filesOf = (record: StoredRecord) =>
+  refsOf(record).filter((r) => !COMMIT.test(r) && !/^[a-z][a-z0-9+.-]*:/i.test(r) && /[/.]/.test(r) && !/\s/.test(r));
+
+const text = (value: unknown) => {
+  if (typeof value !== "string") return undefined;
+  const line = value.replace(/\s+/g, " ").trim();
+  return line.length > REASON_CHARS ? `${line.slice(0, REASON_CHARS - 1).trimEnd()}…` : line || undefined;
+};

@@ -1,0 +1,235 @@
+import { createHash } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { expectContractOutput } from "./support/contract-schemas.js";
+import { http, makeToken, mcpClient, uniqueWorkspace, useCairn } from "./support/harness.js";
+
+/**
+ * assess_change over a history written the way the git importer writes it (a commit's hash first among its refs,
+ * `reverts:` and `fixes:` refs, `revert` and `fix` tags, the commit date as `occurred_at`) beside agents' own
+ * turns, judged by their corrections and checks. `cairn import git` over a real repository is tested with the
+ * importer (services/ops-cli/test/import.test.ts).
+ */
+
+const workspace = uniqueWorkspace("assess");
+const historian = makeToken(workspace, "historian");
+const dev = makeToken(workspace, "dev");
+const other = makeToken(uniqueWorkspace("assess-other"), "mallory");
+const cairn = useCairn([historian, dev, other]);
+
+const hash = (label: string) => createHash("sha1").update(label).digest("hex");
+const day = (n: number) => new Date(Date.parse("2026-09-01T10:00:00Z") + n * 86_400_000).toISOString();
+
+async function write(token: string, body: object): Promise<string> {
+  const res = await http(cairn.url, "POST", "/v1/memories", { token, body });
+  if (res.status !== 201) throw new Error(`add_memory answered ${res.status}: ${res.text}`);
+  return res.body.id;
+}
+
+interface CommitSpec {
+  subject: string;
+  body: string;
+  at: number;
+  files: string[];
+  tags?: string[];
+  refs?: string[];
+}
+
+/** A commit's memory as the importer shapes it. */
+const commit = (label: string, spec: CommitSpec) =>
+  write(historian.token, {
+    session_id: `git:shop:${day(spec.at).slice(0, 10)}`,
+    prompt: spec.subject,
+    thought: spec.body,
+    response: `Commit ${hash(label)} by Ada Lovelace.\n${spec.files.join("\n")}`,
+    occurred_at: day(spec.at),
+    author: "Ada Lovelace <ada@example.com>",
+    source: "import",
+    tags: ["git", ...(spec.tags ?? [])],
+    refs: [hash(label), ...(spec.refs ?? []), ...spec.files],
+  });
+
+let seeded: Promise<Record<string, string>> | undefined;
+function seed() {
+  seeded ??= (async () => {
+    const ids: Record<string, string> = {};
+    ids.sessions = await commit("sessions", {
+      subject: "Move checkout sessions from Postgres to Redis",
+      body: "Redis TTLs replace the session sweeper; checkout sessions no longer hit Postgres.",
+      at: 0,
+      files: ["src/checkout/session-store.ts"],
+    });
+    ids.revert = await commit("revert", {
+      subject: 'Revert "Move checkout sessions from Postgres to Redis"',
+      body: `This reverts commit ${hash("sessions")}. Sessions were lost on every Redis restart.`,
+      at: 3,
+      files: ["src/checkout/session-store.ts"],
+      tags: ["revert"],
+      refs: [`reverts:${hash("sessions")}`],
+    });
+    ids.carts = await commit("carts", {
+      subject: "Keep shopping carts in Redis instead of Postgres",
+      body: "Carts are read on every page; Redis hashes hold them with a TTL.",
+      at: 10,
+      files: ["src/cart/cart-store.ts"],
+    });
+    ids.cartsFix = await commit("carts-fix", {
+      subject: "hotfix: carts in Redis lost their items on expiry",
+      body: "Refresh the TTL on every write to the cart.",
+      at: 12,
+      files: ["src/cart/cart-store.ts"],
+      tags: ["fix"],
+    });
+    ids.wishlist = await commit("wishlist", {
+      subject: "Keep wishlists in Redis instead of Postgres",
+      body: "Wishlists are read on every product page; a Redis set holds each.",
+      at: 20,
+      files: ["src/wishlist/wishlist-store.ts"],
+    });
+    // A fix of the same file, but seven weeks later: not the wishlist change's fix within two weeks.
+    ids.wishlistLate = await commit("wishlist-late", {
+      subject: "fix: wishlist sets in Redis grew without bound",
+      body: "Cap each wishlist at 500 items.",
+      at: 69,
+      files: ["src/wishlist/wishlist-store.ts"],
+      tags: ["fix"],
+    });
+    // An agent's own decision, marked outdated since, and another whose checks failed.
+    ids.rates = await write(dev.token, {
+      session_id: "dev-rates",
+      kind: "decision",
+      prompt: "Move the rate limiter counters from Postgres to Redis",
+      thought: "Postgres row locks were the bottleneck; Redis INCR with expiry replaces them.",
+      response: "Rate limiter counters now live in Redis.",
+    });
+    await http(cairn.url, "POST", `/v1/memories/${ids.rates}/outdated`, {
+      token: dev.token,
+      body: { reason: "The limiter moved to the gateway; Redis counters are gone." },
+    });
+    ids.queue = await write(dev.token, {
+      session_id: "dev-queue",
+      prompt: "Move the job queue from Postgres to Redis streams",
+      thought: "Postgres SKIP LOCKED polling costs a query per worker per second.",
+      response: "Jobs now go through Redis streams.",
+      checks: [{ name: "integration tests", status: "failed" }],
+    });
+    ids.search = await write(dev.token, {
+      session_id: "dev-search",
+      prompt: "Move the search cache from Postgres to Redis",
+      thought: "A materialized view refreshed hourly was stale; Redis keys expire per query.",
+      response: "The search cache now lives in Redis and stays.",
+    });
+    // Another workspace's change on the same subject is not this workspace's history.
+    await write(other.token, {
+      session_id: "other",
+      prompt: "Move checkout sessions from Postgres to Redis",
+      thought: "Same idea elsewhere.",
+      response: "Done there.",
+    });
+    return ids;
+  })();
+  return seeded;
+}
+
+interface Group {
+  outcome: string;
+  count: number;
+  changes: Array<{ memory_id: string; by?: string; reason?: string; commit?: string; who: string; when: string; what: string }>;
+}
+
+const assess = (token: string, body: object) => http(cairn.url, "POST", "/v1/changes/assessment", { token, body });
+const group = (groups: Group[], outcome: string) => groups.find((g) => g.outcome === outcome);
+const idsIn = (groups: Group[]) => groups.flatMap((g) => g.changes.map((c) => c.memory_id));
+
+describe("assess_change over REST", () => {
+  it("groups the similar changes by how they ended, citing what ended them", async () => {
+    const ids = await seed();
+    const res = await assess(dev.token, { intent: "move sessions and caches from Postgres to Redis" });
+    expect(res.status).toBe(200);
+    expectContractOutput("assess_change", res.body);
+    const groups = res.body.outcomes as Group[];
+    expect(res.body.confidence).not.toBe("none");
+    expect(res.body.similar).toBe(groups.reduce((n, g) => n + g.count, 0));
+    // The groups come in their fixed order, each at least one change.
+    const order = ["reverted", "fixed", "outdated", "failed_checks", "stood"];
+    expect(groups.map((g) => order.indexOf(g.outcome))).toEqual([...groups.map((g) => order.indexOf(g.outcome))].sort((a, b) => a - b));
+
+    expect(group(groups, "reverted")?.changes).toContainEqual(
+      expect.objectContaining({
+        memory_id: ids.sessions,
+        by: ids.revert,
+        commit: hash("sessions"),
+        who: "Ada Lovelace <ada@example.com>",
+        when: day(0),
+        what: "Move checkout sessions from Postgres to Redis",
+      }),
+    );
+    expect(group(groups, "fixed")?.changes).toContainEqual(expect.objectContaining({ memory_id: ids.carts, by: ids.cartsFix }));
+    expect(group(groups, "outdated")?.changes).toContainEqual(
+      expect.objectContaining({ memory_id: ids.rates, who: "dev", reason: "The limiter moved to the gateway; Redis counters are gone." }),
+    );
+    expect(group(groups, "failed_checks")?.changes).toContainEqual(expect.objectContaining({ memory_id: ids.queue }));
+    // The late fix is outside the two weeks: the wishlist change stood, like the search cache.
+    const stood = idsIn(group(groups, "stood") ? [group(groups, "stood")!] : []);
+    expect(stood).toContain(ids.search);
+    expect(idsIn(groups)).not.toContain(ids.revert);
+    expect(JSON.stringify(res.body)).not.toContain("Same idea elsewhere");
+  });
+
+  it("counts a fix within `within_days` only", async () => {
+    const ids = await seed();
+    const narrow = await assess(dev.token, { intent: "keep wishlists in Redis instead of Postgres" });
+    const wide = await assess(dev.token, { intent: "keep wishlists in Redis instead of Postgres", within_days: 60 });
+    const endingOf = (groups: Group[]) => groups.find((g) => g.changes.some((c) => c.memory_id === ids.wishlist))?.outcome;
+    expect(endingOf(narrow.body.outcomes)).toBe("stood");
+    expect(endingOf(wide.body.outcomes)).toBe("fixed");
+    expect(group(wide.body.outcomes, "fixed")?.changes).toContainEqual(
+      expect.objectContaining({ memory_id: ids.wishlist, by: ids.wishlistLate }),
+    );
+  });
+
+  it("says none, with no groups, when nothing similar is stored", async () => {
+    await seed();
+    const res = await assess(dev.token, { intent: "translate the onboarding emails into Portuguese" });
+    expect(res.status).toBe(200);
+    expectContractOutput("assess_change", res.body);
+    expect(res.body).toEqual({ confidence: "none", similar: 0, outcomes: [] });
+    // The same store answers a related intent (the positive beside it).
+    const related = await assess(dev.token, { intent: "move checkout sessions from Postgres to Redis" });
+    expect(related.body.similar).toBeGreaterThan(0);
+  });
+
+  it("refuses an empty intent and a window out of range, with a code", async () => {
+    for (const body of [{ intent: "   " }, { intent: "x", within_days: 0 }, { intent: "x", within_days: 91 }, {}]) {
+      const res = await assess(dev.token, body);
+      expect([res.status, res.body.code]).toEqual([400, "validation_failed"]);
+    }
+    expect((await assess(dev.token, { intent: "x", within_days: 90 })).status).toBe(200);
+  });
+});
+
+describe("assess_change over MCP", () => {
+  it("answers the same assessment as a tool", async () => {
+    const ids = await seed();
+    const client = await mcpClient(cairn.url, dev.token);
+    try {
+      const result = (await client.callTool({
+        name: "assess_change",
+        arguments: { intent: "move checkout sessions from Postgres to Redis" },
+      })) as { structuredContent?: any; isError?: boolean };
+      expect(result.isError).toBeFalsy();
+      expectContractOutput("assess_change", result.structuredContent);
+      expect(group(result.structuredContent.outcomes, "reverted")?.changes).toContainEqual(
+        expect.objectContaining({ memory_id: ids.sessions, by: ids.revert }),
+      );
+      const none = (await client.callTool({
+        name: "assess_change",
+        arguments: { intent: "translate the onboarding emails into Portuguese" },
+      })) as {
+        structuredContent?: any;
+      };
+      expect(none.structuredContent).toEqual({ confidence: "none", similar: 0, outcomes: [] });
+    } finally {
+      await client.close();
+    }
+  });
+});
