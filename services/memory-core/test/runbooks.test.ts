@@ -49,7 +49,9 @@ describe("the runbooks", () => {
     expect(recovery.indexOf("query_recent_turns")).toBeLessThan(recovery.indexOf("query_raw_memories"));
     expect(recovery.indexOf("query_raw_memories")).toBeLessThan(recovery.indexOf("query_summaries"));
     expect(await toolsOf("fresh-start.md")).toEqual(expect.arrayContaining(["query_recent_turns", "query_summaries", "add_memory"]));
-    expect(await toolsOf("before-design-review-or-ticket.md")).toEqual(expect.arrayContaining(["query_raw_memories", "query_summaries"]));
+    expect(await toolsOf("before-design-review-or-ticket.md")).toEqual(
+      expect.arrayContaining(["query_raw_memories", "query_summaries", "assess_change"]),
+    );
     // A good and a bad example, both valid calls: what makes them good or bad is their content.
     expect((await toolsOf("end-of-turn.md")).filter((t) => t === "add_memory").length).toBeGreaterThanOrEqual(2);
   });
