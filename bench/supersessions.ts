@@ -5,19 +5,27 @@ import { parseArgs } from "node:util";
 import yaml from "js-yaml";
 import { loadConfig, silentLogger, startStack } from "@cairn/memory-core";
 import { newToken } from "../services/memory-core/src/auth/tokens.js";
-import { SUPERSESSION_PAIRS } from "../services/memory-core/test/fixtures/supersession-pairs.js";
+import {
+  HELD_OUT_SUPERSESSION_PAIRS,
+  SUPERSESSION_PAIRS,
+  type SupersessionPair,
+} from "../services/memory-core/test/fixtures/supersession-pairs.js";
 import { round } from "./stats.js";
 
 /**
  * `npm run bench -- supersessions [--json]`: how well `add_memory` proposes `possible_supersedes` on the labelled
- * pairs of `supersession-pairs.ts`. Each pair gets a workspace holding its earlier decision and every other
- * subject's earlier decision (a team's live decisions); its later decision is then written through the API.
- * A proposal of the pair's earlier decision, for a pair that replaces it, is right; any other proposal is wrong.
+ * pairs of `supersession-pairs.ts`, the pairs the rule was chosen on and the held-out ones apart. Each pair gets
+ * a workspace holding its earlier decision and every other subject's earlier decision of its set (a team's live
+ * decisions); its later decision is then written through the API. A proposal of the pair's earlier decision, for
+ * a pair that replaces it, is right; any other proposal is wrong.
  */
 export async function benchSupersessions(argv: string[]): Promise<void> {
   const { values } = parseArgs({ args: argv, options: { json: { type: "boolean", default: false } } });
   const dir = await mkdtemp(join(tmpdir(), "cairn-bench-supersede-"));
-  const tokens = SUPERSESSION_PAIRS.map((_, i) => ({ token: newToken(), workspace: `pair-${i}`, agent: "architect", role: "agent" }));
+  const sets = { chosen_on: SUPERSESSION_PAIRS, held_out: HELD_OUT_SUPERSESSION_PAIRS };
+  const tokens = Object.entries(sets).flatMap(([name, pairs]) =>
+    pairs.map((_, i) => ({ token: newToken(), workspace: `${name}-${i}`, agent: "architect", role: "agent" })),
+  );
   await writeFile(join(dir, "tokens.yaml"), yaml.dump({ tokens }));
   const stack = await startStack({
     config: loadConfig({ CAIRN_DATA_DIR: dir, CAIRN_PORT: "0", CAIRN_TOKENS_FILE: join(dir, "tokens.yaml") }),
@@ -32,18 +40,16 @@ export async function benchSupersessions(argv: string[]): Promise<void> {
     if (res.status !== 201) throw new Error(`add_memory answered ${res.status}`);
     return (await res.json()) as { id: string; possible_supersedes?: Array<{ id: string }> };
   };
-  try {
+  const measure = async (name: string, pairs: SupersessionPair[]) => {
     let truePositive = 0;
     let falsePositive = 0;
     let missed = 0;
     const rows: string[] = [];
-    for (const [i, pair] of SUPERSESSION_PAIRS.entries()) {
-      const token = tokens[i]!.token;
+    for (const [i, pair] of pairs.entries()) {
+      const token = tokens.find((t) => t.workspace === `${name}-${i}`)!.token;
       const own = await write(token, { session_id: `earlier-${i}`, kind: "decision", ...pair.earlier });
       const others = [
-        ...new Map(
-          SUPERSESSION_PAIRS.filter((p) => p.earlier.prompt !== pair.earlier.prompt).map((p) => [p.earlier.prompt, p.earlier]),
-        ).values(),
+        ...new Map(pairs.filter((p) => p.earlier.prompt !== pair.earlier.prompt).map((p) => [p.earlier.prompt, p.earlier])).values(),
       ];
       for (const [j, other] of others.entries()) await write(token, { session_id: `other-${j}`, kind: "decision", ...other });
       const later = await write(token, { session_id: `later-${i}`, kind: "decision", ...pair.later });
@@ -57,16 +63,26 @@ export async function benchSupersessions(argv: string[]): Promise<void> {
       );
     }
     const proposals = truePositive + falsePositive;
-    const report = {
-      pairs: SUPERSESSION_PAIRS.length,
-      replacing: SUPERSESSION_PAIRS.filter((p) => p.replaces).length,
-      precision: proposals === 0 ? null : round(truePositive / proposals, 3),
-      recall: round(truePositive / (truePositive + missed), 3),
-      true_positive: truePositive,
-      false_positive: falsePositive,
+    return {
+      rows,
+      report: {
+        pairs: pairs.length,
+        replacing: pairs.filter((p) => p.replaces).length,
+        precision: proposals === 0 ? null : round(truePositive / proposals, 3),
+        recall: round(truePositive / (truePositive + missed), 3),
+        true_positive: truePositive,
+        false_positive: falsePositive,
+      },
     };
-    if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
-    else process.stdout.write(`${rows.join("\n")}\n${JSON.stringify(report)}\n`);
+  };
+  try {
+    const report: Record<string, unknown> = {};
+    for (const [name, pairs] of Object.entries(sets)) {
+      const { rows, report: figures } = await measure(name, pairs);
+      report[name] = figures;
+      if (!values.json) process.stdout.write(`${name}:\n${rows.join("\n")}\n`);
+    }
+    process.stdout.write(`${JSON.stringify(report)}\n`);
   } finally {
     await stack.stop();
     await rm(dir, { recursive: true, force: true });

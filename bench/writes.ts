@@ -21,7 +21,10 @@ import { startHashStub } from "./timed-embedder.js";
  * in front of the real Chroma), and the write's latency alone and under concurrent writers, with the hashing
  * embeddings stub so that the embedding does not hide the store's round trips.
  *
- *   npm run bench -- writes [--preload 2000] [--samples 200] [--writers 16] [--json]
+ *   npm run bench -- writes [--preload 2000] [--samples 200] [--writers 16] [--kind turn|decision] [--json]
+ *
+ * `--kind decision` writes the measured turns as decisions: each also looks for the live decisions it may
+ * supersede (one hybrid search), which other kinds skip.
  *
  * Client and server share one process here: latencies include the client's side of each request.
  */
@@ -32,6 +35,7 @@ export async function benchWrites(argv: string[]): Promise<void> {
       preload: { type: "string", default: "2000" },
       samples: { type: "string", default: "200" },
       writers: { type: "string", default: "16" },
+      kind: { type: "string", default: "turn" },
       json: { type: "boolean", default: false },
     },
   });
@@ -74,7 +78,7 @@ export async function benchWrites(argv: string[]): Promise<void> {
     const response = await fetch(new URL("/v1/memories", url), {
       method: "POST",
       headers: { authorization: `Bearer ${tokenOf.get(agent)!}`, "content-type": "application/json" },
-      body: JSON.stringify({ ...body, session_id: `${body.session_id}-${tag}` }),
+      body: JSON.stringify({ ...body, session_id: `${body.session_id}-${tag}`, ...(tag === "preload" ? {} : { kind: values.kind }) }),
     });
     await response.arrayBuffer();
     if (response.status !== 201) throw new Error(`add_memory answered ${response.status}`);
@@ -103,12 +107,12 @@ export async function benchWrites(argv: string[]): Promise<void> {
     log(`preloaded ${preload} turns`);
     const alone = await run(corpus(samples, { agents: 20, sessions: 50, seed: 7 }), 1, "alone");
     const concurrent = await run(corpus(samples * 2, { agents: 20, sessions: 50, seed: 11 }), writers, "concurrent");
-    const report = { preload, samples, writers, alone, concurrent };
+    const report = { preload, samples, writers, kind: values.kind, alone, concurrent };
     if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
     else {
       const line = (name: string, r: typeof alone) =>
         `${name.padEnd(22)} p50 ${r.latency.p50.toFixed(1)} ms  p95 ${r.latency.p95.toFixed(1)} ms  Chroma requests per write ${r.chroma_requests_per_write}`;
-      process.stdout.write(`add_memory over ${preload} stored turns, hashing embeddings stub\n`);
+      process.stdout.write(`add_memory (kind ${values.kind}) over ${preload} stored turns, hashing embeddings stub\n`);
       process.stdout.write(`${line("one writer", alone)}\n${line(`${writers} writers`, concurrent)}\n`);
     }
   } finally {

@@ -17,8 +17,9 @@ describe("possible_supersedes with add_memory", () => {
     const replacing = SUPERSESSION_PAIRS.find((p) => p.replaces && p.later.prompt.startsWith("Outbound HTTP client"))!;
     const standing = SUPERSESSION_PAIRS.find((p) => !p.replaces && p.later.prompt.startsWith("Timeouts for the payments"))!;
     const earlier = await write({ session_id: "hint-1", kind: "decision", ...replacing.earlier });
+    const earlierIds = new Map<string, string>();
     for (const [i, other] of SUPERSESSION_PAIRS.filter((p) => p.replaces && p !== replacing).entries()) {
-      await write({ session_id: `hint-other-${i}`, kind: "decision", ...other.earlier });
+      earlierIds.set(other.earlier.prompt, (await write({ session_id: `hint-other-${i}`, kind: "decision", ...other.earlier })).id);
     }
 
     // Same area (the payments service's outbound calls), another decision: nothing proposed.
@@ -29,6 +30,15 @@ describe("possible_supersedes with add_memory", () => {
     expect(later.possible_supersedes?.map((p) => p.id)).toEqual([earlier.id]);
     expect(later.possible_supersedes![0]).toMatchObject({ agent: "architect", decision: expect.stringContaining("axios") });
     expect((await http(cairn.url, "GET", `/v1/memories/${earlier.id}`, { token: architect.token })).body.superseded_by).toBeUndefined();
+
+    // A later decision whose task reads differently ("with trunk-based development") but restates the subject
+    // and the choice it replaces ("the Tuesday train ends") is proposed too; the neighbour of its area is not.
+    const cadence = SUPERSESSION_PAIRS.find((p) => p.replaces && p.later.prompt.startsWith("Web app release cadence"))!;
+    const notes = SUPERSESSION_PAIRS.find((p) => !p.replaces && p.later.prompt.startsWith("Release notes for the web app"))!;
+    const tuesday = earlierIds.get(cadence.earlier.prompt);
+    expect((await write({ session_id: "hint-7", kind: "decision", ...notes.later })).possible_supersedes).toBeUndefined();
+    const trunk = await write({ session_id: "hint-8", kind: "decision", ...cadence.later });
+    expect(trunk.possible_supersedes?.map((p) => p.id)).toEqual([tuesday]);
 
     // Only decisions propose; one that names what it supersedes is not told of it again.
     expect((await write({ session_id: "hint-4", kind: "turn", ...replacing.later })).possible_supersedes).toBeUndefined();

@@ -1,45 +1,58 @@
 import type { OperationOutput } from "@cairn/openapi";
+import { terms } from "../lexical/text-analysis.js";
 import { taskText } from "../records/memory-brief.js";
 import { turnFields } from "../records/turn-record.js";
 import type { AddMemoryRequest } from "../records/types.js";
 import type { HybridRetrieval } from "../retrieval/hybrid-retrieval.js";
+import type { StoredRecord } from "../store/chroma-store.js";
 
 export type PossibleSupersession = NonNullable<OperationOutput<"add_memory">["possible_supersedes"]>[number];
 
 /** Named at most: a decision rarely settles anew more than one or two earlier ones. */
 const CANDIDATES = 3;
+/** Live decisions the new one is compared with: the nearest a search finds. Their words also weigh the terms. */
+const NEIGHBOURS = 20;
+/**
+ * The share of an earlier decision's weighted terms that the new one must repeat to be proposed as settling it
+ * anew. Chosen on the labelled pairs, checked on held-out ones (docs/benchmarks.md, "Possible supersessions").
+ */
+const SAME_SUBJECT = 0.5;
 const DECISION_CHARS = 120;
 
 /**
- * Live decisions of the workspace that a new decision seems to settle anew: about the same subject by its words
- * and by its meaning alike. Only proposed (the agent calls supersede_memory when it agrees); nothing is
- * superseded here. The subject is the decision's task; the earlier ones must match it by words and by meaning,
- * at high confidence by default (docs/benchmarks.md, "Possible supersessions": lower settings propose too much).
+ * Live decisions of the workspace that a new decision seems to settle anew. Only proposed (the agent calls
+ * supersede_memory when it agrees); nothing is superseded here.
+ *
+ * A later decision on the same subject restates it: it names the subject, and usually the choice it replaces
+ * ("from axios to undici", "the Tuesday train ends"). So each neighbour is judged by how much of what it said
+ * (its task and its outcome) the new decision says again, each word weighed by how rare it is among the
+ * neighbours: words every decision nearby shares ("service", "decided") count little, the subject's own words
+ * much. Search confidence is not used: it is calibrated for questions, and a decision is not one.
  */
 export async function possibleSupersessions(
   retrieval: HybridRetrieval,
   workspace: string,
-  decision: Pick<AddMemoryRequest, "kind" | "prompt" | "supersedes">,
+  decision: Pick<AddMemoryRequest, "kind" | "prompt" | "response" | "supersedes">,
   ownId: string,
   now: number,
-  minConfidence: "high" | "medium" = "high",
 ): Promise<PossibleSupersession[]> {
   if (decision.kind !== "decision") return [];
   const already = new Set([ownId, ...(decision.supersedes ?? [])]);
+  const said = `${decision.prompt}\n${decision.response}`;
   const ranked = await retrieval.search(workspace, "turns", {
-    // The task states the subject; the outcome mostly states the new choice, whose words the earlier one lacks.
-    query: decision.prompt.slice(0, 1000),
-    limit: CANDIDATES + already.size,
+    query: said.slice(0, 1000),
+    limit: NEIGHBOURS + already.size,
     mode: "hybrid",
-    minConfidence,
+    minConfidence: "none",
     conditions: [
       { field: "kind", op: "eq", value: "decision" },
       { field: "valid_until", op: "gt", value: now },
       { field: "valid_from", op: "lte", value: now },
     ],
   });
-  return ranked
-    .filter((hit) => !already.has(hit.record.id) && hit.matched_by.includes("lexical") && hit.matched_by.includes("semantic"))
+  const neighbours = ranked.filter((hit) => !already.has(hit.record.id)).map((hit) => hit.record);
+  return restated(said, neighbours)
+    .filter(({ share }) => share >= SAME_SUBJECT)
     .slice(0, CANDIDATES)
     .map(({ record }) => {
       const outcome = turnFields(record).response.replace(/\s+/g, " ").trim();
@@ -50,4 +63,36 @@ export async function possibleSupersessions(
         decision: outcome.length > DECISION_CHARS ? `${outcome.slice(0, DECISION_CHARS - 1).trimEnd()}…` : outcome || taskText(record),
       };
     });
+}
+
+/**
+ * For each earlier decision, the share of its terms (task and outcome), weighed by their rarity among the
+ * decisions given (BM25's idf), that `said` repeats; the largest share first.
+ */
+export function restated(said: string, earlier: readonly StoredRecord[]): Array<{ record: StoredRecord; share: number }> {
+  const later = new Set(terms(said));
+  const termSets = earlier.map((record) => {
+    const { prompt, response } = turnFields(record);
+    return new Set(terms(`${prompt}\n${response}`));
+  });
+  const documentFrequency = new Map<string, number>();
+  for (const set of termSets) for (const term of set) documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1);
+  // The new decision counts among the documents, so that a word of every earlier one still weighs something.
+  const documents = termSets.length + 1;
+  const idf = (term: string) => {
+    const df = documentFrequency.get(term) ?? 0;
+    return Math.log(1 + (documents - df + 0.5) / (df + 0.5));
+  };
+  return earlier
+    .map((record, i) => {
+      let repeated = 0;
+      let all = 0;
+      for (const term of termSets[i]!) {
+        const weight = idf(term);
+        all += weight;
+        if (later.has(term)) repeated += weight;
+      }
+      return { record, share: all === 0 ? 0 : repeated / all };
+    })
+    .sort((a, b) => b.share - a.share);
 }
