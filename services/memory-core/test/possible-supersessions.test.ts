@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SUPERSESSION_PAIRS } from "./fixtures/supersession-pairs.js";
-import { http, makeToken, uniqueWorkspace, useCairn } from "./support/harness.js";
+import { http, makeToken, mcpClient, uniqueWorkspace, useCairn } from "./support/harness.js";
 
 const workspace = uniqueWorkspace("supersede-hint");
 const architect = makeToken(workspace, "architect");
@@ -44,5 +44,28 @@ describe("possible_supersedes with add_memory", () => {
     expect((await write({ session_id: "hint-4", kind: "turn", ...replacing.later })).possible_supersedes).toBeUndefined();
     const named = await write({ session_id: "hint-5", kind: "decision", ...replacing.later, supersedes: [earlier.id] });
     expect(named.possible_supersedes?.map((p) => p.id) ?? []).not.toContain(earlier.id);
+  });
+});
+
+describe("possible_supersedes over MCP", () => {
+  it("comes back with add_memory's structured result, and not for a decision on another subject", async () => {
+    const pair = SUPERSESSION_PAIRS.find((p) => p.replaces && p.later.prompt.startsWith("Log retention"))!;
+    const neighbour = SUPERSESSION_PAIRS.find((p) => !p.replaces && p.later.prompt.startsWith("Log format"))!;
+    const client = await mcpClient(cairn.url, architect.token);
+    try {
+      const add = async (args: object) =>
+        (
+          (await client.callTool({ name: "add_memory", arguments: args })) as {
+            structuredContent: { id: string; possible_supersedes?: Array<{ id: string }> };
+          }
+        ).structuredContent;
+      const earlier = await add({ session_id: "mcp-hint-1", kind: "decision", ...pair.earlier });
+      expect((await add({ session_id: "mcp-hint-2", kind: "decision", ...neighbour.later })).possible_supersedes).toBeUndefined();
+      expect((await add({ session_id: "mcp-hint-3", kind: "decision", ...pair.later })).possible_supersedes?.map((p) => p.id)).toContain(
+        earlier.id,
+      );
+    } finally {
+      await client.close();
+    }
   });
 });
