@@ -4,7 +4,7 @@ import type { Sequences } from "../ledger/sequences.js";
 import { Tombstones } from "../ledger/tombstones.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { CollectionIndex, type LexicalDocument } from "./collection-index.js";
-import { RankingHost } from "./ranking-host.js";
+import { RankingHost, type RankingHandle } from "./ranking-host.js";
 import type { RetrievalTuning } from "../retrieval/retrieval-tuning.js";
 import { summaryFromRecord } from "../records/summary-record.js";
 import { parseList, turnFields } from "../records/turn-record.js";
@@ -13,11 +13,29 @@ import { parseList, turnFields } from "../records/turn-record.js";
 export type SearchableCollection = FeedCollection;
 
 const PAGE = 500;
+
+/** One index's sizes for /metrics; `terms` and `postings` undefined when its ranking cannot tell (thread stopped). */
+export interface IndexStats {
+  workspace: string;
+  collection: SearchableCollection;
+  documents: number;
+  terms: number | undefined;
+  postings: number | undefined;
+}
+
+/** The sizes of this replica's lexical indexes, and the heap of the thread that ranks them. */
+export interface LexicalStats {
+  indexes: IndexStats[];
+  /** The ranking thread's V8 heap: every index's postings and ranked metadata together; undefined while no thread runs. */
+  rankingHeapUsedBytes: number | undefined;
+}
 /** What query_raw_memories filters turns on by equality. */
 const TURN_KEY_FIELDS = ["agent", "session_id", "kind", "check_status", "review_state"];
 
 interface Entry {
   index: CollectionIndex;
+  /** The index's ranking on the ranking thread, asked for its sizes. */
+  ranker: RankingHandle;
   /** Feed entries consumed. */
   position: number;
   /** Catch-ups of one index run one at a time. */
@@ -60,6 +78,32 @@ export class LexicalIndexes {
   async close(): Promise<void> {
     this.entries.clear();
     await this.rankers.close();
+  }
+
+  /**
+   * The indexes built so far, as they stand (not caught up), with their sizes; never builds one. Workspaces come
+   * from the tokens file, so the list is as long as the operator made it.
+   */
+  async stats(): Promise<LexicalStats> {
+    const built: Array<{ key: string; entry: Entry }> = [];
+    for (const [key, pending] of this.entries) {
+      const entry = await pending.catch(() => undefined);
+      if (entry?.index.alive) built.push({ key, entry });
+    }
+    const indexes = await Promise.all(
+      built.map(async ({ key, entry }): Promise<IndexStats> => {
+        const slash = key.lastIndexOf("/");
+        const ranked = await entry.ranker.stats().catch(() => undefined);
+        return {
+          workspace: key.slice(0, slash),
+          collection: key.slice(slash + 1) as SearchableCollection,
+          documents: entry.index.size,
+          terms: ranked?.terms,
+          postings: ranked?.postings,
+        };
+      }),
+    );
+    return { indexes, rankingHeapUsedBytes: await this.rankers.heapUsedBytes() };
   }
 
   /**
@@ -142,18 +186,16 @@ export class LexicalIndexes {
   /** Everything in the collection now; the feed from where it stood before the scan (re-reading is harmless). */
   private async build(workspace: string, collection: SearchableCollection): Promise<Entry> {
     const position = await this.feed.length(workspace, collection);
-    const index =
+    const ranker =
       collection === "turns"
-        ? new CollectionIndex(
-            this.rankers.create({
-              boosts: this.tuning.turnFields,
-              bm25: this.tuning.bm25,
-              neighbourShare: this.tuning.neighbourShare,
-              feedback: this.tuning.feedback,
-            }),
-            TURN_KEY_FIELDS,
-          )
-        : new CollectionIndex(this.rankers.create({ boosts: this.tuning.summaryFields, bm25: this.tuning.bm25, neighbourShare: 0 }));
+        ? this.rankers.create({
+            boosts: this.tuning.turnFields,
+            bm25: this.tuning.bm25,
+            neighbourShare: this.tuning.neighbourShare,
+            feedback: this.tuning.feedback,
+          })
+        : this.rankers.create({ boosts: this.tuning.summaryFields, bm25: this.tuning.bm25, neighbourShare: 0 });
+    const index = collection === "turns" ? new CollectionIndex(ranker, TURN_KEY_FIELDS) : new CollectionIndex(ranker);
     try {
       const records = await this.store.collection(workspace, collection);
       for await (const page of records.pages({ size: PAGE, withDocuments: true })) {
@@ -163,7 +205,7 @@ export class LexicalIndexes {
       index.drop();
       throw error;
     }
-    return { index, position, syncing: Promise.resolve(), complete: false };
+    return { index, ranker, position, syncing: Promise.resolve(), complete: false };
   }
 
   private async catchUp(workspace: string, collection: SearchableCollection, entry: Entry, knownLength?: number): Promise<void> {

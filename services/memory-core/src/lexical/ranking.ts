@@ -28,6 +28,13 @@ export interface LexicalQuery {
   among?: string[];
 }
 
+/** A ranking's sizes (for /metrics): records, distinct terms, and posting entries held (removed ones included until compacted). */
+export interface RankingStats {
+  documents: number;
+  terms: number;
+  postings: number;
+}
+
 export interface RankingOptions {
   boosts: Record<string, number>;
   bm25: Bm25Params;
@@ -134,6 +141,10 @@ export class Ranking {
     session.members.delete(held);
     session.sorted = undefined;
     if (session.members.size === 0) this.sessions.delete(String(held.facts.session_id));
+  }
+
+  stats(): RankingStats {
+    return this.bm25.stats();
   }
 
   /** The best `limit` records that meet the conditions. */
