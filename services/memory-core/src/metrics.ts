@@ -37,7 +37,7 @@ export class Metrics {
 
   /**
    * Gauges of what limits one replica: its resident size and heap against its memory limit, and the size of
-   * each lexical index it holds (read at each scrape, never built by one). Labels are workspaces of the tokens
+   * each lexical index it holds, records and distinct terms (read at each scrape without a pass over an index, never built by one). Labels are workspaces of the tokens
    * file and the two searchable collections: none comes from a caller's input.
    */
   observeResources(sources: ResourceSources): void {
@@ -80,10 +80,10 @@ export class Metrics {
         this.set((await lexical()).rankingHeapUsedBytes ?? 0);
       },
     });
-    const sizes: Array<["documents" | "terms" | "postings", string]> = [
+    // Posting entries are not counted: that is a pass over every term, too long a hold of the ranking thread.
+    const sizes: Array<["documents" | "terms", string]> = [
       ["documents", "Records held by a lexical index, by workspace and collection."],
       ["terms", "Distinct terms in a lexical index's BM25 postings, by workspace and collection."],
-      ["postings", "Posting entries (term, field, record) held by a lexical index, removed records' included until compacted."],
     ];
     for (const [figure, help] of sizes) {
       new Gauge({

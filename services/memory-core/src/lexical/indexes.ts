@@ -14,13 +14,12 @@ export type SearchableCollection = FeedCollection;
 
 const PAGE = 500;
 
-/** One index's sizes for /metrics; `terms` and `postings` undefined when its ranking cannot tell (thread stopped). */
+/** One index's sizes for /metrics; `terms` undefined when its ranking cannot tell (thread stopped). */
 export interface IndexStats {
   workspace: string;
   collection: SearchableCollection;
   documents: number;
   terms: number | undefined;
-  postings: number | undefined;
 }
 
 /** The sizes of this replica's lexical indexes, and the heap of the thread that ranks them. */
@@ -99,7 +98,6 @@ export class LexicalIndexes {
           collection: key.slice(slash + 1) as SearchableCollection,
           documents: entry.index.size,
           terms: ranked?.terms,
-          postings: ranked?.postings,
         };
       }),
     );
