@@ -50,6 +50,8 @@ interface Entry {
  */
 export class LexicalIndexes {
   private readonly entries = new Map<string, Promise<Entry>>();
+  /** Each entry once built, so that reading sizes never waits for a build in progress. */
+  private readonly built = new WeakMap<Promise<Entry>, Entry>();
 
   private readonly rankers: RankingHost;
   private readonly now: () => number;
@@ -80,13 +82,13 @@ export class LexicalIndexes {
   }
 
   /**
-   * The indexes built so far, as they stand (not caught up), with their sizes; never builds one. Workspaces come
-   * from the tokens file, so the list is as long as the operator made it.
+   * The indexes built so far, as they stand (not caught up), with their sizes; never builds one, nor waits for
+   * one being built. Workspaces come from the tokens file, so the list is as long as the operator made it.
    */
   async stats(): Promise<LexicalStats> {
     const built: Array<{ key: string; entry: Entry }> = [];
     for (const [key, pending] of this.entries) {
-      const entry = await pending.catch(() => undefined);
+      const entry = this.built.get(pending);
       if (entry?.index.alive) built.push({ key, entry });
     }
     const indexes = await Promise.all(
@@ -164,9 +166,13 @@ export class LexicalIndexes {
     }
     let pending = this.entries.get(key);
     if (!pending) {
-      pending = this.build(workspace, collection);
-      this.entries.set(key, pending);
-      pending.catch(() => this.entries.delete(key));
+      const building = this.build(workspace, collection);
+      pending = building;
+      this.entries.set(key, building);
+      building.then(
+        (entry) => this.built.set(building, entry),
+        () => this.entries.delete(key),
+      );
     }
     return pending;
   }
