@@ -31,17 +31,20 @@ function realInputs(): ComposeInputs {
     envFiles: {
       default: parseEnvFile(read("profiles/default.env")),
       "local-model": parseEnvFile(read("profiles/local-model.env")),
+      "scale-out": parseEnvFile(read("profiles/scale-out.env")),
     },
     knownVariables: knownVariables(),
+    caddyfile: read("deploy/Caddyfile"),
   };
 }
 
 type Dict = Record<string, any>;
 
 /** The real inputs with one thing broken, and the violation that must name it. */
-function broken(change: (compose: Dict, env: ComposeInputs["envFiles"]) => void): string[] {
+function broken(change: (compose: Dict, env: ComposeInputs["envFiles"]) => void, caddyfile?: (text: string) => string): string[] {
   const inputs = realInputs();
   change(inputs.compose as Dict, inputs.envFiles);
+  if (caddyfile) inputs.caddyfile = caddyfile(inputs.caddyfile);
   return composeViolations(inputs);
 }
 
@@ -140,7 +143,9 @@ describe("the compose rules catch", () => {
   });
 
   it("a second published service, and memory-core published beyond loopback", () => {
-    expect(broken((c) => (c.services.chroma.ports = ["127.0.0.1:8000:8000"]))).toContain("chroma: publishes ports; only memory-core may");
+    expect(broken((c) => (c.services.chroma.ports = ["127.0.0.1:8000:8000"]))).toContain(
+      "chroma: publishes ports; only memory-core and the scale-out proxy may",
+    );
     expect(broken((c) => (c.services["memory-core"].ports = ["8790:8790"]))).toContain(
       "memory-core: port 8790:8790 is not bound to 127.0.0.1 by default",
     );
@@ -195,6 +200,83 @@ describe("the compose rules catch", () => {
     expect(broken((_, env) => (env["local-model"]!.CAIRN_EMBEDDINGS = "local"))).toContain(
       "profiles/local-model.env does not take embeddings from the model server",
     );
-    expect(broken((c) => delete c.services.ollama.profiles)).toContain("ollama: an extra service must belong to the local-model profile");
+    expect(broken((c) => delete c.services.ollama.profiles)).toContain(
+      "ollama: an extra service must belong to one profile, local-model or scale-out",
+    );
+  });
+
+  it("a scale-out replica that is not memory-core again, or is published", () => {
+    expect(
+      broken((c) => (c.services["memory-core-2"].environment = { ...c.services["memory-core-2"].environment, CAIRN_PORT: "9000" })),
+    ).toContain("memory-core-2: its environment differs from memory-core's");
+    expect(broken((c) => (c.services["memory-core-3"].mem_limit = "512m"))).toContain(
+      "memory-core-3: its mem_limit differs from memory-core's",
+    );
+    expect(broken((c) => (c.services["memory-core-2"].ports = ["127.0.0.1:8791:8790"]))).toContain(
+      "memory-core-2: publishes ports; replicas are reached through the proxy",
+    );
+    expect(broken((c) => delete c.services["memory-core-3"])).toEqual(
+      expect.arrayContaining(["scale-out: fewer than two memory-core replicas besides memory-core"]),
+    );
+    expect(broken((c) => delete c.services["memory-core-2"].depends_on)).toContain("memory-core-2: does not wait for a healthy chroma");
+  });
+
+  it("a proxy not pinned by digest, published beyond loopback, unchecked, or unable to start", () => {
+    expect(broken((c) => (c.services.proxy.image = "caddy:2.10.2-alpine"))).toContain(
+      "proxy: image caddy:2.10.2-alpine is not Caddy pinned by version and digest",
+    );
+    expect(broken((_, env) => (env.default!.PROXY_BIND = "0.0.0.0"))).toContain(
+      "proxy: port ${PROXY_BIND:-127.0.0.1}:${PROXY_PORT:-8780}:8080 is not bound to 127.0.0.1 by default",
+    );
+    expect(broken((c) => (c.services.proxy.healthcheck.test = ["CMD", "true"]))).toContain(
+      "proxy: the healthcheck does not ask /readyz through the proxy",
+    );
+    expect(broken((c) => delete c.services.proxy.cap_add)).toContain(
+      "proxy: drops ALL capabilities without adding NET_BIND_SERVICE back (caddy's exec fails)",
+    );
+    expect(broken((c) => (c.services.proxy.volumes = ["./deploy/Caddyfile:/etc/caddy/Caddyfile"]))).toEqual(
+      expect.arrayContaining([
+        "proxy: does not mount ./deploy/Caddyfile read-only at /etc/caddy/Caddyfile",
+        "proxy: bind-mounts ./deploy/Caddyfile; data goes on named volumes",
+      ]),
+    );
+    expect(broken((c) => (c.services.proxy.depends_on = ["memory-core"]))).toContain("proxy: does not wait for a healthy memory-core");
+    expect(broken((_, env) => delete env["scale-out"]!.COMPOSE_PROFILES)).toContain(
+      "profiles/scale-out.env does not turn on the scale-out profile",
+    );
+  });
+
+  it("a Caddyfile that leaves a replica out, sends elsewhere, skips /readyz or pins sessions", () => {
+    const noop = () => undefined;
+    expect(broken(noop, (text) => text.replace(" memory-core-3:8790", ""))).toContain(
+      "deploy/Caddyfile: reverse_proxy does not send to memory-core-3:8790",
+    );
+    expect(broken(noop, (text) => text.replace("memory-core-3:8790", "memory-core-3:8790 chroma:8000"))).toContain(
+      "deploy/Caddyfile: upstream chroma:8000 is no memory-core replica",
+    );
+    expect(broken(noop, (text) => text.replace("health_uri /readyz", "health_uri /healthz"))).toContain(
+      "deploy/Caddyfile: no active health check on /readyz (health_uri)",
+    );
+    expect(broken(noop, (text) => text.replace("lb_policy least_conn", "lb_policy cookie"))).toContain(
+      "deploy/Caddyfile: sticky load balancing; memory-core replicas are stateless and take any request",
+    );
+  });
+});
+
+describe("the scale-out profile", () => {
+  it("runs memory-core three times over the one Chroma, behind the proxy, with the stack's own settings", () => {
+    const compose = realInputs().compose as Dict;
+    const replicas = ["memory-core", "memory-core-2", "memory-core-3"];
+    for (const name of replicas) {
+      expect(compose.services[name].environment.CAIRN_CHROMA_URL).toBe("http://chroma:8000");
+      expect(compose.services[name].environment.CAIRN_TOKENS_FILE).toBe("/run/secrets/cairn_tokens");
+    }
+    expect(compose.services["memory-core-2"].profiles).toEqual(["scale-out"]);
+    expect(compose.services.proxy.profiles).toEqual(["scale-out"]);
+    // The default stack is untouched: no replica and no proxy without the profile.
+    expect(compose.services["memory-core"].profiles).toBeUndefined();
+    const caddyfile = read("deploy/Caddyfile");
+    expect(caddyfile).toMatch(/reverse_proxy memory-core:8790 memory-core-2:8790 memory-core-3:8790 \{/);
+    expect(realInputs().envFiles["scale-out"]).toMatchObject({ COMPOSE_PROFILES: "scale-out", PROXY_BIND: "127.0.0.1" });
   });
 });

@@ -2,7 +2,9 @@
  * The rules docker-compose.yml and the profile env files must keep (issue 6): pinned images, healthchecks,
  * restart and memory limits, named volumes, only memory-core published and on loopback by default, Chroma
  * and the model server on the internal network only, tokens as a secret, and every CAIRN_* variable one that
- * a service's config.ts reads. Each broken rule is one line in the returned list.
+ * a service's config.ts reads. The scale-out profile (issue 20): memory-core replicas that are memory-core
+ * again, behind a reverse proxy pinned by digest that health-checks every one of them on /readyz. Each broken
+ * rule is one line in the returned list.
  */
 
 export type EnvFile = Record<string, string>;
@@ -10,8 +12,10 @@ export type EnvFile = Record<string, string>;
 export interface ComposeInputs {
   /** docker-compose.yml as js-yaml parsed it. */
   compose: unknown;
-  /** Profile env files by name: must hold `default` (profiles/default.env) and `local-model`. */
+  /** Profile env files by name: must hold `default` (profiles/default.env), `local-model` and `scale-out`. */
   envFiles: Record<string, EnvFile>;
+  /** deploy/Caddyfile, the scale-out proxy's configuration. */
+  caddyfile: string;
   /** Every CAIRN_* name some services/<name>/src/config.ts reads. */
   knownVariables: ReadonlySet<string>;
 }
@@ -20,9 +24,14 @@ type Dict = Record<string, unknown>;
 
 const PUBLISHED_SERVICE = "memory-core";
 const LOCAL_MODEL_PROFILE = "local-model";
+const SCALE_OUT_PROFILE = "scale-out";
+const PROXY_SERVICE = "proxy";
+const CADDYFILE = "./deploy/Caddyfile";
+/** memory-core's replicas in the scale-out profile: memory-core-2, memory-core-3, ... */
+const REPLICA = /^memory-core-\d+$/;
 const TOKENS_SECRET_DIR = "/run/secrets/";
 
-export function composeViolations({ compose, envFiles, knownVariables }: ComposeInputs): string[] {
+export function composeViolations({ compose, envFiles, knownVariables, caddyfile }: ComposeInputs): string[] {
   const out: string[] = [];
   const root = dict(compose);
   const services = dict(root.services);
@@ -50,13 +59,15 @@ export function composeViolations({ compose, envFiles, knownVariables }: Compose
     }
     if (service.mem_limit === undefined) out.push(`${name}: no memory limit (mem_limit)`);
     checkVolumes(name, service, volumes, out);
-    if (service.ports !== undefined && name !== PUBLISHED_SERVICE) out.push(`${name}: publishes ports; only ${PUBLISHED_SERVICE} may`);
+    if (service.ports !== undefined && name !== PUBLISHED_SERVICE && name !== PROXY_SERVICE) {
+      out.push(`${name}: publishes ports; only ${PUBLISHED_SERVICE} and the ${SCALE_OUT_PROFILE} ${PROXY_SERVICE} may`);
+    }
     checkSecretsInEnvironment(name, service, out);
     const profiles = list(service.profiles);
     const core = ["chroma", PUBLISHED_SERVICE, "summarizer"].includes(name);
     if (core && profiles.length > 0) out.push(`${name}: belongs to a profile; the default stack needs it`);
-    if (!core && !(profiles.length === 1 && profiles[0] === LOCAL_MODEL_PROFILE)) {
-      out.push(`${name}: an extra service must belong to the ${LOCAL_MODEL_PROFILE} profile`);
+    if (!core && !(profiles.length === 1 && [LOCAL_MODEL_PROFILE, SCALE_OUT_PROFILE].includes(String(profiles[0])))) {
+      out.push(`${name}: an extra service must belong to one profile, ${LOCAL_MODEL_PROFILE} or ${SCALE_OUT_PROFILE}`);
     }
   }
 
@@ -72,13 +83,15 @@ export function composeViolations({ compose, envFiles, knownVariables }: Compose
   }
   if (networkNames(chroma).length === 0) out.push("chroma: on the default network, which is not internal");
 
-  for (const dependent of [PUBLISHED_SERVICE, "summarizer"]) {
+  const replicas = Object.keys(services).filter((name) => REPLICA.test(name));
+  for (const dependent of [PUBLISHED_SERVICE, "summarizer", ...replicas]) {
     if (dict(dict(dict(services[dependent]).depends_on).chroma).condition !== "service_healthy") {
       out.push(`${dependent}: does not wait for a healthy chroma`);
     }
   }
 
-  checkPublished(dict(services[PUBLISHED_SERVICE]), defaults, out);
+  checkPublished(PUBLISHED_SERVICE, dict(services[PUBLISHED_SERVICE]), defaults, out);
+  checkScaleOut(services, replicas, caddyfile, envFiles[SCALE_OUT_PROFILE], defaults, out);
   checkTokensSecret(dict(services[PUBLISHED_SERVICE]), secrets, out);
 
   const usedVariables = new Set<string>();
@@ -95,6 +108,76 @@ export function composeViolations({ compose, envFiles, knownVariables }: Compose
   checkEnvFiles(interpolations, envFiles, out);
   checkLocalModelProfile(services, envFiles[LOCAL_MODEL_PROFILE], out);
   return out;
+}
+
+/**
+ * The scale-out profile: at least two replicas besides memory-core, each memory-core again but unpublished; a
+ * proxy pinned by digest, published on loopback by default, that waits for a ready memory-core, reads
+ * deploy/Caddyfile read-only and is healthy only while it reaches a ready replica; a Caddyfile that sends to
+ * every replica and health-checks each on /readyz.
+ */
+function checkScaleOut(
+  services: Dict,
+  replicas: string[],
+  caddyfile: string,
+  env: EnvFile | undefined,
+  defaults: EnvFile,
+  out: string[],
+): void {
+  const core = dict(services[PUBLISHED_SERVICE]);
+  if (replicas.length < 2) out.push(`${SCALE_OUT_PROFILE}: fewer than two memory-core replicas besides ${PUBLISHED_SERVICE}`);
+  // What makes a replica the same memory-core: everything but the published port.
+  const same = ["image", "command", "environment", "secrets", "mem_limit", "healthcheck", "networks", "read_only", "cap_drop"];
+  for (const name of replicas) {
+    const replica = dict(services[name]);
+    if (!list(replica.profiles).includes(SCALE_OUT_PROFILE)) out.push(`${name}: not in the ${SCALE_OUT_PROFILE} profile`);
+    for (const key of same) {
+      if (JSON.stringify(replica[key]) !== JSON.stringify(core[key])) out.push(`${name}: its ${key} differs from ${PUBLISHED_SERVICE}'s`);
+    }
+    if (replica.ports !== undefined) out.push(`${name}: publishes ports; replicas are reached through the ${PROXY_SERVICE}`);
+  }
+
+  const proxy = services[PROXY_SERVICE] === undefined ? undefined : dict(services[PROXY_SERVICE]);
+  if (!proxy) {
+    out.push(`${SCALE_OUT_PROFILE}: no ${PROXY_SERVICE} service`);
+    return;
+  }
+  if (!list(proxy.profiles).includes(SCALE_OUT_PROFILE)) out.push(`${PROXY_SERVICE}: not in the ${SCALE_OUT_PROFILE} profile`);
+  if (!/^caddy:\d+\.\d+\.\d+[^@]*@sha256:[0-9a-f]{64}$/.test(String(proxy.image))) {
+    out.push(`${PROXY_SERVICE}: image ${String(proxy.image)} is not Caddy pinned by version and digest`);
+  }
+  checkPublished(PROXY_SERVICE, proxy, defaults, out);
+  if (dict(dict(proxy.depends_on)[PUBLISHED_SERVICE]).condition !== "service_healthy") {
+    out.push(`${PROXY_SERVICE}: does not wait for a healthy ${PUBLISHED_SERVICE}`);
+  }
+  if (!list(proxy.volumes).some((v) => v === `${CADDYFILE}:/etc/caddy/Caddyfile:ro`)) {
+    out.push(`${PROXY_SERVICE}: does not mount ${CADDYFILE} read-only at /etc/caddy/Caddyfile`);
+  }
+  if (!JSON.stringify(dict(proxy.healthcheck).test ?? "").includes("/readyz")) {
+    out.push(`${PROXY_SERVICE}: the healthcheck does not ask /readyz through the proxy`);
+  }
+  // The image's binary has a file capability: dropping every capability without adding it back fails its exec.
+  if (list(proxy.cap_drop).includes("ALL") && !list(proxy.cap_add).includes("NET_BIND_SERVICE")) {
+    out.push(`${PROXY_SERVICE}: drops ALL capabilities without adding NET_BIND_SERVICE back (caddy's exec fails)`);
+  }
+
+  const upstreams = new Set((/reverse_proxy\s+([^{\n]+)/.exec(caddyfile)?.[1] ?? "").trim().split(/\s+/).filter(Boolean));
+  for (const name of [PUBLISHED_SERVICE, ...replicas]) {
+    if (!upstreams.has(`${name}:8790`)) out.push(`deploy/Caddyfile: reverse_proxy does not send to ${name}:8790`);
+  }
+  for (const upstream of upstreams) {
+    const host = upstream.split(":")[0]!;
+    if (host !== PUBLISHED_SERVICE && !replicas.includes(host))
+      out.push(`deploy/Caddyfile: upstream ${upstream} is no memory-core replica`);
+  }
+  if (!/^\s*health_uri\s+\/readyz\s*$/m.test(caddyfile)) out.push("deploy/Caddyfile: no active health check on /readyz (health_uri)");
+  if (/^\s*lb_policy\s+(cookie|header|client_ip|ip_hash)\b/m.test(caddyfile)) {
+    out.push("deploy/Caddyfile: sticky load balancing; memory-core replicas are stateless and take any request");
+  }
+
+  if (!env) out.push(`profiles/${SCALE_OUT_PROFILE}.env is missing`);
+  else if (env.COMPOSE_PROFILES !== SCALE_OUT_PROFILE)
+    out.push(`profiles/${SCALE_OUT_PROFILE}.env does not turn on the ${SCALE_OUT_PROFILE} profile`);
 }
 
 function checkImage(name: string, service: Dict, out: string[]): void {
@@ -115,6 +198,7 @@ function checkVolumes(name: string, service: Dict, declared: Dict, out: string[]
       out.push(`${name}: volume entry in long syntax; use "volume:/path"`);
       continue;
     }
+    if (name === PROXY_SERVICE && entry === `${CADDYFILE}:/etc/caddy/Caddyfile:ro`) continue; // configuration, read-only
     if (!isNamedVolume(entry)) out.push(`${name}: bind-mounts ${entry.split(":")[0]}; data goes on named volumes`);
     else if (!(entry.split(":")[0]! in declared)) out.push(`${name}: volume ${entry.split(":")[0]} is not declared`);
   }
@@ -134,17 +218,17 @@ function checkSecretsInEnvironment(name: string, service: Dict, out: string[]): 
   }
 }
 
-function checkPublished(service: Dict, defaults: EnvFile, out: string[]): void {
+function checkPublished(name: string, service: Dict, defaults: EnvFile, out: string[]): void {
   const ports = list(service.ports);
-  if (ports.length === 0) out.push(`${PUBLISHED_SERVICE}: not published`);
+  if (ports.length === 0) out.push(`${name}: not published`);
   for (const port of ports) {
     if (typeof port !== "string") {
-      out.push(`${PUBLISHED_SERVICE}: port entry in long syntax; use "host_ip:host_port:container_port"`);
+      out.push(`${name}: port entry in long syntax; use "host_ip:host_port:container_port"`);
       continue;
     }
     const resolved = resolveDefaults(port, defaults);
     if (!resolved.startsWith("127.0.0.1:") || resolved.split(":").length !== 3) {
-      out.push(`${PUBLISHED_SERVICE}: port ${port} is not bound to 127.0.0.1 by default`);
+      out.push(`${name}: port ${port} is not bound to 127.0.0.1 by default`);
     }
   }
 }

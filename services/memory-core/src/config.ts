@@ -1,4 +1,5 @@
-import { resolve } from "node:path";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 
 /** The only module that reads `process.env`: everything else receives a typed `Config`. */
 
@@ -21,6 +22,17 @@ export interface Config {
    * such a workspace answers `reembed_required` until `cairn reembed` has moved it to the new model.
    */
   maintenance: boolean;
+  /**
+   * The memory memory-core must stay under, which it warns of in its log before reaching (memory-watch.ts):
+   * `CAIRN_MEMORY_LIMIT_MB`, else its cgroup's limit (a container's `mem_limit`), else none.
+   */
+  memoryLimit: MemoryLimit | undefined;
+}
+
+export interface MemoryLimit {
+  bytes: number;
+  /** Where it came from: the variable, or the cgroup file that held it. */
+  source: string;
 }
 
 /** A wrong setting: one line naming the variable, and the service does not start. */
@@ -36,7 +48,8 @@ export class ConfigError extends Error {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
+/** `cgroupRoot`: where the cgroup filesystem is mounted (tests point it elsewhere). */
+export function loadConfig(env: Env = process.env, cwd: string = process.cwd(), cgroupRoot = "/sys/fs/cgroup"): Config {
   const dataDir = resolve(cwd, nonEmpty(env, "CAIRN_DATA_DIR") ?? ".cairn");
   const tokensFileSetting = nonEmpty(env, "CAIRN_TOKENS_FILE");
   return {
@@ -49,7 +62,32 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     embeddings: embeddings(env),
     stdioToken: nonEmpty(env, "CAIRN_TOKEN"),
     maintenance: flag(env, "CAIRN_MAINTENANCE"),
+    memoryLimit: memoryLimit(env, cgroupRoot),
   };
+}
+
+const MB = 1024 * 1024;
+
+function memoryLimit(env: Env, cgroupRoot: string): MemoryLimit | undefined {
+  const value = nonEmpty(env, "CAIRN_MEMORY_LIMIT_MB");
+  if (value !== undefined) {
+    if (!/^\d+$/.test(value) || Number(value) === 0) {
+      throw new ConfigError("CAIRN_MEMORY_LIMIT_MB", `must be a whole number of megabytes above 0, not "${value}"`);
+    }
+    return { bytes: Number(value) * MB, source: "CAIRN_MEMORY_LIMIT_MB" };
+  }
+  // cgroup v2 (`max` when unlimited), then v1 (a number near 2^63 when unlimited).
+  for (const file of [join(cgroupRoot, "memory.max"), join(cgroupRoot, "memory", "memory.limit_in_bytes")]) {
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8").trim();
+    } catch {
+      continue;
+    }
+    const bytes = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+    return bytes > 0 && bytes <= Number.MAX_SAFE_INTEGER ? { bytes, source: file } : undefined;
+  }
+  return undefined;
 }
 
 function embeddings(env: Env): EmbeddingsConfig {

@@ -1,4 +1,12 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { MemoryLimit } from "./config.js";
+import type { LexicalStats } from "./lexical/indexes.js";
+
+/** What the resource gauges read at each scrape. */
+export interface ResourceSources {
+  memoryLimit: MemoryLimit | undefined;
+  lexical(): Promise<LexicalStats>;
+}
 
 /** Prometheus metrics of one app instance (its own registry: no process-wide state). */
 export class Metrics {
@@ -25,5 +33,73 @@ export class Metrics {
 
   constructor(options: { processMetrics?: boolean } = {}) {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: "cairn_" });
+  }
+
+  /**
+   * Gauges of what limits one replica: its resident size and heap against its memory limit, and the size of
+   * each lexical index it holds, records and distinct terms (read at each scrape without a pass over an index, never built by one). Labels are workspaces of the tokens
+   * file and the two searchable collections: none comes from a caller's input.
+   */
+  observeResources(sources: ResourceSources): void {
+    const registers = [this.registry];
+    // One read of the indexes per scrape, shared by the gauges that a scrape collects together.
+    let pending: Promise<LexicalStats> | undefined;
+    const lexical = () => {
+      pending ??= sources.lexical().finally(() => setImmediate(() => (pending = undefined)));
+      return pending;
+    };
+    new Gauge({
+      name: "cairn_memory_resident_bytes",
+      help: "Resident set size of the memory-core process (every thread), as process.memoryUsage().rss reads it.",
+      registers,
+      collect() {
+        this.set(process.memoryUsage.rss());
+      },
+    });
+    new Gauge({
+      name: "cairn_memory_heap_used_bytes",
+      help: "V8 heap in use on the request thread (records' metadata and documents of the lexical indexes live here).",
+      registers,
+      collect() {
+        this.set(process.memoryUsage().heapUsed);
+      },
+    });
+    const limit = new Gauge({
+      name: "cairn_memory_limit_bytes",
+      help: "The memory limit memory-core warns against (CAIRN_MEMORY_LIMIT_MB, else its cgroup's); absent when none is known.",
+      labelNames: ["source"] as const,
+      registers,
+    });
+    if (sources.memoryLimit) limit.set({ source: sources.memoryLimit.source }, sources.memoryLimit.bytes);
+    new Gauge({
+      name: "cairn_lexical_thread_heap_used_bytes",
+      help: "V8 heap in use on the lexical ranking thread: every index's postings and ranked metadata together.",
+      registers,
+      async collect() {
+        // No thread runs before the first index is built: it holds nothing then.
+        this.set((await lexical()).rankingHeapUsedBytes ?? 0);
+      },
+    });
+    // Posting entries are not counted: that is a pass over every term, too long a hold of the ranking thread.
+    const sizes: Array<["documents" | "terms", string]> = [
+      ["documents", "Records held by a lexical index, by workspace and collection."],
+      ["terms", "Distinct terms in a lexical index's BM25 postings, by workspace and collection."],
+    ];
+    for (const [figure, help] of sizes) {
+      new Gauge({
+        name: `cairn_lexical_index_${figure}`,
+        help,
+        labelNames: ["workspace", "collection"] as const,
+        registers,
+        async collect() {
+          const stats = await lexical();
+          this.reset();
+          for (const index of stats.indexes) {
+            const value = index[figure];
+            if (value !== undefined) this.set({ workspace: index.workspace, collection: index.collection }, value);
+          }
+        },
+      });
+    }
   }
 }

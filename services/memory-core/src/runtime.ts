@@ -1,6 +1,6 @@
 import { loadContract } from "@cairn/openapi";
 import { loadTokenRegistry, type TokenRegistry } from "./auth/tokens.js";
-import type { Config, EmbeddingsConfig } from "./config.js";
+import type { Config, EmbeddingsConfig, MemoryLimit } from "./config.js";
 import { MemoryService } from "./domain/memory-service.js";
 import type { SessionSummarizer } from "./domain/session-summarizer.js";
 import { summarizerPort, type SummarizerPort } from "./domain/summarizer-port.js";
@@ -10,6 +10,7 @@ import { createEmbedder } from "./embeddings/create.js";
 import type { Readiness } from "./http/health.js";
 import type { Logger } from "./logger.js";
 import { Metrics } from "./metrics.js";
+import { MemoryWatch } from "./memory-watch.js";
 import { OperationExecutor } from "./operations/executor.js";
 import { COLLECTIONS, ChromaStore, StampMismatchError } from "./store/chroma-store.js";
 
@@ -55,6 +56,8 @@ export interface RuntimeOptions {
   summarizer?: SummarizerFactory;
   /** Start over workspaces stamped by another embedding model, which then wait for `cairn reembed`. */
   maintenance?: boolean;
+  /** The memory limit to warn of in the log before it is reached (memory-watch.ts); none, no warnings. */
+  memoryLimit?: MemoryLimit;
 }
 
 /**
@@ -78,7 +81,18 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   }
   const metrics = new Metrics({ processMetrics: options.processMetrics ?? true });
   const memories = new MemoryService(store, embedder, { log: options.log, ...(options.tuning ? { tuning: options.tuning } : {}) });
+  metrics.observeResources({ memoryLimit: options.memoryLimit, lexical: () => memories.lexicalStats() });
+  // Watched from before the warm-up, which is where a store too large for the limit first shows.
+  const watch = options.memoryLimit ? new MemoryWatch(options.memoryLimit, options.log) : undefined;
+  if (watch) {
+    options.log.info("watching resident size against the memory limit", {
+      limit_bytes: watch.limit.bytes,
+      limit_source: watch.limit.source,
+    });
+    watch.start();
+  }
   const close = async () => {
+    watch?.stop();
     await memories.close();
     store.close();
   };
@@ -91,6 +105,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     await close();
     throw error;
   }
+  watch?.check();
   /** Workspaces still stamped by another model; re-checked until `cairn reembed` has moved them over. */
   const stampsOk = async () => {
     for (const workspace of [...awaitingReembed]) {

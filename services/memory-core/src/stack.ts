@@ -66,6 +66,7 @@ export async function startStack({ config, log, embedder, summarizer, console: c
       tokens,
       log,
       maintenance: config.maintenance,
+      ...(config.memoryLimit ? { memoryLimit: config.memoryLimit } : {}),
       ...(embedder ? { embedder } : {}),
       ...(summarizer ? { summarizer } : {}),
     });

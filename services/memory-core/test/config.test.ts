@@ -1,5 +1,18 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.js";
+
+/** A cgroup filesystem holding `files` (path under the root → content). */
+function cgroupRoot(files: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), "cairn-cgroup-"));
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(join(root, path, ".."), { recursive: true });
+    writeFileSync(join(root, path), content);
+  }
+  return root;
+}
 
 const fail = (env: Record<string, string>) => {
   try {
@@ -59,5 +72,22 @@ describe("configuration", () => {
     expect(fail({ CAIRN_EMBEDDINGS: "magic" })).toBe('CAIRN_EMBEDDINGS: must be local or openai, not "magic"');
     expect(fail({ CAIRN_EMBEDDINGS: "openai" })).toMatch(/^CAIRN_EMBEDDINGS_BASE_URL: is required/);
     expect(fail({ CAIRN_EMBEDDINGS: "openai", CAIRN_EMBEDDINGS_BASE_URL: "http://m/v1" })).toMatch(/^CAIRN_EMBEDDINGS_MODEL: is required/);
+    expect(fail({ CAIRN_MEMORY_LIMIT_MB: "1g" })).toBe('CAIRN_MEMORY_LIMIT_MB: must be a whole number of megabytes above 0, not "1g"');
+    expect(fail({ CAIRN_MEMORY_LIMIT_MB: "0" })).toMatch(/^CAIRN_MEMORY_LIMIT_MB: /);
+  });
+
+  it("takes the memory limit from CAIRN_MEMORY_LIMIT_MB, else from the cgroup (v2, then v1), else none", () => {
+    const v2 = cgroupRoot({ "memory.max": "1073741824\n" });
+    const v1 = cgroupRoot({ "memory/memory.limit_in_bytes": "536870912\n" });
+    expect(loadConfig({}, "/srv", v2).memoryLimit).toEqual({ bytes: 1024 ** 3, source: join(v2, "memory.max") });
+    expect(loadConfig({}, "/srv", v1).memoryLimit).toEqual({ bytes: 512 * 1024 ** 2, source: join(v1, "memory/memory.limit_in_bytes") });
+    expect(loadConfig({ CAIRN_MEMORY_LIMIT_MB: "1536" }, "/srv", v2).memoryLimit).toEqual({
+      bytes: 1536 * 1024 ** 2,
+      source: "CAIRN_MEMORY_LIMIT_MB",
+    });
+    // Unlimited cgroups, and none at all.
+    expect(loadConfig({}, "/srv", cgroupRoot({ "memory.max": "max\n" })).memoryLimit).toBeUndefined();
+    expect(loadConfig({}, "/srv", cgroupRoot({ "memory/memory.limit_in_bytes": "9223372036854771712\n" })).memoryLimit).toBeUndefined();
+    expect(loadConfig({}, "/srv", cgroupRoot({})).memoryLimit).toBeUndefined();
   });
 });

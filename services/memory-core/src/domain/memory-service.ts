@@ -15,7 +15,7 @@ import type { Condition } from "../retrieval/filters.js";
 import { decodeCursor, encodeCursor, oldestFirst, positionFrom } from "../records/cursor.js";
 import { contentKey, summaryId, turnId } from "../records/ids.js";
 import { Corrections, gone, verdictState, type Tombstone } from "./corrections.js";
-import { LexicalIndexes } from "../lexical/indexes.js";
+import { LexicalIndexes, type LexicalStats } from "../lexical/indexes.js";
 import { RecencyIndex, recencyAppend } from "./recency.js";
 import { IntegrityCheck } from "../admin/integrity.js";
 import { RecordExport } from "../admin/record-export.js";
@@ -489,6 +489,11 @@ export class MemoryService {
   /** Stops the lexical ranking thread; the service is not used after. */
   async close(): Promise<void> {
     await this.lexical.close();
+  }
+
+  /** The sizes of the lexical indexes built so far (for /metrics). */
+  lexicalStats(): Promise<LexicalStats> {
+    return this.lexical.stats();
   }
 
   /** Builds the workspace's lexical indexes now rather than at its first query. */

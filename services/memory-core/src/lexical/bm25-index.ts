@@ -133,6 +133,11 @@ export class Bm25Index<T> {
     return this.numbers.size;
   }
 
+  /** Sizes for /metrics, read without a pass over anything: records and distinct terms. */
+  stats(): { documents: number; terms: number } {
+    return { documents: this.numbers.size, terms: this.postings.size };
+  }
+
   /** Adds a record, or replaces the one with its id; `item` comes back with its hits and is what filters judge. */
   put(id: string, fields: Record<string, string>, item: T): void {
     this.remove(id);

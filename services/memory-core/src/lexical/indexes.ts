@@ -4,7 +4,7 @@ import type { Sequences } from "../ledger/sequences.js";
 import { Tombstones } from "../ledger/tombstones.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { CollectionIndex, type LexicalDocument } from "./collection-index.js";
-import { RankingHost } from "./ranking-host.js";
+import { RankingHost, type RankingHandle } from "./ranking-host.js";
 import type { RetrievalTuning } from "../retrieval/retrieval-tuning.js";
 import { summaryFromRecord } from "../records/summary-record.js";
 import { parseList, turnFields } from "../records/turn-record.js";
@@ -13,11 +13,28 @@ import { parseList, turnFields } from "../records/turn-record.js";
 export type SearchableCollection = FeedCollection;
 
 const PAGE = 500;
+
+/** One index's sizes for /metrics; `terms` undefined when its ranking cannot tell (thread stopped). */
+export interface IndexStats {
+  workspace: string;
+  collection: SearchableCollection;
+  documents: number;
+  terms: number | undefined;
+}
+
+/** The sizes of this replica's lexical indexes, and the heap of the thread that ranks them. */
+export interface LexicalStats {
+  indexes: IndexStats[];
+  /** The ranking thread's V8 heap: every index's postings and ranked metadata together; undefined while no thread runs. */
+  rankingHeapUsedBytes: number | undefined;
+}
 /** What query_raw_memories filters turns on by equality. */
 const TURN_KEY_FIELDS = ["agent", "session_id", "kind", "check_status", "review_state"];
 
 interface Entry {
   index: CollectionIndex;
+  /** The index's ranking on the ranking thread, asked for its sizes. */
+  ranker: RankingHandle;
   /** Feed entries consumed. */
   position: number;
   /** Catch-ups of one index run one at a time. */
@@ -33,6 +50,8 @@ interface Entry {
  */
 export class LexicalIndexes {
   private readonly entries = new Map<string, Promise<Entry>>();
+  /** Each entry once built, so that reading sizes never waits for a build in progress. */
+  private readonly built = new WeakMap<Promise<Entry>, Entry>();
 
   private readonly rankers: RankingHost;
   private readonly now: () => number;
@@ -60,6 +79,31 @@ export class LexicalIndexes {
   async close(): Promise<void> {
     this.entries.clear();
     await this.rankers.close();
+  }
+
+  /**
+   * The indexes built so far, as they stand (not caught up), with their sizes; never builds one, nor waits for
+   * one being built. Workspaces come from the tokens file, so the list is as long as the operator made it.
+   */
+  async stats(): Promise<LexicalStats> {
+    const built: Array<{ key: string; entry: Entry }> = [];
+    for (const [key, pending] of this.entries) {
+      const entry = this.built.get(pending);
+      if (entry?.index.alive) built.push({ key, entry });
+    }
+    const indexes = await Promise.all(
+      built.map(async ({ key, entry }): Promise<IndexStats> => {
+        const slash = key.lastIndexOf("/");
+        const ranked = await entry.ranker.stats().catch(() => undefined);
+        return {
+          workspace: key.slice(0, slash),
+          collection: key.slice(slash + 1) as SearchableCollection,
+          documents: entry.index.size,
+          terms: ranked?.terms,
+        };
+      }),
+    );
+    return { indexes, rankingHeapUsedBytes: await this.rankers.heapUsedBytes() };
   }
 
   /**
@@ -122,9 +166,13 @@ export class LexicalIndexes {
     }
     let pending = this.entries.get(key);
     if (!pending) {
-      pending = this.build(workspace, collection);
-      this.entries.set(key, pending);
-      pending.catch(() => this.entries.delete(key));
+      const building = this.build(workspace, collection);
+      pending = building;
+      this.entries.set(key, building);
+      building.then(
+        (entry) => this.built.set(building, entry),
+        () => this.entries.delete(key),
+      );
     }
     return pending;
   }
@@ -142,18 +190,16 @@ export class LexicalIndexes {
   /** Everything in the collection now; the feed from where it stood before the scan (re-reading is harmless). */
   private async build(workspace: string, collection: SearchableCollection): Promise<Entry> {
     const position = await this.feed.length(workspace, collection);
-    const index =
+    const ranker =
       collection === "turns"
-        ? new CollectionIndex(
-            this.rankers.create({
-              boosts: this.tuning.turnFields,
-              bm25: this.tuning.bm25,
-              neighbourShare: this.tuning.neighbourShare,
-              feedback: this.tuning.feedback,
-            }),
-            TURN_KEY_FIELDS,
-          )
-        : new CollectionIndex(this.rankers.create({ boosts: this.tuning.summaryFields, bm25: this.tuning.bm25, neighbourShare: 0 }));
+        ? this.rankers.create({
+            boosts: this.tuning.turnFields,
+            bm25: this.tuning.bm25,
+            neighbourShare: this.tuning.neighbourShare,
+            feedback: this.tuning.feedback,
+          })
+        : this.rankers.create({ boosts: this.tuning.summaryFields, bm25: this.tuning.bm25, neighbourShare: 0 });
+    const index = collection === "turns" ? new CollectionIndex(ranker, TURN_KEY_FIELDS) : new CollectionIndex(ranker);
     try {
       const records = await this.store.collection(workspace, collection);
       for await (const page of records.pages({ size: PAGE, withDocuments: true })) {
@@ -163,7 +209,7 @@ export class LexicalIndexes {
       index.drop();
       throw error;
     }
-    return { index, position, syncing: Promise.resolve(), complete: false };
+    return { index, ranker, position, syncing: Promise.resolve(), complete: false };
   }
 
   private async catchUp(workspace: string, collection: SearchableCollection, entry: Entry, knownLength?: number): Promise<void> {

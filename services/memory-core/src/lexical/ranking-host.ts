@@ -2,16 +2,22 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
-import type { LexicalHit, LexicalQuery, RankedDocument, RankingOptions } from "./ranking.js";
+import type { LexicalHit, LexicalQuery, RankedDocument, RankingOptions, RankingStats } from "./ranking.js";
 
 export type RankingRequest =
   | { type: "create"; ranking: number; options: RankingOptions }
   | { type: "drop"; ranking: number }
   | { type: "put"; ranking: number; documents: RankedDocument[] }
   | { type: "remove"; ranking: number; id: string }
-  | { type: "query"; ranking: number; call: number; query: LexicalQuery };
+  | { type: "query"; ranking: number; call: number; query: LexicalQuery }
+  | { type: "stats"; ranking: number; call: number }
+  | { type: "heap"; call: number };
 
-export type RankingReply = { call: number; hits: LexicalHit[] } | { call: number; failure: string };
+export type RankingReply =
+  | { call: number; hits: LexicalHit[] }
+  | { call: number; stats: RankingStats | undefined }
+  | { call: number; heapUsedBytes: number }
+  | { call: number; failure: string };
 
 /** One collection's lexical ranking, held by the ranking thread; changes apply in the order they are made. */
 export interface RankingHandle {
@@ -21,6 +27,8 @@ export interface RankingHandle {
   remove(id: string): void;
   /** Answered after every change made before the call. */
   query(query: LexicalQuery): Promise<LexicalHit[]>;
+  /** Its sizes, after every change made before the call (for /metrics); undefined once dropped. */
+  stats(): Promise<RankingStats | undefined>;
   drop(): void;
 }
 
@@ -55,8 +63,16 @@ export class RankingHost {
       put: (document) => thread.put(ranking, document),
       remove: (id) => thread.send({ type: "remove", ranking, id }),
       query: (query) => thread.query(ranking, query),
+      stats: () => thread.ask({ type: "stats", ranking }).then((reply) => ("stats" in reply ? reply.stats : undefined)),
       drop: () => thread.send({ type: "drop", ranking }),
     };
+  }
+
+  /** The V8 heap the ranking thread uses (all its rankings together); undefined while no thread runs. */
+  async heapUsedBytes(): Promise<number | undefined> {
+    if (!this.thread?.running) return undefined;
+    const reply = await this.thread.ask({ type: "heap" }).catch(() => undefined);
+    return reply && "heapUsedBytes" in reply ? reply.heapUsedBytes : undefined;
   }
 
   async close(): Promise<void> {
@@ -67,7 +83,7 @@ export class RankingHost {
 
 class RankingThread {
   private readonly worker: Worker;
-  private readonly calls = new Map<number, { resolve: (hits: LexicalHit[]) => void; reject: (error: Error) => void }>();
+  private readonly calls = new Map<number, { resolve: (reply: RankingReply) => void; reject: (error: Error) => void }>();
   private queue: RankingRequest[] = [];
   private nextCall = 1;
   running = true;
@@ -101,12 +117,17 @@ class RankingThread {
   }
 
   query(ranking: number, query: LexicalQuery): Promise<LexicalHit[]> {
+    return this.ask({ type: "query", ranking, query }).then((reply) => ("hits" in reply ? reply.hits : []));
+  }
+
+  /** A request the thread answers; its failure rejects. */
+  ask(request: DistributiveOmit<Extract<RankingRequest, { call: number }>, "call">): Promise<RankingReply> {
     if (!this.running) return Promise.reject(new RankingThreadStopped());
     const call = this.nextCall++;
-    const answer = new Promise<LexicalHit[]>((resolve, reject) => this.calls.set(call, { resolve, reject }));
+    const answer = new Promise<RankingReply>((resolve, reject) => this.calls.set(call, { resolve, reject }));
     // Only an awaited answer keeps the process alive.
     if (this.calls.size === 1) this.worker.ref();
-    this.send({ type: "query", ranking, call, query });
+    this.send({ ...request, call } as RankingRequest);
     this.flush(); // at once: the thread starts scoring while this one goes on with the dense side
     return answer;
   }
@@ -127,10 +148,12 @@ class RankingThread {
     if (!call) return;
     this.calls.delete(reply.call);
     if (this.calls.size === 0) this.worker.unref();
-    if ("hits" in reply) call.resolve(reply.hits);
-    else call.reject(new Error(`lexical ranking failed: ${reply.failure}`));
+    if ("failure" in reply) call.reject(new Error(`lexical ranking failed: ${reply.failure}`));
+    else call.resolve(reply);
   }
 }
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /**
  * The worker runs the module beside this one. Run from TypeScript sources (tsx, vitest), the thread registers

@@ -1,3 +1,4 @@
+import { getHeapStatistics } from "node:v8";
 import { parentPort } from "node:worker_threads";
 import { Ranking } from "./ranking.js";
 import type { RankingReply, RankingRequest } from "./ranking-host.js";
@@ -29,6 +30,10 @@ function handle(request: RankingRequest): RankingReply | undefined {
       if (!ranking) return { call: request.call, failure: "no such ranking" };
       return { call: request.call, hits: ranking.query(request.query) };
     }
+    case "stats":
+      return { call: request.call, stats: rankings.get(request.ranking)?.stats() };
+    case "heap":
+      return { call: request.call, heapUsedBytes: getHeapStatistics().used_heap_size };
   }
 }
 
@@ -39,7 +44,7 @@ parentPort!.on("message", (batch: RankingRequest[]) => {
       reply = handle(request);
     } catch (error) {
       // Answered to the query that failed; a failed put or remove breaks every later answer, so it ends the thread.
-      if (request.type !== "query") throw error;
+      if (!("call" in request)) throw error;
       reply = { call: request.call, failure: error instanceof Error ? error.message : String(error) };
     }
     if (reply) parentPort!.postMessage(reply);
