@@ -53,12 +53,9 @@ describe("possible_supersedes over MCP", () => {
     const neighbour = SUPERSESSION_PAIRS.find((p) => !p.replaces && p.later.prompt.startsWith("Log format"))!;
     const client = await mcpClient(cairn.url, architect.token);
     try {
-      const add = async (args: object) =>
-        (
-          (await client.callTool({ name: "add_memory", arguments: args })) as {
-            structuredContent: { id: string; possible_supersedes?: Array<{ id: string }> };
-          }
-        ).structuredContent;
+      type Added = { id: string; possible_supersedes?: Array<{ id: string }> };
+      const add = async (args: Record<string, unknown>) =>
+        ((await client.callTool({ name: "add_memory", arguments: args })) as unknown as { structuredContent: Added }).structuredContent;
       const earlier = await add({ session_id: "mcp-hint-1", kind: "decision", ...pair.earlier });
       expect((await add({ session_id: "mcp-hint-2", kind: "decision", ...neighbour.later })).possible_supersedes).toBeUndefined();
       expect((await add({ session_id: "mcp-hint-3", kind: "decision", ...pair.later })).possible_supersedes?.map((p) => p.id)).toContain(
