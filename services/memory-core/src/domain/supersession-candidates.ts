@@ -10,7 +10,10 @@ export type PossibleSupersession = NonNullable<OperationOutput<"add_memory">["po
 
 /** Named at most: a decision rarely settles anew more than one or two earlier ones. */
 const CANDIDATES = 3;
-/** Live decisions the new one is compared with: the nearest a search finds. Their words also weigh the terms. */
+/**
+ * Live decisions the new one is compared with: the nearest by words, as the comparison is by words too. Their
+ * words also weigh the terms.
+ */
 const NEIGHBOURS = 20;
 /**
  * The share of an earlier decision's weighted terms that the new one must repeat to be proposed as settling it
@@ -42,7 +45,7 @@ export async function possibleSupersessions(
   const ranked = await retrieval.search(workspace, "turns", {
     query: said.slice(0, 1000),
     limit: NEIGHBOURS + already.size,
-    mode: "hybrid",
+    mode: "lexical",
     minConfidence: "none",
     conditions: [
       { field: "kind", op: "eq", value: "decision" },

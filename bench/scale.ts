@@ -1,0 +1,186 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import yaml from "js-yaml";
+import { newToken } from "../services/memory-core/src/auth/tokens.js";
+import { startBenchServer, type BenchServer } from "./bench-server.js";
+import { corpus } from "./corpus.js";
+import { round, summarize, timed } from "./stats.js";
+import { startHashStub } from "./timed-embedder.js";
+
+/**
+ * A store of N turns on one machine (issue 20): loads N turns through the bulk path (`add_memories`, batches of
+ * one agent's turns, spread over 20 agents and sessions of about 25 turns) into a memory-core of its own process,
+ * with the hashing embeddings stub, and measures along the way:
+ *
+ * - `load_turns_per_s`; `rss_mb` at each tenth of N (memory-core's resident size, from its /metrics) and its slope
+ *   `rss_mb_per_1k_turns` (least squares over the tenths);
+ * - `recent_p95_ms` at N/10 and at N, and their ratio;
+ * - at N: `hybrid_p95_ms`, `semantic_p95_ms` (query_raw_memories), `write_p50_ms_c16` (add_memory with 16
+ *   concurrent writers);
+ * - `restart_ready_s`: memory-core stopped and started again over the loaded store, until its first hybrid
+ *   query is answered (the embedded Chroma restarts with it, as `npm start` would).
+ *
+ *   npm run bench -- scale --n N [--samples 100] [--concurrency 2] [--json]
+ *
+ * Progress goes to stderr; the last line of stdout is the JSON report.
+ */
+export async function benchScale(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      n: { type: "string", default: "20000" },
+      samples: { type: "string", default: "100" },
+      concurrency: { type: "string", default: "2" },
+      json: { type: "boolean", default: false },
+    },
+  });
+  const n = Number(values.n);
+  const samples = Number(values.samples);
+  const concurrency = Number(values.concurrency);
+  if (!Number.isInteger(n) || n < 1000) throw new Error("--n is a whole number of turns, at least 1000");
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+
+  const AGENTS = 20;
+  const BATCH = 500;
+  const workspace = "scale";
+  const dataDir = await mkdtemp(join(tmpdir(), "cairn-bench-scale-"));
+  // Admin tokens: add_memories is an operator's call; each writes as its own agent, so recency is per agent.
+  const tokens = Array.from({ length: AGENTS }, (_, i) => ({ token: newToken(), workspace, agent: `agent-${i}`, role: "admin" as const }));
+  const tokenOf = new Map(tokens.map((t) => [t.agent, t.token]));
+  const tokensFile = join(dataDir, "tokens.yaml");
+  await writeFile(tokensFile, yaml.dump({ tokens }));
+  const hashStub = await startHashStub();
+  const start = () => startBenchServer({ dataDir, tokensFile, embedder: "hash", hashStubUrl: hashStub.baseUrl });
+  let stack: BenchServer = await start();
+
+  const request = async (method: string, path: string, token: string, body?: unknown) => {
+    const response = await fetch(new URL(path, stack.url), {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    if (response.status >= 300) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 200)}`);
+    return text;
+  };
+  const residentMb = async () => {
+    const metrics = await request("GET", "/metrics", tokens[0]!.token);
+    const line = metrics.split("\n").find((l) => l.startsWith("cairn_memory_resident_bytes"));
+    if (!line) throw new Error("/metrics has no cairn_memory_resident_bytes");
+    return Number(line.split(" ").at(-1)) / 2 ** 20;
+  };
+  const recentP95 = async () => {
+    const times: number[] = [];
+    for (let i = 0; i < samples; i++)
+      times.push((await timed(() => request("GET", "/v1/memories/recent?limit=20", tokens[i % AGENTS]!.token))).ms);
+    return summarize(times).p95;
+  };
+  const queries = corpus(samples, { agents: 1, sessions: 1, seed: 99 }).map((t) => t.thought.split(".")[0]!);
+  const searchP95 = async (mode: "hybrid" | "semantic") => {
+    const times: number[] = [];
+    for (const [i, query] of queries.entries()) {
+      times.push((await timed(() => request("POST", "/v1/memories/query", tokens[i % AGENTS]!.token, { query, mode, limit: 10 }))).ms);
+    }
+    return summarize(times).p95;
+  };
+
+  try {
+    // 1. The load, a tenth at a time: each tenth's turns grouped by agent into batches, `concurrency` in flight.
+    const tenth = Math.floor(n / 10);
+    const rss: Array<{ turns: number; rss_mb: number }> = [];
+    let loaded = 0;
+    let loadMs = 0;
+    let recentAtTenth = 0;
+    for (let part = 0; part < 10; part++) {
+      const size = part === 9 ? n - loaded : tenth;
+      const turns = corpus(size, { agents: AGENTS, sessions: Math.max(1, Math.floor(size / 25)), seed: 1000 + part });
+      const batches: Array<{ agent: string; memories: object[] }> = [];
+      const byAgent = new Map<string, object[]>();
+      for (const [i, { agent, ...turn }] of turns.entries()) {
+        const memory = { ...turn, session_id: `${turn.session_id}-p${part}`, idempotency_key: `scale-${part}-${i}` };
+        const list = byAgent.get(agent) ?? [];
+        list.push(memory);
+        if (list.length === BATCH) {
+          batches.push({ agent, memories: list });
+          byAgent.set(agent, []);
+        } else byAgent.set(agent, list);
+      }
+      for (const [agent, list] of byAgent) if (list.length > 0) batches.push({ agent, memories: list });
+      let next = 0;
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (next < batches.length) {
+            const batch = batches[next++]!;
+            await request("POST", "/v1/memories/batch", tokenOf.get(batch.agent)!, { memories: batch.memories });
+          }
+        }),
+      );
+      loadMs += performance.now() - started;
+      loaded += size;
+      rss.push({ turns: loaded, rss_mb: round(await residentMb(), 1) });
+      if (part === 0) recentAtTenth = await recentP95();
+      log(`loaded ${loaded}/${n} turns (${round(loaded / (loadMs / 1000), 1)} turns/s), memory-core resident ${rss.at(-1)!.rss_mb} MB`);
+    }
+
+    // 2. At N: reads, then writes with 16 writers.
+    const recentAtN = await recentP95();
+    const hybrid = await searchP95("hybrid");
+    const semantic = await searchP95("semantic");
+    const extra = corpus(samples * 2, { agents: AGENTS, sessions: 50, seed: 7 });
+    const writes: number[] = [];
+    let nextWrite = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (nextWrite < extra.length) {
+          const { agent, ...turn } = extra[nextWrite++]!;
+          writes.push(
+            (await timed(() => request("POST", "/v1/memories", tokenOf.get(agent)!, { ...turn, session_id: `${turn.session_id}-c16` }))).ms,
+          );
+        }
+      }),
+    );
+
+    // 3. A restart over the loaded store, until the first hybrid query is answered.
+    await stack.stop();
+    const restartStarted = performance.now();
+    stack = await start();
+    await request("POST", "/v1/memories/query", tokens[0]!.token, { query: queries[0], limit: 10 });
+    const restartReady = (performance.now() - restartStarted) / 1000;
+
+    const report = {
+      n,
+      load_turns_per_s: round(n / (loadMs / 1000), 1),
+      rss_mb: rss.map((r) => r.rss_mb),
+      rss_mb_per_1k_turns: round(slope(rss.map((r) => [r.turns / 1000, r.rss_mb])), 3),
+      restart_ready_s: round(restartReady, 1),
+      write_p50_ms_c16: round(summarize(writes).p50, 1),
+      hybrid_p95_ms: round(hybrid, 1),
+      semantic_p95_ms: round(semantic, 1),
+      recent_p95_ms: round(recentAtN, 1),
+      recent_p95_at_tenth_ms: round(recentAtTenth, 1),
+      recent_p95_ratio: round(recentAtN / recentAtTenth, 2),
+    };
+    if (!values.json) {
+      log(`memory-core resident by tenth of N (MB): ${report.rss_mb.join(", ")}`);
+      log(`slope ${report.rss_mb_per_1k_turns} MB per 1k turns; restart to first hybrid answer ${report.restart_ready_s} s`);
+    }
+    process.stdout.write(`${JSON.stringify(report)}\n`);
+  } finally {
+    await stack.stop().catch(() => undefined);
+    await hashStub.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** The least-squares slope of y over x. */
+function slope(points: Array<[number, number]>): number {
+  const mean = (f: (p: [number, number]) => number) => points.reduce((s, p) => s + f(p), 0) / points.length;
+  const mx = mean((p) => p[0]);
+  const my = mean((p) => p[1]);
+  const num = points.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0);
+  const den = points.reduce((s, [x]) => s + (x - mx) ** 2, 0);
+  return den === 0 ? 0 : num / den;
+}
