@@ -154,9 +154,8 @@ export class Bm25Index<T> {
 
   /**
    * Adds a record, or replaces the one with its id; `item` comes back with its hits and is what filters judge.
-   * Returns the record's document number (see `numberOf`).
    */
-  put(id: string, fields: Record<string, string>, item: T): number {
+  put(id: string, fields: Record<string, string>, item: T): void {
     this.remove(id);
     const n = this.ids.length;
     this.ids.push(id);
@@ -188,12 +187,12 @@ export class Bm25Index<T> {
       }
     });
     this.memberStart[n + 1] = this.membersLength;
-    return n;
   }
 
-  /** The document number of a record in the index. */
-  numberOf(id: string): number | undefined {
-    return this.numbers.get(id);
+  /** What a record in the index was put with. */
+  item(id: string): T | undefined {
+    const n = this.numbers.get(id);
+    return n === undefined ? undefined : this.items[n];
   }
 
   /** The postings record `n` appears in. */
