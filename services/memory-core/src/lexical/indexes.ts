@@ -142,6 +142,8 @@ export class LexicalIndexes {
   /** Everything in the collection now; the feed from where it stood before the scan (re-reading is harmless). */
   private async build(workspace: string, collection: SearchableCollection): Promise<Entry> {
     const position = await this.feed.length(workspace, collection);
+    const fetch = async (ids: readonly string[]) =>
+      (await this.store.collection(workspace, collection)).get({ ids: [...ids], withDocuments: true });
     const index =
       collection === "turns"
         ? new CollectionIndex(
@@ -152,8 +154,13 @@ export class LexicalIndexes {
               feedback: this.tuning.feedback,
             }),
             TURN_KEY_FIELDS,
+            fetch,
           )
-        : new CollectionIndex(this.rankers.create({ boosts: this.tuning.summaryFields, bm25: this.tuning.bm25, neighbourShare: 0 }));
+        : new CollectionIndex(
+            this.rankers.create({ boosts: this.tuning.summaryFields, bm25: this.tuning.bm25, neighbourShare: 0 }),
+            [],
+            fetch,
+          );
     try {
       const records = await this.store.collection(workspace, collection);
       for await (const page of records.pages({ size: PAGE, withDocuments: true })) {
@@ -212,7 +219,6 @@ function toDocument(collection: SearchableCollection, record: StoredRecord): Lex
       id: record.id,
       fields: { agent: String(record.metadata.agent), ...fields, labels },
       metadata: record.metadata,
-      ...(record.document !== undefined ? { document: record.document } : {}),
     };
   }
   const summary = summaryFromRecord(record);
@@ -226,6 +232,5 @@ function toDocument(collection: SearchableCollection, record: StoredRecord): Lex
     id: record.id,
     fields: { title: summary.title, summary: summary.summary, details, agents: summary.agents.join(" ") },
     metadata: record.metadata,
-    ...(record.document !== undefined ? { document: record.document } : {}),
   };
 }

@@ -111,9 +111,13 @@ export class HybridRetrieval {
       .slice(0, request.limit);
 
     const index = await indexReady;
-    const records = new Map<string, StoredRecord>(dense.map((d) => [d.record.id, d.record]));
+    // The page's records, whole: the dense side's that came whole, the rest from Chroma by id in one request.
+    const records = new Map<string, StoredRecord>();
+    for (const { record } of dense) if (record.document !== undefined) records.set(record.id, record);
+    const missing = ranked.map((r) => r.fused.id).filter((id) => !records.has(id));
+    for (const record of await index.records(missing)) records.set(record.id, record);
     return ranked.flatMap(({ fused, confidence }) => {
-      const record = records.get(fused.id) ?? index.record(fused.id);
+      const record = records.get(fused.id);
       return record ? [{ record, score: round(fused.score), confidence, matched_by: [...fused.matchedBy].sort() }] : [];
     });
   }
