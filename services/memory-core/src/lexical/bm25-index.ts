@@ -127,11 +127,11 @@ export class Bm25Index<T> {
   private readonly totalLength: number[];
   /**
    * The postings each record appears in (their ordinals), to keep document frequencies exact when it leaves and
-   * to read its terms for feedback: record n's are `members[memberStart[n]..memberStart[n + 1])` (records are
+   * to read its terms for feedback: record n's are in `members[memberStart[n]..memberStart[n + 1])` (records are
    * numbered in the order they came, so their runs lie in that order too). A removed record's run stays until
    * removed runs are most of the array, then the array is compacted.
    */
-  private members = new Uint32Array(1024);
+  private members = new Uint8Array(4096);
   private membersLength = 0;
   private removedMembers = 0;
   private memberStart = new Uint32Array(1024);
@@ -163,6 +163,7 @@ export class Bm25Index<T> {
     this.numbers.set(id, n);
     this.memberStart = grown(this.memberStart, n + 1, (size) => new Uint32Array(size));
     this.memberStart[n] = this.membersLength;
+    const ordinals: number[] = [];
     this.fields.forEach((field, f) => {
       const tokens = tokenize(fields[field] ?? "");
       const length = new Set(tokens).size;
@@ -182,10 +183,10 @@ export class Bm25Index<T> {
         posting.maxFreq = Math.max(posting.maxFreq, freq);
         posting.minLength = Math.min(posting.minLength, length);
         if (posting.dense) posting.dense = setDense(posting.dense, n, freq);
-        this.members = grown(this.members, this.membersLength, (size) => new Uint32Array(size));
-        this.members[this.membersLength++] = posting.ordinal;
+        ordinals.push(posting.ordinal);
       }
     });
+    this.encodeMembers(ordinals);
     this.memberStart[n + 1] = this.membersLength;
   }
 
@@ -198,7 +199,42 @@ export class Bm25Index<T> {
   /** The postings record `n` appears in. */
   private *membershipsOf(n: number): Generator<Posting> {
     const end = this.memberStart[n + 1]!;
-    for (let i = this.memberStart[n]!; i < end; i++) yield this.postingList[this.members[i]!]!;
+    const members = this.members;
+    let ordinal = 0;
+    for (let i = this.memberStart[n]!; i < end;) {
+      let delta = 0;
+      let shift = 0;
+      let byte: number;
+      do {
+        byte = members[i++]!;
+        delta += (byte & 0x7f) * 2 ** shift;
+        shift += 7;
+      } while (byte & 0x80);
+      ordinal += delta;
+      yield this.postingList[ordinal]!;
+    }
+  }
+
+  /**
+   * Appends a record's posting ordinals to `members`, ascending, each as its difference from the one before in
+   * 7-bit groups (LEB128): most differences fit one or two bytes where an ordinal took four.
+   */
+  private encodeMembers(ordinals: number[]): void {
+    ordinals.sort((a, b) => a - b);
+    this.members = grown(this.members, this.membersLength + ordinals.length * 5, (size) => new Uint8Array(size));
+    const members = this.members;
+    let at = this.membersLength;
+    let previous = 0;
+    for (const ordinal of ordinals) {
+      let delta = ordinal - previous;
+      previous = ordinal;
+      while (delta >= 0x80) {
+        members[at++] = (delta & 0x7f) | 0x80;
+        delta = Math.floor(delta / 0x80);
+      }
+      members[at++] = delta;
+    }
+    this.membersLength = at;
   }
 
   remove(id: string): void {
@@ -625,7 +661,7 @@ function append(posting: Posting, n: number, freq: number): void {
 }
 
 /** The table, or a copy half as long again, so that index `n` fits. */
-function grown<T extends Uint16Array | Uint32Array>(table: T, n: number, make: (length: number) => T): T {
+function grown<T extends Uint8Array | Uint16Array | Uint32Array>(table: T, n: number, make: (length: number) => T): T {
   if (n < table.length) return table;
   const larger = make(Math.max(n + 1, table.length + (table.length >> 1)));
   larger.set(table);
