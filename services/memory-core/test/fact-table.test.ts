@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { FactTable } from "../src/lexical/fact-table.js";
+import type { Metadata } from "../src/store/chroma-store.js";
 
 describe("FactTable", () => {
   it("gives back each record's scalars as they were set, of every type, and nothing for a cleared record", () => {
     const table = new FactTable();
-    const rows = [
+    const rows: Metadata[] = [
       { agent: "alice", session_id: "s1", valid_from: 1_700_000_000_123.5, valid_until: 8_640_000_000_000_000, trusted: true },
       { agent: "bob", session_id: "s1", valid_from: -3, trusted: false, kind: "decision", seq: 0 },
       { agent: "alice", session_id: "1", valid_from: 2, valid_until: 5, trusted: "true", seq: 1 },
