@@ -6,6 +6,7 @@ import { benchSummarizer } from "./summarizer.js";
 import { benchSummariesQuality } from "./summaries-quality.js";
 import { benchOpsCli } from "./ops-cli.js";
 import { benchPromptHook } from "./prompt-hook.js";
+import { benchResident } from "./resident.js";
 import { benchSupersessions } from "./supersessions.js";
 import { benchTools } from "./tools.js";
 import { benchWrites } from "./writes.js";
@@ -20,6 +21,7 @@ const benches: Record<string, (argv: string[]) => Promise<void>> = {
   "summaries-quality": benchSummariesQuality,
   "ops-cli": benchOpsCli,
   "prompt-hook": benchPromptHook,
+  resident: benchResident,
   supersessions: benchSupersessions,
   tools: benchTools,
   writes: benchWrites,
