@@ -7,6 +7,7 @@ import { benchSummariesQuality } from "./summaries-quality.js";
 import { benchOpsCli } from "./ops-cli.js";
 import { benchPromptHook } from "./prompt-hook.js";
 import { benchScale } from "./scale.js";
+import { benchResident } from "./resident.js";
 import { benchSupersessions } from "./supersessions.js";
 import { benchTools } from "./tools.js";
 import { benchWrites } from "./writes.js";
@@ -22,6 +23,7 @@ const benches: Record<string, (argv: string[]) => Promise<void>> = {
   "ops-cli": benchOpsCli,
   "prompt-hook": benchPromptHook,
   scale: benchScale,
+  resident: benchResident,
   supersessions: benchSupersessions,
   tools: benchTools,
   writes: benchWrites,

@@ -54,6 +54,47 @@ describe("Bm25Index", () => {
     expect(churned.size).toBe(4);
   });
 
+  it("after enough churn to compact what it keeps per record, scores and lends feedback terms as a rebuilt index does", () => {
+    // Thousands of replacements and removals: each record's postings are kept in runs that are compacted once
+    // removed records' runs are most of them; this reaches that compaction many times over.
+    const words = ["orders", "table", "budget", "token", "refresh", "migration", "flaky", "login", "cache", "deploy"];
+    const text = (i: number, round: number) => ({
+      title: `${words[i % 10]} ${words[(i + round) % 10]} note${i % 13}`,
+      body: `${words[(i * 3) % 10]} ${words[(i * 7 + round) % 10]} ${words[(i + 5) % 10]} item${i}`,
+    });
+    const churned = fresh();
+    const live = new Map<string, { title: string; body: string }>();
+    for (let round = 0; round < 6; round++) {
+      for (let i = 0; i < 600; i++) {
+        const id = `r${i}`;
+        if ((i + round) % 5 === 0) {
+          churned.remove(id);
+          live.delete(id);
+        } else {
+          churned.put(id, text(i, round), id);
+          live.set(id, text(i, round));
+        }
+      }
+    }
+    const rebuilt = fresh();
+    for (const [id, fields] of live) rebuilt.put(id, fields, id);
+    expect(churned.size).toBe(live.size);
+    for (const query of ["orders table", "flaky login note3", "cache deploy item42", "budget token refresh"]) {
+      const expected = rebuilt.search(query, 20, all);
+      expect(expected.length).toBeGreaterThan(0);
+      // Records tied on score may come in another order (they were put in another order): compare scores.
+      const scores = (hits: typeof expected) => hits.map((h) => h.score);
+      const got = churned.search(query, 20, all);
+      expect(scores(got)).toEqual(scores(expected));
+      const byId = new Map(expected.map((h) => [h.id, h]));
+      for (const hit of got) if (byId.has(hit.id)) expect(hit).toEqual(byId.get(hit.id));
+      const asked = new Map([[query.split(" ")[0]!, 1]]);
+      const lent = rebuilt.feedbackTerms(expected, asked, 5, 0.3);
+      expect(lent.size).toBeGreaterThan(0);
+      expect(churned.feedbackTerms(expected, asked, 5, 0.3)).toEqual(lent);
+    }
+  });
+
   it("returns the best `limit` records the filter accepts, consulting it only for contenders", () => {
     const index = indexOf(corpus);
     const asked: string[] = [];

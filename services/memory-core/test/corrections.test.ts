@@ -178,8 +178,8 @@ describe("a correction racing another replica's catch-up", () => {
     const principal = { workspace: racing.workspace, agent: racing.agent, role: "agent" as const };
     await corrections.supersede(principal, await corrections.existing(racing.workspace, corrected.id), undefined, "wrong");
     const index = await replica.snapshot(racing.workspace, "turns");
-    expect(Number(index.record(corrected.id)?.metadata.valid_until)).toBeLessThan(OPEN_VALIDITY);
-    expect(Number(index.record(sibling.id)?.metadata.valid_until)).toBe(OPEN_VALIDITY);
+    expect(Number(index.metadata(corrected.id)?.valid_until)).toBeLessThan(OPEN_VALIDITY);
+    expect(Number(index.metadata(sibling.id)?.valid_until)).toBe(OPEN_VALIDITY);
     await replica.close();
   });
 });

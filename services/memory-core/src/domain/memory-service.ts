@@ -399,11 +399,15 @@ export class MemoryService {
   async reviewQueue(principal: Principal, input: OperationInput<"query_review_queue">): Promise<OperationOutput<"query_review_queue">> {
     const after = input.after === undefined ? undefined : decodeCursor(input.after, "after");
     const index = await this.lexical.snapshot(principal.workspace, "turns");
+    // Ordered on the index's metadata; only the page is fetched whole.
     const waiting = (index.matching([{ field: "review_state", op: "eq", value: "pending" }]) ?? [])
-      .map((id) => index.record(id))
-      .filter((r): r is StoredRecord => r !== undefined && (!after || oldestFirst(after, positionOf(r)) < 0))
+      .flatMap((id) => {
+        const metadata = index.metadata(id);
+        return metadata ? [{ id, metadata }] : [];
+      })
+      .filter((r) => !after || oldestFirst(after, positionOf(r)) < 0)
       .sort((a, b) => oldestFirst(positionOf(a), positionOf(b)));
-    const page = waiting.slice(0, input.limit);
+    const page = await index.records(waiting.slice(0, input.limit).map((r) => r.id));
     const last = page.at(-1);
     return {
       memories: page.map((r) => briefOf(r, listingText(r))),

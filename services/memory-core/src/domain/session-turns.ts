@@ -4,8 +4,8 @@ import type { LexicalIndexes } from "../lexical/indexes.js";
 
 /**
  * A session's turns (of one agent, or all), with their documents, every one acknowledged before the call.
- * The caught-up lexical index keeps turns by session: listing them costs a lookup, where Chroma 1.0.0's
- * filtered `get` scans the whole collection. Only while a write in flight
+ * The caught-up lexical index keeps turns by session: which they are costs a lookup, and Chroma hands them
+ * over by id, where Chroma 1.0.0's filtered `get` scans the whole collection. Only while a write in flight
  * holds the index's catch-up back does Chroma answer.
  */
 export class SessionTurns {
@@ -20,8 +20,9 @@ export class SessionTurns {
     const index = await this.lexical.snapshot(workspace, "turns", "complete");
     const ids = index?.matching(conditions);
     if (index && ids) {
-      const records = ids.map((id) => index.record(id));
-      if (records.every((r) => r !== undefined)) return records;
+      // By id: Chroma finds them without the scan its filtered `get` makes.
+      const records = await index.records(ids);
+      if (records.length === ids.length) return records;
     }
     const where: Where = agent === undefined ? { session_id: sessionId } : { $and: [{ agent }, { session_id: sessionId }] };
     const turns = await this.store.collection(workspace, "turns");

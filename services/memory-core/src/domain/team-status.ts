@@ -35,32 +35,39 @@ export class TeamStatus {
     const active = newest
       .filter((n): n is { agent: string; turn: StoredRecord } => n.turn !== undefined)
       .sort((a, b) => Number(b.turn.metadata.recorded_at) - Number(a.turn.metadata.recorded_at));
-    const agents = active.slice(0, limit).map(({ agent, turn }): AgentStatus => {
-      const failing = (
-        index.matching([
-          { field: "agent", op: "eq", value: agent },
-          { field: "check_status", op: "eq", value: "failed" },
-        ]) ?? []
-      )
-        .map((id) => index.record(id))
-        .filter((r): r is StoredRecord => r !== undefined && !isSuperseded(r.metadata) && !isOutdated(r.metadata))
-        .sort((a, b) => Number(b.metadata.recorded_at) - Number(a.metadata.recorded_at))
-        .slice(0, FAILED_PER_AGENT);
-      return {
-        agent,
-        memory_id: turn.id,
-        recorded_at: new Date(Number(turn.metadata.recorded_at)).toISOString(),
-        session_id: String(turn.metadata.session_id),
-        task: taskText(turn),
-        next_step: nextStep(turn),
-        failed_checks: failing.map((r) => ({
-          memory_id: r.id,
-          checks: parseList<Check>(r.metadata.checks)
-            .filter((c) => c.status === "failed")
-            .map((c) => c.name),
-        })),
-      };
-    });
+    const agents = await Promise.all(
+      active.slice(0, limit).map(async ({ agent, turn }): Promise<AgentStatus> => {
+        // Chosen on the index's metadata; only the few shown are fetched whole (their checks stay in Chroma).
+        const chosen = (
+          index.matching([
+            { field: "agent", op: "eq", value: agent },
+            { field: "check_status", op: "eq", value: "failed" },
+          ]) ?? []
+        )
+          .flatMap((id) => {
+            const metadata = index.metadata(id);
+            return metadata ? [{ id, metadata }] : [];
+          })
+          .filter((r) => !isSuperseded(r.metadata) && !isOutdated(r.metadata))
+          .sort((a, b) => Number(b.metadata.recorded_at) - Number(a.metadata.recorded_at))
+          .slice(0, FAILED_PER_AGENT);
+        const failing = await index.records(chosen.map((r) => r.id));
+        return {
+          agent,
+          memory_id: turn.id,
+          recorded_at: new Date(Number(turn.metadata.recorded_at)).toISOString(),
+          session_id: String(turn.metadata.session_id),
+          task: taskText(turn),
+          next_step: nextStep(turn),
+          failed_checks: failing.map((r) => ({
+            memory_id: r.id,
+            checks: parseList<Check>(r.metadata.checks)
+              .filter((c) => c.status === "failed")
+              .map((c) => c.name),
+          })),
+        };
+      }),
+    );
     return { agents, more: active.length > limit };
   }
 }

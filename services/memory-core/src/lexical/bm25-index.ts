@@ -32,12 +32,21 @@ export interface Bm25Hit<T> {
   informative: number;
 }
 
-/** One term in one field: the records holding it, with their term frequencies, in insertion order. */
+/**
+ * One term in one field: the records holding it, with their term frequencies, in insertion order. Entries live
+ * in typed arrays (the first `length` of each), not in arrays of numbers or objects: a posting entry is what
+ * the index holds most of, and in a typed array it costs its bytes and nothing more.
+ */
 interface Posting {
   /** The term it is a posting of (pseudo-relevance feedback reads a record's terms from its postings). */
   term: string;
-  docs: number[];
-  freqs: number[];
+  /** Its place in `Bm25Index.postingList`, which a record's memberships name it by. */
+  ordinal: number;
+  docs: Uint32Array;
+  /** Term frequencies, saturated at 65535 (BM25 saturates long before). */
+  freqs: Uint16Array;
+  /** Entries in use. */
+  length: number;
   /** Entries whose record is still in the index; the rest are dropped lazily, when the posting is next read. */
   live: number;
   /** Bounds over every entry ever added (a superset of the live ones), for the score bound of the term. */
@@ -106,6 +115,8 @@ export class Bm25Index<T> {
   private readonly fieldCount: number;
   private readonly boosts: number[];
   private readonly postings = new Map<string, Array<Posting | undefined>>();
+  /** Every posting, by its ordinal. */
+  private readonly postingList: Posting[] = [];
   /** By document number; undefined once removed. */
   private readonly ids: Array<string | undefined> = [];
   /** What each record was put with, by document number: filters judge it without a lookup by id. */
@@ -114,8 +125,16 @@ export class Bm25Index<T> {
   /** Per field, distinct raw tokens by document number (a field's pass reads its own array in order). */
   private lengths: Uint32Array[];
   private readonly totalLength: number[];
-  /** The postings each live record appears in, to keep document frequencies exact when it leaves. */
-  private readonly memberships: Array<Posting[] | undefined> = [];
+  /**
+   * The postings each record appears in (their ordinals), to keep document frequencies exact when it leaves and
+   * to read its terms for feedback: record n's are in `members[memberStart[n]..memberStart[n + 1])` (records are
+   * numbered in the order they came, so their runs lie in that order too). A removed record's run stays until
+   * removed runs are most of the array, then the array is compacted.
+   */
+  private members = new Uint8Array(4096);
+  private membersLength = 0;
+  private removedMembers = 0;
+  private memberStart = new Uint32Array(1024);
   private scratch = new Scratch(0);
 
   constructor(
@@ -138,14 +157,18 @@ export class Bm25Index<T> {
     return { documents: this.numbers.size, terms: this.postings.size };
   }
 
-  /** Adds a record, or replaces the one with its id; `item` comes back with its hits and is what filters judge. */
+  /**
+   * Adds a record, or replaces the one with its id; `item` comes back with its hits and is what filters judge.
+   */
   put(id: string, fields: Record<string, string>, item: T): void {
     this.remove(id);
     const n = this.ids.length;
     this.ids.push(id);
     this.items.push(item);
     this.numbers.set(id, n);
-    const memberships: Posting[] = [];
+    this.memberStart = grown(this.memberStart, n + 1, (size) => new Uint32Array(size));
+    this.memberStart[n] = this.membersLength;
+    const ordinals: number[] = [];
     this.fields.forEach((field, f) => {
       const tokens = tokenize(fields[field] ?? "");
       const length = new Set(tokens).size;
@@ -160,16 +183,63 @@ export class Bm25Index<T> {
       }
       for (const [term, freq] of freqs) {
         const posting = this.posting(term, f);
-        posting.docs.push(n);
-        posting.freqs.push(freq);
+        append(posting, n, freq);
         posting.live += 1;
         posting.maxFreq = Math.max(posting.maxFreq, freq);
         posting.minLength = Math.min(posting.minLength, length);
         if (posting.dense) posting.dense = setDense(posting.dense, n, freq);
-        memberships.push(posting);
+        ordinals.push(posting.ordinal);
       }
     });
-    this.memberships[n] = memberships;
+    this.encodeMembers(ordinals);
+    this.memberStart[n + 1] = this.membersLength;
+  }
+
+  /** What a record in the index was put with. */
+  item(id: string): T | undefined {
+    const n = this.numbers.get(id);
+    return n === undefined ? undefined : this.items[n];
+  }
+
+  /** The postings record `n` appears in. */
+  private *membershipsOf(n: number): Generator<Posting> {
+    const end = this.memberStart[n + 1]!;
+    const members = this.members;
+    let ordinal = 0;
+    for (let i = this.memberStart[n]!; i < end;) {
+      let delta = 0;
+      let shift = 0;
+      let byte: number;
+      do {
+        byte = members[i++]!;
+        delta += (byte & 0x7f) * 2 ** shift;
+        shift += 7;
+      } while (byte & 0x80);
+      ordinal += delta;
+      yield this.postingList[ordinal]!;
+    }
+  }
+
+  /**
+   * Appends a record's posting ordinals to `members`, ascending, each as its difference from the one before in
+   * 7-bit groups (LEB128): most differences fit one or two bytes where an ordinal took four.
+   */
+  private encodeMembers(ordinals: number[]): void {
+    ordinals.sort((a, b) => a - b);
+    this.members = grown(this.members, this.membersLength + ordinals.length * 5, (size) => new Uint8Array(size));
+    const members = this.members;
+    let at = this.membersLength;
+    let previous = 0;
+    for (const ordinal of ordinals) {
+      let delta = ordinal - previous;
+      previous = ordinal;
+      while (delta >= 0x80) {
+        members[at++] = (delta & 0x7f) | 0x80;
+        delta = Math.floor(delta / 0x80);
+      }
+      members[at++] = delta;
+    }
+    this.membersLength = at;
   }
 
   remove(id: string): void {
@@ -178,12 +248,31 @@ export class Bm25Index<T> {
     this.numbers.delete(id);
     this.ids[n] = undefined;
     this.items[n] = undefined;
-    for (const posting of this.memberships[n] ?? []) {
+    for (const posting of this.membershipsOf(n)) {
       posting.live -= 1;
       if (posting.dense && n < posting.dense.length) posting.dense[n] = 0;
     }
-    this.memberships[n] = undefined;
+    this.removedMembers += this.memberStart[n + 1]! - this.memberStart[n]!;
     for (let f = 0; f < this.fieldCount; f++) this.totalLength[f]! -= this.lengths[f]![n]!;
+    if (this.removedMembers > 1024 && this.removedMembers * 2 > this.membersLength) this.compactMembers();
+  }
+
+  /** Drops removed records' runs from `members`, so that replaced records cost nothing lasting. */
+  private compactMembers(): void {
+    let kept = 0;
+    const records = this.ids.length;
+    for (let n = 0; n < records; n++) {
+      const start = this.memberStart[n]!;
+      const end = this.memberStart[n + 1]!;
+      this.memberStart[n] = kept;
+      if (this.ids[n] === undefined) continue;
+      this.members.copyWithin(kept, start, end);
+      kept += end - start;
+    }
+    this.memberStart[records] = kept;
+    this.membersLength = kept;
+    this.removedMembers = 0;
+    if (this.members.length > 2 * kept + 1024) this.members = this.members.slice(0, kept * 2 + 1024);
   }
 
   /**
@@ -249,8 +338,8 @@ export class Bm25Index<T> {
           const dense = posting.dense;
           for (const n of members) if (n < dense.length && dense[n]! > 0) add(term, n, field, factor, dense[n]!);
         } else {
-          const { docs, freqs } = posting;
-          for (let i = 0; i < docs.length; i++) if (among[docs[i]!] === 1) add(term, docs[i]!, field, factor, freqs[i]!);
+          const { docs, freqs, length } = posting;
+          for (let i = 0; i < length; i++) if (among[docs[i]!] === 1) add(term, docs[i]!, field, factor, freqs[i]!);
         }
       }
     }
@@ -277,7 +366,7 @@ export class Bm25Index<T> {
       const n = this.numbers.get(hit.id);
       if (n === undefined) continue;
       const seen = new Set<string>();
-      for (const posting of this.memberships[n] ?? []) {
+      for (const posting of this.membershipsOf(n)) {
         const term = posting.term;
         if (exclude.has(term)) continue;
         const entry = mass.get(term) ?? { sum: 0, hits: 0, df: 0 };
@@ -313,10 +402,10 @@ export class Bm25Index<T> {
       const termInfo = term.info;
       const counts = term.counts ? 1 : 0;
       for (const { field, posting, factor } of term.fields) {
-        const { docs, freqs } = posting;
+        const { docs, freqs, length } = posting;
         const slope = slopes[field]!;
         const lengths = lengthsByField[field]!;
-        for (let i = 0; i < docs.length; i++) {
+        for (let i = 0; i < length; i++) {
           const n = docs[i]!;
           if (ids[n] === undefined) continue;
           if (lastTerm[n] !== index) {
@@ -427,7 +516,8 @@ export class Bm25Index<T> {
   private scratchFor(): Scratch {
     if (this.scratch.capacity < this.ids.length) {
       const asked = this.scratch.asked;
-      this.scratch = new Scratch(Math.max(1024, this.ids.length * 2));
+      // A quarter to spare: the accumulators cost more bytes per record than its postings do.
+      this.scratch = new Scratch(this.ids.length + (this.ids.length >> 2) + 1024);
       this.scratch.asked = asked;
     }
     return this.scratch.begin();
@@ -498,25 +588,38 @@ export class Bm25Index<T> {
     }
     let posting = byField[field];
     if (!posting) {
-      posting = { term, docs: [], freqs: [], live: 0, maxFreq: 0, minLength: Number.POSITIVE_INFINITY };
+      posting = {
+        term,
+        ordinal: this.postingList.length,
+        docs: new Uint32Array(2),
+        freqs: new Uint16Array(2),
+        length: 0,
+        live: 0,
+        maxFreq: 0,
+        minLength: Number.POSITIVE_INFINITY,
+      };
       byField[field] = posting;
+      this.postingList.push(posting);
     }
     return posting;
   }
 
   /** Drops removed records' entries once they are most of a posting, so replaced records cost nothing lasting. */
   private compactIfDirty(posting: Posting): void {
-    if (posting.docs.length < 2 * posting.live + 16) return;
+    if (posting.length < 2 * posting.live + 16) return;
     let kept = 0;
-    for (let i = 0; i < posting.docs.length; i++) {
+    for (let i = 0; i < posting.length; i++) {
       const n = posting.docs[i]!;
       if (this.ids[n] === undefined) continue;
       posting.docs[kept] = n;
       posting.freqs[kept] = posting.freqs[i]!;
       kept += 1;
     }
-    posting.docs.length = kept;
-    posting.freqs.length = kept;
+    posting.length = kept;
+    if (posting.docs.length > 2 * kept + 16) {
+      posting.docs = posting.docs.slice(0, kept + (kept >> 1) + 2);
+      posting.freqs = posting.freqs.slice(0, posting.docs.length);
+    }
   }
 }
 
@@ -535,18 +638,37 @@ interface Lookup {
 }
 
 /** Posting entries a scan of the term would read. */
-const entries = (term: TermPlan) => term.fields.reduce((sum, f) => sum + f.posting.docs.length, 0);
+const entries = (term: TermPlan) => term.fields.reduce((sum, f) => sum + f.posting.length, 0);
 
 function denseOf(posting: Posting): Uint16Array {
-  let dense: Uint16Array = new Uint16Array(Math.max(1024, (posting.docs.at(-1) ?? 0) * 2));
-  posting.docs.forEach((n, i) => (dense = setDense(dense, n, posting.freqs[i]!)));
+  let dense: Uint16Array = new Uint16Array(Math.max(1024, (posting.length > 0 ? posting.docs[posting.length - 1]! : 0) * 2));
+  for (let i = 0; i < posting.length; i++) dense = setDense(dense, posting.docs[i]!, posting.freqs[i]!);
   return dense;
 }
 
-/** The table, or a copy at least twice as long, so that index `n` fits. */
-function grown<T extends Uint16Array | Uint32Array>(table: T, n: number, make: (length: number) => T): T {
+/**
+ * Adds an entry to a posting, growing its arrays by half when full: a posting of a rare term stays a few
+ * bytes, and a common term's pays for about a quarter of its length in spare room.
+ */
+function append(posting: Posting, n: number, freq: number): void {
+  if (posting.length === posting.docs.length) {
+    const size = posting.length + (posting.length >> 1) + 2;
+    const docs = new Uint32Array(size);
+    docs.set(posting.docs);
+    const freqs = new Uint16Array(size);
+    freqs.set(posting.freqs);
+    posting.docs = docs;
+    posting.freqs = freqs;
+  }
+  posting.docs[posting.length] = n;
+  posting.freqs[posting.length] = Math.min(freq, 0xffff);
+  posting.length += 1;
+}
+
+/** The table, or a copy half as long again, so that index `n` fits. */
+function grown<T extends Uint8Array | Uint16Array | Uint32Array>(table: T, n: number, make: (length: number) => T): T {
   if (n < table.length) return table;
-  const larger = make(Math.max(n + 1, table.length * 2));
+  const larger = make(Math.max(n + 1, table.length + (table.length >> 1)));
   larger.set(table);
   return larger;
 }

@@ -1,11 +1,10 @@
 import type { Metadata, StoredRecord } from "../store/chroma-store.js";
-import { matches, type Condition } from "../retrieval/filters.js";
+import { holds, type Condition } from "../retrieval/filters.js";
+import { FactTable } from "./fact-table.js";
 import type { RankingHandle } from "./ranking-host.js";
 import type { LexicalHit } from "./ranking.js";
 
 export type { LexicalHit } from "./ranking.js";
-
-const NONE: ReadonlySet<string> = new Set();
 
 const keyOf = (field: string, value: unknown) => `${field}\u0000${String(value)}`;
 
@@ -34,28 +33,39 @@ export interface LexicalDocument {
   id: string;
   fields: Record<string, string>;
   metadata: Metadata;
-  /** The record's stored document, kept so a ranked page need not be fetched from Chroma again. */
-  document?: string;
+}
+
+/** The records of one value of a key field, by number; numbers of records since removed or replaced go lazily. */
+interface KeyRun {
+  numbers: Uint32Array;
+  length: number;
+  live: number;
 }
 
 /**
- * One collection of one workspace, searchable by words: each record's metadata and document here, its BM25
- * ranking on the ranking thread (lexical-rankers.ts). It holds nothing that Chroma does not: it is built from
- * Chroma and kept current from the workspace's change feed (see lexical-catalog.ts).
+ * One collection of one workspace, searchable by words: each record's filterable metadata here, its BM25
+ * ranking on the ranking thread (ranking-host.ts). It holds nothing that Chroma does not: it is built from
+ * Chroma and kept current from the workspace's change feed (see indexes.ts). Documents and bulky metadata stay
+ * in Chroma: what a caller needs of whole records (`records`) is fetched by id, a page at a time.
  */
 export class CollectionIndex {
-  /** What the index was last given of each record: its metadata, and its document when the catalog had it. */
-  private readonly records = new Map<string, StoredRecord>();
+  /** By id, each record's number; by number, its id (undefined once removed: numbers are not reused). */
+  private readonly numbers = new Map<string, number>();
+  private readonly ids: Array<string | undefined> = [];
+  /** What queries filter on of each record: its metadata but UNFILTERED. */
+  private readonly facts = new FactTable();
   /** Per value of each key field (`keyOf(field, value)`), the records holding it. */
-  private readonly byKey = new Map<string, Set<string>>();
+  private readonly byKey = new Map<string, KeyRun>();
 
   /**
    * `keyFields`: metadata fields that queries filter on by equality (agent, session); the index keeps the
    * records of each value, so such a filter costs what its records do, not a pass over every record.
+   * `fetch`: whole records from Chroma by id.
    */
   constructor(
     private readonly ranker: RankingHandle,
     private readonly keyFields: readonly string[] = [],
+    private readonly fetch: (ids: readonly string[]) => Promise<StoredRecord[]> = async () => [],
   ) {}
 
   /** False once the ranking thread has lost this index's ranking: the catalog builds the index again. */
@@ -64,28 +74,33 @@ export class CollectionIndex {
   }
 
   get size(): number {
-    return this.records.size;
+    return this.numbers.size;
   }
 
   put(document: LexicalDocument): void {
     const facts: Metadata = {};
     for (const [field, value] of Object.entries(document.metadata)) if (!UNFILTERED.has(field)) facts[field] = value;
     this.ranker.put({ id: document.id, fields: document.fields, facts });
-    const previous = this.records.get(document.id);
-    if (previous) this.unkey(document.id, previous.metadata);
-    this.key(document.id, document.metadata);
-    this.records.set(document.id, {
-      id: document.id,
-      metadata: document.metadata,
-      ...(document.document !== undefined ? { document: document.document } : {}),
-    });
+    this.forget(document.id);
+    const n = this.ids.length;
+    this.ids.push(document.id);
+    this.numbers.set(document.id, n);
+    this.facts.set(n, facts);
+    this.key(n, facts);
   }
 
   remove(id: string): void {
     this.ranker.remove(id);
-    const metadata = this.records.get(id)?.metadata;
-    if (metadata) this.unkey(id, metadata);
-    this.records.delete(id);
+    this.forget(id);
+  }
+
+  private forget(id: string): void {
+    const n = this.numbers.get(id);
+    if (n === undefined) return;
+    this.unkey(n);
+    this.facts.clear(n);
+    this.numbers.delete(id);
+    this.ids[n] = undefined;
   }
 
   /** Gives the ranking thread's memory back; the index is not used after. */
@@ -93,24 +108,50 @@ export class CollectionIndex {
     this.ranker.drop();
   }
 
-  private key(id: string, metadata: Metadata) {
+  private key(n: number, facts: Metadata) {
     for (const field of this.keyFields) {
-      const value = metadata[field];
+      const value = facts[field];
       if (value === undefined) continue;
       const key = keyOf(field, value);
-      const ids = this.byKey.get(key) ?? new Set<string>();
-      ids.add(id);
-      this.byKey.set(key, ids);
+      let run = this.byKey.get(key);
+      if (!run) {
+        run = { numbers: new Uint32Array(4), length: 0, live: 0 };
+        this.byKey.set(key, run);
+      }
+      if (run.length === run.numbers.length) {
+        const larger = new Uint32Array(run.length + (run.length >> 1) + 4);
+        larger.set(run.numbers);
+        run.numbers = larger;
+      }
+      run.numbers[run.length++] = n;
+      run.live += 1;
     }
   }
 
-  private unkey(id: string, metadata: Metadata) {
+  private unkey(n: number) {
     for (const field of this.keyFields) {
-      const key = keyOf(field, metadata[field]);
-      const ids = this.byKey.get(key);
-      ids?.delete(id);
-      if (ids?.size === 0) this.byKey.delete(key);
+      const value = this.facts.get(n, field);
+      if (value === undefined) continue;
+      const key = keyOf(field, value);
+      const run = this.byKey.get(key);
+      if (!run) continue;
+      run.live -= 1;
+      if (run.live === 0) this.byKey.delete(key);
     }
+  }
+
+  /** The live records of a run, dropping the rest from it once they are most of it. */
+  private members(run: KeyRun): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < run.length; i++) {
+      const n = run.numbers[i]!;
+      if (this.ids[n] !== undefined) out.push(n);
+    }
+    if (run.length > 2 * out.length + 16) {
+      run.numbers = Uint32Array.from(out);
+      run.length = out.length;
+    }
+    return out;
   }
 
   /** The values a key field takes in the index's records (the agents of a workspace's turns, say). */
@@ -125,17 +166,26 @@ export class CollectionIndex {
    * field's records, the fewest); undefined when none is, and only a pass over every record could tell.
    */
   matching(conditions: readonly Condition[]): string[] | undefined {
-    let fewest: ReadonlySet<string> | undefined;
+    let fewest: KeyRun | undefined;
+    let any = false;
     for (const c of conditions) {
       if (c.op !== "eq" || !this.keyFields.includes(c.field)) continue;
-      const ids = this.byKey.get(keyOf(c.field, c.value)) ?? NONE;
-      if (!fewest || ids.size < fewest.size) fewest = ids;
+      any = true;
+      const run = this.byKey.get(keyOf(c.field, c.value));
+      if (!run) return [];
+      if (!fewest || run.live < fewest.live) fewest = run;
     }
-    if (!fewest) return undefined;
-    return [...fewest].filter((id) => {
-      const metadata = this.records.get(id)?.metadata;
-      return metadata !== undefined && matches(metadata, conditions);
-    });
+    if (!any) return undefined;
+    const readers = conditions.map((c) => ({ condition: c, read: this.facts.reader(c.field) }));
+    return this.members(fewest!)
+      .filter((n) => readers.every(({ condition, read }) => holds(read(n), condition)))
+      .map((n) => this.ids[n]!);
+  }
+
+  /** A record's filterable metadata (all but UNFILTERED) as of the last catch-up; undefined when not indexed. */
+  metadata(id: string): Metadata | undefined {
+    const n = this.numbers.get(id);
+    return n === undefined ? undefined : this.facts.metadata(n);
   }
 
   /**
@@ -143,23 +193,30 @@ export class CollectionIndex {
    * sample of about `sample` across the order they came in. For choosing how to ask, never for an answer.
    */
   estimateShare(accept: (metadata: Metadata) => boolean, sample = 2048): number {
-    if (this.records.size === 0) return 0;
-    const stride = Math.max(1, Math.floor(this.records.size / sample));
+    if (this.numbers.size === 0) return 0;
+    const stride = Math.max(1, Math.floor(this.numbers.size / sample));
     let judged = 0;
     let passed = 0;
     let i = 0;
-    for (const { metadata } of this.records.values()) {
+    for (const n of this.numbers.values()) {
       if (i++ % stride !== 0) continue;
       judged += 1;
-      if (accept(metadata)) passed += 1;
+      if (accept(this.facts.metadata(n))) passed += 1;
     }
     return passed / judged;
   }
 
-  /** The record as of the last catch-up, when the index holds its document. */
-  record(id: string): StoredRecord | undefined {
-    const record = this.records.get(id);
-    return record?.document !== undefined ? record : undefined;
+  /**
+   * The whole records (documents and all metadata) of the given ids, in their order, from Chroma; those that
+   * Chroma no longer holds are left out.
+   */
+  async records(ids: readonly string[]): Promise<StoredRecord[]> {
+    if (ids.length === 0) return [];
+    const byId = new Map((await this.fetch([...new Set(ids)])).map((r) => [r.id, r]));
+    return ids.flatMap((id) => {
+      const record = byId.get(id);
+      return record ? [record] : [];
+    });
   }
 
   /**

@@ -190,6 +190,8 @@ export class LexicalIndexes {
   /** Everything in the collection now; the feed from where it stood before the scan (re-reading is harmless). */
   private async build(workspace: string, collection: SearchableCollection): Promise<Entry> {
     const position = await this.feed.length(workspace, collection);
+    const fetch = async (ids: readonly string[]) =>
+      (await this.store.collection(workspace, collection)).get({ ids: [...ids], withDocuments: true });
     const ranker =
       collection === "turns"
         ? this.rankers.create({
@@ -199,7 +201,7 @@ export class LexicalIndexes {
             feedback: this.tuning.feedback,
           })
         : this.rankers.create({ boosts: this.tuning.summaryFields, bm25: this.tuning.bm25, neighbourShare: 0 });
-    const index = collection === "turns" ? new CollectionIndex(ranker, TURN_KEY_FIELDS) : new CollectionIndex(ranker);
+    const index = new CollectionIndex(ranker, collection === "turns" ? TURN_KEY_FIELDS : [], fetch);
     try {
       const records = await this.store.collection(workspace, collection);
       for await (const page of records.pages({ size: PAGE, withDocuments: true })) {
@@ -258,7 +260,6 @@ function toDocument(collection: SearchableCollection, record: StoredRecord): Lex
       id: record.id,
       fields: { agent: String(record.metadata.agent), ...fields, labels },
       metadata: record.metadata,
-      ...(record.document !== undefined ? { document: record.document } : {}),
     };
   }
   const summary = summaryFromRecord(record);
@@ -272,6 +273,5 @@ function toDocument(collection: SearchableCollection, record: StoredRecord): Lex
     id: record.id,
     fields: { title: summary.title, summary: summary.summary, details, agents: summary.agents.join(" ") },
     metadata: record.metadata,
-    ...(record.document !== undefined ? { document: record.document } : {}),
   };
 }

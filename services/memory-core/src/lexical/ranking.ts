@@ -1,6 +1,7 @@
 import type { Metadata } from "../store/chroma-store.js";
 import { Bm25Index, weightedTerms, type Bm25Params, type WeightedQuery } from "./bm25-index.js";
 import { holds, type Condition } from "../retrieval/filters.js";
+import { FactTable } from "./fact-table.js";
 
 const CONTEXT_POOL = 200;
 
@@ -56,34 +57,19 @@ export interface FeedbackOptions {
   weight: number;
 }
 
-/** A record as the ranking holds it; its BM25 hits carry it, so filters and turn context need no lookup by id. */
-interface Held {
-  id: string;
-  facts: Metadata;
-  /**
-   * Its validity window, also in `facts`: nearly every query filters on it, and reading it here costs a
-   * fraction of a lookup by name in `facts`, whose objects differ in shape (Chroma sends keys in any order).
-   */
-  validFrom: Metadata[string] | undefined;
-  validUntil: Metadata[string] | undefined;
-  /** Its session, for turn context. */
-  session: Session | undefined;
-  /** Its place in its session's sorted list, while that list is kept. */
-  position: number;
-  /** The last query that ranked it on its own, and its score there: turn context reads its neighbours' scores. */
-  rankedBy: number;
-  ownScore: number;
-}
-
-/** A session's records; in order (by `valid_from`, then id) once turn context needs it, until the session changes. */
+/**
+ * A session's records, by row; in order (by `valid_from`, then id) once turn context needs it, until the session
+ * changes. `members` may still hold rows since removed (dropped when it is next sorted); `live` counts the rest.
+ */
 interface Session {
-  members: Set<Held>;
-  sorted: Held[] | undefined;
+  members: number[];
+  live: number;
+  sorted: number[] | undefined;
 }
 
 /** A hit while it is ranked. */
-interface HeldHit {
-  held: Held;
+interface RowHit {
+  row: number;
   score: number;
   coverage: number;
   informative: number;
@@ -95,12 +81,17 @@ interface HeldHit {
  * given, in the order given.
  */
 export class Ranking {
-  private readonly bm25: Bm25Index<Held>;
-  private readonly held = new Map<string, Held>();
-  private readonly sessions = new Map<string, Session>();
+  /** Each record's item is its row: the number its facts, session and place are kept under. */
+  private readonly bm25: Bm25Index<number>;
+  /** By row: the record's id (undefined once removed), its facts, its session and its place in it. */
+  private readonly ids: Array<string | undefined> = [];
+  private readonly facts = new FactTable();
+  private sessionOf: Int32Array = new Int32Array(1024).fill(-1);
+  private positions: Int32Array = new Int32Array(1024);
+  /** By the code of their `session_id` in `facts`. */
+  private readonly sessions = new Map<number, Session>();
   private readonly neighbourShare: number;
   private readonly feedback: FeedbackOptions | undefined;
-  private queries = 0;
 
   constructor(options: RankingOptions) {
     this.bm25 = new Bm25Index(Object.keys(options.boosts), options.boosts, options.bm25);
@@ -110,39 +101,39 @@ export class Ranking {
 
   put(document: RankedDocument): void {
     this.remove(document.id);
-    const name = document.facts.session_id;
-    let session: Session | undefined;
-    if (typeof name === "string" && this.neighbourShare > 0) {
-      session = this.sessions.get(name) ?? { members: new Set(), sorted: undefined };
-      this.sessions.set(name, session);
+    const row = this.ids.length;
+    this.ids.push(document.id);
+    this.facts.set(row, document.facts);
+    if (row >= this.sessionOf.length) {
+      this.sessionOf = grownInt32(this.sessionOf, -1);
+      this.positions = grownInt32(this.positions, 0);
     }
-    const held: Held = {
-      id: document.id,
-      facts: document.facts,
-      validFrom: document.facts.valid_from,
-      validUntil: document.facts.valid_until,
-      session,
-      position: -1,
-      rankedBy: 0,
-      ownScore: 0,
-    };
-    this.bm25.put(document.id, document.fields, held);
-    this.held.set(document.id, held);
-    if (!session) return;
-    session.members.add(held);
+    this.bm25.put(document.id, document.fields, row);
+    const code = typeof document.facts.session_id === "string" ? this.facts.code(row, "session_id") : -1;
+    if (code < 0 || this.neighbourShare <= 0) return;
+    this.sessionOf[row] = code;
+    let session = this.sessions.get(code);
+    if (!session) {
+      session = { members: [], live: 0, sorted: undefined };
+      this.sessions.set(code, session);
+    }
+    session.members.push(row);
+    session.live += 1;
     session.sorted = undefined;
   }
 
   remove(id: string): void {
-    const held = this.held.get(id);
-    if (!held) return;
+    const row = this.bm25.item(id);
+    if (row === undefined) return;
     this.bm25.remove(id);
-    this.held.delete(id);
-    const session = held.session;
+    this.ids[row] = undefined;
+    this.facts.clear(row);
+    const code = this.sessionOf[row]!;
+    const session = code >= 0 ? this.sessions.get(code) : undefined;
     if (!session) return;
-    session.members.delete(held);
+    session.live -= 1;
     session.sorted = undefined;
-    if (session.members.size === 0) this.sessions.delete(String(held.facts.session_id));
+    if (session.live === 0) this.sessions.delete(code);
   }
 
   stats(): RankingStats {
@@ -154,9 +145,10 @@ export class Ranking {
     const question = weightedTerms(text);
     const asked = question.size;
     if (asked === 0) return [];
-    // `matches` (filters.ts) over a held record.
-    const accept = (held: Held) => {
-      for (const c of conditions) if (!holds(valueOf(held, c.field), c)) return false;
+    // `matches` (filters.ts) over a record's facts.
+    const readers = conditions.map((c) => ({ condition: c, read: this.facts.reader(c.field) }));
+    const accept = (row: number) => {
+      for (const { condition, read } of readers) if (!holds(read(row), condition)) return false;
       return true;
     };
     // Turn context can lift a record by at most `neighbourShare` of the best score, so records below the
@@ -174,28 +166,31 @@ export class Ranking {
     }
     found ??= search(text);
     const hits = found.map((h) => ({
-      held: h.item,
+      row: h.item,
       score: h.score,
       coverage: Math.min(1, h.matchedTerms / asked),
       informative: h.informative,
     }));
     const ranked = this.neighbourShare > 0 ? this.withContext(hits, limit, accept) : hits;
-    return ranked.map((h) => ({ id: h.held.id, score: h.score, coverage: h.coverage, informative: h.informative }));
+    return ranked.map((h) => ({ id: this.ids[h.row]!, score: h.score, coverage: h.coverage, informative: h.informative }));
   }
 
   /** The records just before and after this one in its session. */
-  private neighbours(held: Held): Held[] {
-    const session = held.session;
+  private neighbours(row: number): number[] {
+    const session = this.sessions.get(this.sessionOf[row]!);
     if (!session) return [];
     let list = session.sorted;
     if (!list) {
-      const at = (h: Held) => Number(h.facts.valid_from ?? 0);
-      list = [...session.members].sort((a, b) => at(a) - at(b) || (a.id < b.id ? -1 : 1));
-      list.forEach((h, i) => (h.position = i));
+      const ids = this.ids;
+      session.members = session.members.filter((r) => ids[r] !== undefined);
+      const at = this.facts.reader("valid_from");
+      const key = (r: number) => Number(at(r) ?? 0);
+      list = [...session.members].sort((a, b) => key(a) - key(b) || (ids[a]! < ids[b]! ? -1 : 1));
+      list.forEach((r, i) => (this.positions[r] = i));
       session.sorted = list;
     }
-    const i = held.position;
-    const out: Held[] = [];
+    const i = this.positions[row]!;
+    const out: number[] = [];
     if (i > 0) out.push(list[i - 1]!);
     if (i + 1 < list.length) out.push(list[i + 1]!);
     return out;
@@ -206,39 +201,36 @@ export class Ranking {
    * The hits passed `accept` already. At least `limit` hits score their own score or more, so a candidate that
    * cannot rise above the `limit`-th own score even with the best hit beside it is dropped unexamined.
    */
-  private withContext(hits: HeldHit[], limit: number, accept: (held: Held) => boolean): HeldHit[] {
+  private withContext(hits: RowHit[], limit: number, accept: (row: number) => boolean): RowHit[] {
     if (hits.length === 0) return hits;
     const share = this.neighbourShare;
-    const query = ++this.queries;
-    for (const hit of hits) {
-      hit.held.rankedBy = query;
-      hit.held.ownScore = hit.score;
-    }
-    const isHit = (held: Held) => held.rankedBy === query;
+    /** The hits' own scores, by row. */
+    const own = new Map<number, number>();
+    for (const hit of hits) own.set(hit.row, hit.score);
     const lift = share * hits[0]!.score;
     const floor = hits.length >= limit ? hits[limit - 1]!.score : 0;
-    const bestNeighbour = (held: Held) => {
+    const bestNeighbour = (row: number) => {
       let best = 0;
-      for (const n of this.neighbours(held)) if (isHit(n)) best = Math.max(best, n.ownScore);
+      for (const n of this.neighbours(row)) best = Math.max(best, own.get(n) ?? 0);
       return best;
     };
-    const out: HeldHit[] = [];
+    const out: RowHit[] = [];
     for (const hit of hits) {
       if (hit.score + lift < floor) break; // hits come best first
       out.push({
-        held: hit.held,
-        score: hit.score + share * bestNeighbour(hit.held),
+        row: hit.row,
+        score: hit.score + share * bestNeighbour(hit.row),
         coverage: hit.coverage,
         informative: hit.informative,
       });
     }
     if (lift >= floor) {
-      const seen = new Set<Held>();
+      const seen = new Set<number>();
       for (const hit of hits) {
-        for (const held of this.neighbours(hit.held)) {
-          if (isHit(held) || seen.has(held)) continue;
-          seen.add(held);
-          if (accept(held)) out.push({ held, score: share * bestNeighbour(held), coverage: 0, informative: 0 });
+        for (const row of this.neighbours(hit.row)) {
+          if (own.has(row) || seen.has(row)) continue;
+          seen.add(row);
+          if (accept(row)) out.push({ row, score: share * bestNeighbour(row), coverage: 0, informative: 0 });
         }
       }
     }
@@ -246,5 +238,9 @@ export class Ranking {
   }
 }
 
-const valueOf = (held: Held, field: string) =>
-  field === "valid_until" ? held.validUntil : field === "valid_from" ? held.validFrom : held.facts[field];
+/** The table half as long again, new entries `fill`. */
+function grownInt32(table: Int32Array, fill: number): Int32Array {
+  const larger = new Int32Array(table.length + (table.length >> 1)).fill(fill);
+  larger.set(table);
+  return larger;
+}

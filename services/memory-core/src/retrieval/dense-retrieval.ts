@@ -25,6 +25,7 @@ const EXACT_SHARE = 1 / 50;
 const NEARLY_ALL_PASS = new Set(["valid_until", "valid_from"]);
 
 export interface DenseHit {
+  /** Whole when fetched from Chroma; else (no `document`) the lexical index's filterable metadata only. */
   record: StoredRecord;
   /** Cosine distance: 0 identical, 2 opposite. */
   distance: number;
@@ -32,7 +33,8 @@ export interface DenseHit {
 
 /**
  * The dense side of hybrid retrieval: the records nearest to the query's embedding in Chroma that meet its
- * conditions. Chroma sends ids and distances; the records come from the caught-up lexical index.
+ * conditions. Chroma sends ids and distances; the conditions are judged on the caught-up lexical index's
+ * metadata, and the caller fetches the records it keeps (CollectionIndex.records).
  */
 export class DenseRetrieval {
   constructor(
@@ -41,7 +43,10 @@ export class DenseRetrieval {
     private readonly lexical: LexicalIndexes,
   ) {}
 
-  /** The `depth` nearest records that meet the request's conditions, with their documents. */
+  /**
+   * The `depth` nearest records that meet the request's conditions: those the lexical index holds with its
+   * metadata only, the others (written since its catch-up) whole.
+   */
   async nearest(
     workspace: string,
     collection: SearchableCollection,
@@ -57,8 +62,8 @@ export class DenseRetrieval {
       const index = await indexReady();
       const known = new Map<string, StoredRecord>();
       for (const { id } of neighbours) {
-        const record = index.record(id);
-        if (record) known.set(id, record);
+        const metadata = index.metadata(id);
+        if (metadata) known.set(id, { id, metadata });
       }
       // Written after the catch-up looked at the change feed: Chroma has them, the index not yet.
       const unknown = neighbours.filter((n) => !known.has(n.id)).map((n) => n.id);

@@ -58,13 +58,17 @@ export class HybridRetrieval {
     const lexicalDepth = hybrid ? Math.max(MIN_DEPTH, request.limit * DEPTH_PER_HIT) : request.limit;
     const denseDepth = hybrid ? Math.max(MIN_DENSE_DEPTH, request.limit * DENSE_DEPTH_PER_HIT) : request.limit;
     // Caught up with every write acknowledged before this query, the lexical index is also where the dense
-    // side's records come from: Chroma sends only ids and distances. Lexical scoring runs on the ranking thread
+    // side's filters are judged: Chroma sends only ids and distances. Lexical scoring runs on the ranking thread
     // while the dense side waits for Chroma.
     const lexicalPending = this.lexical.read(workspace, collection, (index) =>
       request.mode === "semantic" ? [] : index.query(request.query, lexicalDepth, request.conditions),
     );
     const indexReady = lexicalPending.then(({ index }) => index);
     indexReady.catch(() => undefined); // its failure is lexicalPending's, reported below
+    // The lexical side's first `limit` usually are the page (the dense vote re-orders near-ties): their whole
+    // records are fetched from Chroma while the dense side still waits for its query, not after the fusion.
+    const likelyPage = lexicalPending.then(({ index, value }) => index.records(value.slice(0, request.limit).map((l) => l.id)));
+    likelyPage.catch(() => undefined); // awaited below
     const densePending =
       request.mode === "lexical"
         ? Promise.resolve([])
@@ -111,9 +115,15 @@ export class HybridRetrieval {
       .slice(0, request.limit);
 
     const index = await indexReady;
-    const records = new Map<string, StoredRecord>(dense.map((d) => [d.record.id, d.record]));
+    // The page's records, whole: the dense side's that came whole, the lexical side's fetched meanwhile, the rest
+    // from Chroma by id in one request.
+    const records = new Map<string, StoredRecord>();
+    for (const { record } of dense) if (record.document !== undefined) records.set(record.id, record);
+    for (const record of await likelyPage) records.set(record.id, record);
+    const missing = ranked.map((r) => r.fused.id).filter((id) => !records.has(id));
+    for (const record of await index.records(missing)) records.set(record.id, record);
     return ranked.flatMap(({ fused, confidence }) => {
-      const record = records.get(fused.id) ?? index.record(fused.id);
+      const record = records.get(fused.id);
       return record ? [{ record, score: round(fused.score), confidence, matched_by: [...fused.matchedBy].sort() }] : [];
     });
   }
