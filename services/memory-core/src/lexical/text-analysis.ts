@@ -82,7 +82,7 @@ function pushParts(out: string[], word: string): void {
 }
 
 /** Marks a reader may write or leave out: Arabic short vowels and tatweel, Hebrew points and cantillation; variation selectors. */
-const OPTIONAL_MARKS = /[\u0640\u064B-\u065F\u0670\u0591-\u05BD\u05BF\u05C1\u05C2\u05C4\u05C5\u05C7\uFE00-\uFE0F]/g;
+const OPTIONAL_MARKS = /\u0640|[\u064B-\u065F]|\u0670|[\u0591-\u05BD]|\u05BF|[\u05C1-\u05C2]|[\u05C4-\u05C5]|\u05C7|[\uFE00-\uFE0F]/g;
 const NON_ASCII = /[\u0080-\uffff]/;
 
 /** The text in one form: compatibility forms folded and optional marks dropped (only text beyond ASCII needs it). */
