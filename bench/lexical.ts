@@ -106,10 +106,18 @@ export async function benchLexical(argv: string[]): Promise<void> {
 
 /** Sentences of the kinds of text that take the analyzer's other paths. */
 const SCRIPT_SENTENCES = {
-  chinese: ["我们决定把会话存到Redis里因为重启会丢失队列", "数据库迁移推迟到下周一", "登录测试在高负载下不稳定，重试了三次", "缓存层在部署后返回旧数据"],
+  chinese: [
+    "我们决定把会话存到Redis里因为重启会丢失队列",
+    "数据库迁移推迟到下周一",
+    "登录测试在高负载下不稳定，重试了三次",
+    "缓存层在部署后返回旧数据",
+  ],
   japanese: ["データベースの移行を来週に延期します", "ログインのテストが高負荷で不安定です", "キャッシュの有効期限を五分に短縮しました"],
   thai: ["เราตัดสินใจเก็บเซสชันไว้ใน Redis เพราะการรีสตาร์ททำให้คิวหายไป", "การย้ายฐานข้อมูลเลื่อนไปสัปดาห์หน้า"],
-  russian_arabic: ["Мы решили хранить сессии в Redis, потому что перезапуск теряет очередь", "قررنا تخزين الجلسات في ريديس لأن إعادة التشغيل تفقد الطابور"],
+  russian_arabic: [
+    "Мы решили хранить сессии в Redis, потому что перезапуск теряет очередь",
+    "قررنا تخزين الجلسات في ريديس لأن إعادة التشغيل تفقد الطابور",
+  ],
   code: [
     "The HTTPServerError handler in src/authService.ts now rotates the refreshToken",
     "Renamed getUserById to findUserById and moved it to lib/users/repository.ts",
