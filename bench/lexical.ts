@@ -5,14 +5,16 @@ import { Ranking } from "../services/memory-core/src/lexical/ranking.js";
 import { DEFAULT_TUNING } from "../services/memory-core/src/retrieval/retrieval-tuning.js";
 import { tokenize, toTerm } from "../services/memory-core/src/lexical/text-analysis.js";
 import { corpus } from "./corpus.js";
-import { round, summarize } from "./stats.js";
+import { prng, round, summarize } from "./stats.js";
 
 /**
  * The lexical retriever alone, in process: memory-core's BM25 index against MiniSearch (what it replaced,
  * with the same scoring) over the same turns and queries, at each size asked. Query p50/p95 and the share
- * of top-k lists on which both agree.
+ * of top-k lists on which both agree. Then text analysis alone (`analysis`): what turning one text into its terms
+ * costs, in microseconds per text, for the bench corpus's English turns and for texts in scripts written without
+ * spaces, Russian, Arabic and code (`--analysis-texts` of each).
  *
- *   npm run bench -- lexical [--sizes 10000,100000] [--samples 200] [--limit 200] [--json]
+ *   npm run bench -- lexical [--sizes 10000,100000] [--samples 200] [--limit 200] [--analysis-texts 20000] [--json]
  */
 export async function benchLexical(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -21,6 +23,7 @@ export async function benchLexical(argv: string[]): Promise<void> {
       sizes: { type: "string", default: "10000,100000" },
       samples: { type: "string", default: "200" },
       limit: { type: "string", default: "200" },
+      "analysis-texts": { type: "string", default: "20000" },
       json: { type: "boolean", default: false },
     },
   });
@@ -94,5 +97,57 @@ export async function benchLexical(argv: string[]): Promise<void> {
         `same top-${limit}: ${report.same_top_k}; build ${report.build_ms.ours} ms (MiniSearch ${report.build_ms.minisearch} ms)`,
     );
   }
-  if (values.json) console.log(JSON.stringify(reports));
+  const analysis = analysisCost(Number(values["analysis-texts"]));
+  for (const [set, cost] of Object.entries(analysis)) {
+    console.log(`analysis, ${set}: ${cost.us_per_text} µs per text (${cost.chars_per_text} characters, ${cost.tokens_per_text} tokens)`);
+  }
+  if (values.json) console.log(JSON.stringify({ sizes: reports, analysis }));
+}
+
+/** Sentences of the kinds of text that take the analyzer's other paths. */
+const SCRIPT_SENTENCES = {
+  chinese: [
+    "我们决定把会话存到Redis里因为重启会丢失队列",
+    "数据库迁移推迟到下周一",
+    "登录测试在高负载下不稳定，重试了三次",
+    "缓存层在部署后返回旧数据",
+  ],
+  japanese: ["データベースの移行を来週に延期します", "ログインのテストが高負荷で不安定です", "キャッシュの有効期限を五分に短縮しました"],
+  thai: ["เราตัดสินใจเก็บเซสชันไว้ใน Redis เพราะการรีสตาร์ททำให้คิวหายไป", "การย้ายฐานข้อมูลเลื่อนไปสัปดาห์หน้า"],
+  russian_arabic: [
+    "Мы решили хранить сессии в Redis, потому что перезапуск теряет очередь",
+    "قررنا تخزين الجلسات في ريديس لأن إعادة التشغيل تفقد الطابور",
+  ],
+  code: [
+    "The HTTPServerError handler in src/authService.ts now rotates the refreshToken",
+    "Renamed getUserById to findUserById and moved it to lib/users/repository.ts",
+    "XMLHttpRequest polyfill broke the retryCount of the OrdersClient in PAY-8842",
+  ],
+};
+
+/** Microseconds per text to turn texts into terms (tokenize, then toTerm on every token), per kind of text. */
+function analysisCost(count: number) {
+  const random = prng(7);
+  const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
+  const english = corpus(Math.ceil(count / 3), { agents: 4, sessions: 50, seed: 5 }).flatMap((t) => [t.prompt, t.thought, t.response]);
+  const sets: Record<string, string[]> = { english_corpus: english.slice(0, count) };
+  for (const [name, sentences] of Object.entries(SCRIPT_SENTENCES)) {
+    sets[name] = Array.from({ length: count }, () => `${pick(sentences)} ${pick(sentences)}`);
+  }
+  const analyse = (text: string) => {
+    let n = 0;
+    for (const token of tokenize(text)) if (toTerm(token) !== null) n++;
+    return n;
+  };
+  return Object.fromEntries(
+    Object.entries(sets).map(([name, texts]) => {
+      for (const text of texts.slice(0, 500)) analyse(text); // warm-up
+      const start = performance.now();
+      let tokens = 0;
+      for (const text of texts) tokens += analyse(text);
+      const us = ((performance.now() - start) * 1000) / texts.length;
+      const chars = texts.reduce((sum, t) => sum + t.length, 0) / texts.length;
+      return [name, { us_per_text: round(us, 2), chars_per_text: round(chars, 0), tokens_per_text: round(tokens / texts.length, 1) }];
+    }),
+  );
 }

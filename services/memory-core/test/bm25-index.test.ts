@@ -200,7 +200,22 @@ describe("Bm25Index against MiniSearch", () => {
     // A corpus where term frequencies, field lengths and document frequencies all vary.
     let seed = 11;
     const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-    const words = ["token", "refresh", "orders", "migration", "flaky", "cache", "timeout", "queue", "redis", "index", "budget", "AUTH-412"];
+    const words = [
+      "token",
+      "refresh",
+      "orders",
+      "migration",
+      "flaky",
+      "cache",
+      "timeout",
+      "queue",
+      "redis",
+      "index",
+      "budget",
+      "AUTH-412",
+      "refreshToken",
+      "把会话存到Redis里",
+    ];
     const pick = (n: number) => Array.from({ length: n }, () => words[Math.floor(random() * words.length)]!).join(" ");
     const records = Array.from({ length: 300 }, (_, i) => ({ id: `m${i}`, title: pick(1 + (i % 3)), body: pick(3 + (i % 11)) }));
     const ours = fresh();
@@ -213,7 +228,15 @@ describe("Bm25Index against MiniSearch", () => {
     });
     mini.addAll(records);
 
-    for (const query of ["refresh token", "orders migration timeout", "flaky cache queue redis", "AUTH-412 budget", "index"]) {
+    for (const query of [
+      "refresh token",
+      "orders migration timeout",
+      "flaky cache queue redis",
+      "AUTH-412 budget",
+      "index",
+      "refreshToken",
+      "会话",
+    ]) {
       const expected = mini.search(query).slice(0, 25);
       const actual = ours.search(query, 25, all);
       expect(actual.length).toBe(expected.length);

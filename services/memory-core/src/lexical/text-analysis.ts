@@ -3,9 +3,17 @@ import irregularPlurals from "irregular-plurals";
 import { stemmer } from "stemmer";
 
 /**
- * How text becomes search terms, the same for what is stored and what is asked: lower case, English stop
- * words dropped, irregular forms read as their base word (BASE_FORMS), Porter stems. Identifiers that hold `-`, `_`, `.`, `/` or `:` (AUTH-412, refresh_token,
- * src/auth.ts) are kept whole beside their parts, so an exact identifier outranks its pieces.
+ * How text becomes search terms, the same for what is stored and what is asked:
+ * - words in any script; a run of a script written without spaces between words (Chinese, Japanese, Thai, Lao,
+ *   Khmer, Burmese) is cut into words by ICU's dictionaries (`Intl.Segmenter`), so `把会话存到Redis里` gives
+ *   把, 会话, 存, 到, Redis, 里;
+ * - identifiers whole beside their parts, so an exact identifier outranks its pieces and its pieces still find
+ *   it: those that hold `-`, `_`, `.`, `/`, `:` or `::` (AUTH-412, refresh_token, src/auth.ts, std::vector), and
+ *   camelCase and PascalCase ones (refreshToken → refreshtoken, refresh, token; HTTPServerError →
+ *   httpservererror, http, server, error);
+ * - compatibility forms folded (NFKC: full-width Ｒｅｄｉｓ is Redis), Arabic and Hebrew vowel marks dropped;
+ * - lower case; English stop words dropped; for Latin-script words only, irregular forms read as their base
+ *   word (BASE_FORMS) and Porter stems — no other language is stemmed.
  */
 
 const STOP_WORDS = new Set(
@@ -44,8 +52,43 @@ const BASE_FORMS = ((): ReadonlyMap<string, string> => {
   return out;
 })();
 
-const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu;
-const COMPOUND = /[\p{L}\p{N}]+(?:[-_./:][\p{L}\p{N}]+)+/gu;
+/** A word: letters and digits with their combining marks (Devanagari vowel signs, Thai tone marks), and a clitic. */
+const WORD = /[\p{L}\p{N}][\p{L}\p{Mn}\p{Mc}\p{N}]*(?:['’]\p{L}+)?/gu;
+const COMPOUND = /[\p{L}\p{N}][\p{L}\p{Mn}\p{Mc}\p{N}]*(?:(?:::|[-_./:])[\p{L}\p{N}][\p{L}\p{Mn}\p{Mc}\p{N}]*)+/gu;
+
+/** A letter of a script written without spaces between words: such a run goes to the segmenter. */
+const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
+/** One segmenter for every call: its dictionaries load once, and segmenting keeps no state between calls. */
+let segmenter: Intl.Segmenter | undefined;
+const wordsOf = (run: string): string[] => {
+  segmenter ??= new Intl.Segmenter("und", { granularity: "word" });
+  const out: string[] = [];
+  for (const { segment, isWordLike } of segmenter.segment(run)) if (isWordLike) out.push(segment);
+  return out;
+};
+
+/**
+ * Where an identifier's words meet: lower to upper (refresh|Token), the last capital of an acronym before a
+ * capitalised word (HTTP|Server; not APIs or IDs), a digit to upper (base64|Encode). Letters to digits stay
+ * together (utf8, ipv4, v2).
+ */
+const CASE_CHANGE = /\p{Ll}\p{Lu}|\p{Lu}\p{Lu}\p{Ll}\p{Ll}|\p{N}\p{Lu}/u;
+const CASE_BOUNDARY = /(?<=\p{Ll})(?=\p{Lu})|(?<=\p{Lu})(?=\p{Lu}\p{Ll}\p{Ll})|(?<=\p{N})(?=\p{Lu})/u;
+
+/** Its parts when a word is a camelCase or PascalCase identifier (parts of one letter say nothing). */
+function pushParts(out: string[], word: string): void {
+  if (!CASE_CHANGE.test(word)) return;
+  for (const part of word.split(CASE_BOUNDARY)) if (part.length > 1) out.push(part);
+}
+
+/** Marks a reader may write or leave out: Arabic short vowels and tatweel, Hebrew points and cantillation; variation selectors. */
+const OPTIONAL_MARKS = /\u0640|[\u064B-\u065F]|\u0670|[\u0591-\u05BD]|\u05BF|[\u05C1-\u05C2]|[\u05C4-\u05C5]|\u05C7|[\uFE00-\uFE0F]/g;
+const NON_ASCII = /[\u0080-\uffff]/;
+
+/** The text in one form: compatibility forms folded and optional marks dropped (only text beyond ASCII needs it). */
+function normalized(text: string): string {
+  return NON_ASCII.test(text) ? text.normalize("NFKC").replace(OPTIONAL_MARKS, "") : text;
+}
 
 const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 const MONTH =
@@ -75,10 +118,34 @@ export function dateTokens(text: string): string[] {
   return [...new Set(out)];
 }
 
-/** Raw tokens: compounds whole, then every word, then dates as ISO terms (dateTokens). */
-export function tokenize(text: string): string[] {
-  return [...(text.match(COMPOUND) ?? []), ...(text.match(WORD) ?? []), ...dateTokens(text)];
+/**
+ * Raw tokens: compounds whole, then every word (an unspaced script's run as its words; an identifier beside its
+ * parts), then dates as ISO terms (dateTokens).
+ */
+export function tokenize(raw: string): string[] {
+  const text = normalized(raw);
+  const words = text.match(WORD) ?? [];
+  // Most texts hold neither an unspaced script nor a camelCase identifier: one look at the whole text for each
+  // spares a look at every word.
+  const unspaced = UNSPACED.test(text);
+  const cased = CASE_CHANGE.test(text);
+  return [...(text.match(COMPOUND) ?? []), ...(unspaced || cased ? split(words, unspaced, cased) : words), ...dateTokens(text)];
 }
+
+/** Words with an unspaced script's runs cut into their words, and identifiers followed by their parts. */
+function split(words: string[], unspaced: boolean, cased: boolean): string[] {
+  const out: string[] = [];
+  for (const word of words) {
+    for (const piece of unspaced && UNSPACED.test(word) ? wordsOf(word) : [word]) {
+      out.push(piece);
+      if (cased) pushParts(out, piece);
+    }
+  }
+  return out;
+}
+
+/** What keeps a token as it is: a separator or digit (an identifier, a number, a date) or a letter not Latin. */
+const NOT_LATIN = /[^\p{Script=Latin}']/u;
 
 /** A token as an index term, or null for a stop word. */
 export function toTerm(token: string): string | null {
@@ -86,7 +153,8 @@ export function toTerm(token: string): string | null {
   if (STOP_WORDS.has(lower)) return null;
   const bare = lower.replace(/'s$/, "");
   if (bare.length === 0 || STOP_WORDS.has(bare)) return null;
-  return /[-_./:]/.test(bare) || /\d/.test(bare) ? bare : stemmer(BASE_FORMS.get(bare) ?? bare);
+  if (NOT_LATIN.test(bare)) return bare;
+  return stemmer(BASE_FORMS.get(bare) ?? bare);
 }
 
 /** The distinct terms of a text. */

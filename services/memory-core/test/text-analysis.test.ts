@@ -1,0 +1,160 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { Bm25Index } from "../src/lexical/bm25-index.js";
+import { terms, tokenize } from "../src/lexical/text-analysis.js";
+import { http, makeToken, uniqueWorkspace, useCairn } from "./support/harness.js";
+
+describe("text analysis", () => {
+  it("indexes identifiers whole and as their parts, in every spelling", () => {
+    expect(terms("refreshToken")).toEqual(["refreshtoken", "refresh", "token"]);
+    expect(terms("HTTPServerError")).toEqual(["httpservererror", "http", "server", "error"]);
+    expect(terms("XMLHttpRequest")).toEqual(expect.arrayContaining(["xmlhttprequest", "xml", "http", "request"]));
+    expect(terms("refresh_token")).toEqual(["refresh_token", "refresh", "token"]);
+    expect(terms("refresh-token")).toEqual(["refresh-token", "refresh", "token"]);
+    expect(terms("AUTH-412")).toEqual(["auth-412", "auth", "412"]);
+    expect(terms("src/auth/session.ts")).toEqual(["src/auth/session.ts", "src", "auth", "session", "ts"]);
+    expect(terms("config.retryCount")).toEqual(expect.arrayContaining(["config.retrycount", "config", "retrycount", "retri", "count"]));
+    expect(terms("std::vector")).toEqual(["std::vector", "std", "vector"]);
+    // The parts of a query are those of a stored text: the plain words find the identifier.
+    expect(terms("refresh tokens")).toEqual(["refresh", "token"]);
+    // Plural acronyms and ordinary capitalised words are words, not identifiers.
+    expect(terms("APIs IDs")).toEqual(["api", "id"]);
+    expect(terms("Tokens")).toEqual(["token"]);
+    // Letters and digits stay together; a digit before a capital starts a part.
+    expect(terms("utf8String base64Encode")).toEqual(expect.arrayContaining(["utf8", "string", "base64", "encod"]));
+    expect(terms("utf8String")).not.toContain("utf");
+  });
+
+  it("cuts scripts written without spaces into words, beside the Latin words among them", () => {
+    expect(terms("我们决定把会话存到Redis里因为重启会丢失队列")).toEqual(expect.arrayContaining(["会话", "redi", "队列", "丢失"]));
+    expect(terms("把会话存到Redis里")).toEqual(["把", "会话", "存", "到", "redi", "里"]);
+    expect(terms("データベースの移行を来週に延期します")).toEqual(expect.arrayContaining(["データベース", "移行", "来週", "延期"]));
+    expect(terms("เราตัดสินใจเก็บเซสชันไว้ใน Redis")).toEqual(expect.arrayContaining(["เซสชัน", "เก็บ", "redi"]));
+    expect(terms("ເຮົາຕັດສິນໃຈເກັບຂໍ້ມູນ")).toEqual(expect.arrayContaining(["ຂໍ້ມູນ"]));
+    expect(terms("យើងរក្សាទុកវគ្គ")).toEqual(expect.arrayContaining(["រក្សាទុក"]));
+    expect(terms("ကျွန်ုပ်တို့ဆုံးဖြတ်ခဲ့သည်")).toEqual(expect.arrayContaining(["ဆုံးဖြတ်"]));
+    // A word alone is analysed as in a sentence.
+    for (const word of ["会话", "队列", "データベース", "移行", "เซสชัน", "ຂໍ້ມູນ", "រក្សាទុក", "ဆုံးဖြတ်"]) expect(terms(word)).toEqual([word]);
+  });
+
+  it("stems and drops stop words in English only, and keeps every script's words whole", () => {
+    expect(terms("the tokens were rotated")).toEqual(["token", "rotat"]);
+    // Not Porter-stemmed: Russian, Greek, Arabic keep their endings.
+    expect(terms("Мы решили хранить сессии")).toEqual(["мы", "решили", "хранить", "сессии"]);
+    expect(terms("αποθήκευση συνεδριών")).toEqual(["αποθήκευση", "συνεδριών"]);
+    // Combining marks belong to their word (Devanagari vowel signs); Arabic vowel marks are optional.
+    expect(terms("हिन्दी भाषा")).toEqual(["हिन्दी", "भाषा"]);
+    expect(terms("الجَلَسات")).toEqual(terms("الجلسات"));
+    // Full-width Latin is Latin.
+    expect(terms("ＲｅｄｉｓＣｌｉｅｎｔ")).toEqual(terms("RedisClient"));
+  });
+
+  it("ranks the exact identifier above a text holding only its parts, and finds both", () => {
+    const index = new Bm25Index<string>(["body"], { body: 1 }, { k: 1.2, b: 0.7, d: 0.5 });
+    index.put("whole", { body: "rotate the refreshToken on every use" }, "whole");
+    index.put("parts", { body: "refresh the token on every use" }, "parts");
+    index.put("other", { body: "a token budget for every prompt" }, "other");
+    const hits = index.search("refreshToken", 10, () => true);
+    expect(hits.map((h) => h.id).slice(0, 2)).toEqual(["whole", "parts"]);
+    expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
+    // Plain words find the identifier too.
+    expect(index.search("refresh token", 10, () => true).map((h) => h.id)).toEqual(expect.arrayContaining(["whole", "parts"]));
+    expect(index.search("accessKey", 10, () => true)).toEqual([]);
+  });
+
+  it("gives the terms of a text as a function of its content only, stable across calls (property)", () => {
+    // Text drawn from the scripts analysed differently, identifiers and arbitrary Unicode.
+    const pieces = fc.oneof(
+      fc.constantFrom("会话", "我们决定", "データベース", "の", "เซสชัน", "ຂໍ້ມູນ", "រក្សាទុក", "ဆုံးဖြတ်", "сессии", "الجلسات"),
+      fc.constantFrom("refreshToken", "HTTPServerError", "refresh_token", "AUTH-412", "src/a.ts", "APIs", "9 November, 2022"),
+      fc.string({ unit: "grapheme", maxLength: 12 }),
+      fc.string({ unit: "binary", maxLength: 6 }),
+      fc.constantFrom(" ", "", ".", "-", "、", "\n"),
+    );
+    const texts = fc.array(pieces, { maxLength: 12 }).map((parts) => parts.join(""));
+    fc.assert(
+      fc.property(texts, texts, (text, other) => {
+        const first = terms(text);
+        // Another text analysed between two calls changes nothing; nor does the string's identity.
+        terms(other);
+        tokenize(other);
+        expect(terms(text)).toEqual(first);
+        expect(terms([...text].join(""))).toEqual(first);
+        expect(tokenize(text)).toEqual(tokenize(text));
+        // Stored and asked alike: a text with any term finds itself.
+        const index = new Bm25Index<string>(["body"], { body: 1 }, { k: 1.2, b: 0.7, d: 0.5 });
+        index.put("t", { body: text }, "t");
+        index.put("o", { body: other }, "o");
+        if (first.length > 0) expect(index.search(text, 2, () => true).map((h) => h.id)).toContain("t");
+      }),
+      { numRuns: 300, seed: 20261201 },
+    );
+  });
+});
+
+/** A stored text in one script and code, a word of it, and a word of that script that it does not hold. */
+const FIXTURES = [
+  { label: "Chinese", text: "我们决定把会话存到Redis里因为重启会丢失队列", found: ["会话", "队列", "Redis"], absent: "会议" },
+  { label: "Japanese", text: "データベースの移行を来週に延期します", found: ["データベース", "移行"], absent: "削除" },
+  { label: "Thai", text: "เราตัดสินใจเก็บเซสชันไว้ใน Redis เพราะการรีสตาร์ททำให้คิวหายไป", found: ["เซสชัน", "คิว"], absent: "ฐานข้อมูล" },
+  {
+    label: "Arabic",
+    text: "قررنا تخزين الجلسات في ريديس لأن إعادة التشغيل تفقد الطابور",
+    found: ["الجلسات", "الطابور"],
+    absent: "المستخدمين",
+  },
+  {
+    label: "Russian",
+    text: "Мы решили хранить сессии в Redis, потому что перезапуск теряет очередь",
+    found: ["сессии", "очередь"],
+    absent: "пользователи",
+  },
+  {
+    label: "code",
+    text: "The HTTPServerError handler in src/authService.ts now rotates the refreshToken",
+    found: ["refreshToken", "token", "server error", "authService"],
+    absent: "accessKey",
+  },
+] as const;
+
+describe("words in every script and code, over REST with a real stack", () => {
+  const dev = makeToken(uniqueWorkspace("words"), "dev");
+  const cairn = useCairn([dev]);
+  const add = async (session_id: string, response: string) => {
+    const res = await http(cairn.url, "POST", "/v1/memories", {
+      token: dev.token,
+      body: { session_id, prompt: "Note the decision.", thought: "Recorded for the team.", response },
+    });
+    expect(res.status).toBe(201);
+    return res.body.id as string;
+  };
+  const found = async (query: string, mode = "lexical") => {
+    const res = await http(cairn.url, "POST", "/v1/memories/query", {
+      token: dev.token,
+      body: { query, mode, limit: 10, min_confidence: "none" },
+    });
+    expect(res.status).toBe(200);
+    return (res.body.hits as Array<{ memory: { id: string } }>).map((h) => h.memory.id);
+  };
+
+  it.each(FIXTURES)("$label: a word of the text finds it, a word not in it does not", async ({ label, text, found: words, absent }) => {
+    const id = await add(`words-${label}`, text);
+    for (const word of words) expect(await found(word), word).toContain(id);
+    expect(await found(absent)).not.toContain(id);
+  });
+
+  it("finds a Chinese word in the default mode too, matched lexically", async () => {
+    const id = await add("words-hybrid", "队列在重启后丢失了，所以我们把会话存到Redis里");
+    const res = await http(cairn.url, "POST", "/v1/memories/query", { token: dev.token, body: { query: "会话", limit: 5 } });
+    const hit = (res.body.hits as Array<{ matched_by: string[]; memory: { id: string } }>).find((h) => h.memory.id === id);
+    expect(hit?.matched_by).toContain("lexical");
+  });
+
+  it("puts the exact identifier above a text with only its parts", async () => {
+    const whole = await add("words-whole", "Rotate the refreshToken on every use of the session.");
+    const parts = await add("words-parts", "Refresh the token on every use of the session.");
+    const hits = await found("refreshToken");
+    expect(hits.indexOf(whole)).toBeGreaterThanOrEqual(0);
+    expect(hits.indexOf(parts)).toBeGreaterThan(hits.indexOf(whole));
+  });
+});
