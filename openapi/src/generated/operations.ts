@@ -2,6 +2,7 @@
 
 /** Per operation, the input fields the contract gives a default (present once validated). */
 export interface DefaultedInputs {
+  add_memories: never;
   add_memory: never;
   export_records: "include_embeddings" | "limit";
   forget_memory: never;
@@ -27,6 +28,7 @@ export interface DefaultedInputs {
 
 /** Per operation, how REST carries it; input fields in neither list travel in the JSON body. */
 export const operationRoutes = {
+  add_memories: { method: "post", path: "/v1/memories/batch", pathFields: [], queryFields: [] },
   add_memory: { method: "post", path: "/v1/memories", pathFields: [], queryFields: [] },
   export_records: { method: "get", path: "/v1/admin/records", pathFields: [], queryFields: ["collection","limit","after","include_embeddings"] },
   forget_memory: { method: "post", path: "/v1/memories/{memory_id}/forget", pathFields: ["memory_id"], queryFields: [] },

@@ -77,10 +77,23 @@ export class Sequences {
    * each: queued together, so that they go to Chroma in one batch unless it is full.
    */
   appendAcross(workspace: string, requests: readonly AppendRequest[], writeId: string): Promise<Appended[]> {
+    return this.appendGroups(workspace, [{ requests, writeId }]).then(([appended]) => appended!);
+  }
+
+  /**
+   * The slots of several writes, each with its own write id (a bulk write: each turn's slot, feed entry and
+   * audit entry), queued together in their order, so that they take consecutive slots in as few batches as fit.
+   */
+  appendGroups(workspace: string, groups: ReadonlyArray<{ requests: readonly AppendRequest[]; writeId: string }>): Promise<Appended[][]> {
     const pending: PendingAppend[] = [];
     const appended = Promise.all(
-      requests.map(
-        (r) => new Promise<Appended>((resolve, reject) => pending.push({ stream: r.stream, payload: r.payload, writeId, resolve, reject })),
+      groups.map(({ requests, writeId }) =>
+        Promise.all(
+          requests.map(
+            (r) =>
+              new Promise<Appended>((resolve, reject) => pending.push({ stream: r.stream, payload: r.payload, writeId, resolve, reject })),
+          ),
+        ),
       ),
     );
     const waiting = this.appendQueues.get(workspace);
