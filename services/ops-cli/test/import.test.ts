@@ -192,6 +192,27 @@ describe("cairn import git", () => {
     expect(after.find((m) => m.outdated)!.corrections).toHaveLength(1);
   });
 
+  it("with an admin token, writes in bulk (add_memories): the same memories in the same order, stored once", async () => {
+    const run = await cairnCli(["import", "git", "--repo", repo, ...common(ops)]);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("5 commits, 5 stored, 0 already there; 1 reverts, 1 reverted commits marked outdated");
+    const bulk = await memoriesOf(ops);
+    const single = await memoriesOf(dev);
+    // Newest first, commit by commit, as the one-at-a-time writes of an agent token list them.
+    expect(bulk.map((m) => m.refs[0])).toEqual(single.map((m) => m.refs[0]));
+    expect(bulk.map((m) => m.agent)).toEqual(Array(5).fill("ops"));
+    expect(bulk.filter((m) => m.outdated).map((m) => m.refs[0])).toEqual([hashes.backoff]);
+    const audit = await http(cairn.url, "GET", `/v1/audit?memory_id=${bulk[0]!.id}`, { token: ops.token });
+    expect((audit.body.entries as Array<{ action: string }>).map((e) => e.action)).toEqual(["add"]);
+    expect((await search(ops, "exponential backoff")).map((m) => m.id)).toContain(bulk.find((m) => m.outdated)!.id);
+
+    const again = await cairnCli(["import", "git", "--repo", repo, ...common(ops)]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("5 commits, 0 stored, 5 already there");
+    expect((await memoriesOf(ops)).map((m) => m.id)).toEqual(bulk.map((m) => m.id));
+  });
+
   it("with --since, imports the later commits and the older commit a revert among them reverted", async () => {
     const run = await cairnCli(["import", "git", "--repo", repo, "--since", "2026-10-01T12:30:00Z", ...common(sinceDev)]);
     expect(run.code).toBe(0);
