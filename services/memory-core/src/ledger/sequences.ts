@@ -22,8 +22,8 @@ import { Ledger, slotId, type LedgerEntry } from "./ledger.js";
 
 const MAX_HINTS = 10_000;
 const MAX_APPEND_ATTEMPTS = 64;
-/** Slots per `add`. */
-const MAX_BATCH = 256;
+/** Slots per `add`: the three slots of each of add_memories' 500 turns fit one. */
+const MAX_BATCH = 1536;
 
 export interface Appended {
   seq: number;
