@@ -24,10 +24,11 @@ import { startHashStub } from "./timed-embedder.js";
  * The importers' write path: turns per second through `add_memories` (the ops CLI's storeMemories, chunks of
  * 500) against `add_memory` one at a time (what the importers did before), with the hashing embeddings stub so
  * that the embedding does not hide the store's round trips. Each run writes into an empty workspace of its own;
- * a second pass of the largest run measures replays (an import run again). Chroma requests per turn are counted
- * by a pass-through proxy in front of the real Chroma.
+ * a second pass of the largest run measures replays (an import run again). With --count-requests, Chroma
+ * requests per turn are counted by a pass-through proxy in front of the real Chroma (in this process: it slows
+ * the server down, so turns/s are measured without it).
  *
- *   npm run bench -- bulk [--sizes 5000,20000] [--single 300] [--json]
+ *   npm run bench -- bulk [--sizes 5000,20000] [--single 300] [--count-requests] [--json]
  *
  * Client and server share one process here, as in the writes bench.
  */
@@ -38,6 +39,7 @@ export async function benchBulk(argv: string[]): Promise<void> {
       sizes: { type: "string", default: "5000,20000" },
       single: { type: "string", default: "300" },
       json: { type: "boolean", default: false },
+      "count-requests": { type: "boolean", default: false },
     },
   });
   const sizes = values.sizes.split(",").map(Number);
@@ -45,14 +47,15 @@ export async function benchBulk(argv: string[]): Promise<void> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const dir = await mkdtemp(join(tmpdir(), "cairn-bench-bulk-"));
   const chroma = await startEmbeddedChroma({ path: join(dir, "chroma"), logFile: join(dir, "chroma.log") });
-  const proxy = await ChromaFaults.start(chroma.url);
+  // The counting proxy shares this process with the server and costs it time: only when asked for.
+  const proxy = values["count-requests"] ? await ChromaFaults.start(chroma.url) : undefined;
   const stub = await startHashStub();
   const embedder = await createEmbedder({ kind: "openai", baseUrl: stub.baseUrl, model: "hash-512", apiKey: undefined }, silentLogger);
   const runs = [...sizes.map((n, i) => ({ name: `bulk-${i}`, n })), { name: "single", n: singles }];
   const admins = runs.map((r) => ({ token: newToken(), workspace: r.name, agent: "importer", role: "admin" as const }));
   const tokens = new TokenRegistry(parseTokensFile(yaml.dump({ tokens: admins })));
   const runtime = await createRuntime({
-    chromaUrl: proxy.url,
+    chromaUrl: proxy?.url ?? chroma.url,
     embeddings: { kind: "local" },
     tokens,
     log: silentLogger,
@@ -80,7 +83,7 @@ export async function benchBulk(argv: string[]): Promise<void> {
       idempotency_key: `bench-${seed}-${i}`,
     }));
   const measure = async (run: () => Promise<unknown>, n: number) => {
-    const before = proxy.calls.length;
+    const before = proxy?.calls.length ?? 0;
     const start = performance.now();
     const value = await run();
     const seconds = (performance.now() - start) / 1000;
@@ -89,7 +92,7 @@ export async function benchBulk(argv: string[]): Promise<void> {
       turns: n,
       seconds: round(seconds, 1),
       turns_per_s: round(n / seconds, 1),
-      chroma_requests_per_turn: round((proxy.calls.length - before) / n, 3),
+      ...(proxy ? { chroma_requests_per_turn: round((proxy.calls.length - before) / n, 3) } : {}),
     };
   };
 
@@ -118,7 +121,7 @@ export async function benchBulk(argv: string[]): Promise<void> {
     else {
       process.stdout.write("importer writes into an empty workspace, hashing embeddings stub, one client\n");
       const line = (name: string, r: Figures) =>
-        `${name.padEnd(34)} ${String(r.turns_per_s).padStart(7)} turns/s  (${r.turns} turns in ${r.seconds} s, Chroma requests per turn ${r.chroma_requests_per_turn})`;
+        `${name.padEnd(34)} ${String(r.turns_per_s).padStart(7)} turns/s  (${r.turns} turns in ${r.seconds} s${r.chroma_requests_per_turn === undefined ? "" : `, Chroma requests per turn ${r.chroma_requests_per_turn}`})`;
       for (const b of bulk) {
         process.stdout.write(`${line(`add_memories, ${b.turns} turns`, b)}\n`);
         if (b.replay) process.stdout.write(`${line(`add_memories, the same ${b.turns} again`, b.replay)}\n`);
@@ -133,7 +136,7 @@ export async function benchBulk(argv: string[]): Promise<void> {
       server.closeAllConnections();
     });
     await runtime.close();
-    await proxy.stop();
+    await proxy?.stop();
     await stub.close();
     await chroma.stop();
     await rm(dir, { recursive: true, force: true });
@@ -144,7 +147,7 @@ interface Figures {
   turns: number;
   seconds: number;
   turns_per_s: number;
-  chroma_requests_per_turn: number;
+  chroma_requests_per_turn?: number;
 }
 
 const strip = <T extends Figures & { value: unknown }>({ value: _value, ...rest }: T): Figures => rest;
