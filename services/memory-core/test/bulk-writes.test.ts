@@ -21,7 +21,9 @@ const limitDev = makeToken(limitWs, "dev");
 const mcpWs = uniqueWorkspace("bulkmcp");
 const mcpOps = makeToken(mcpWs, "ops", "admin");
 const mcpDev = makeToken(mcpWs, "dev");
-const cairn = useCairn([ops, dev, replayOps, mixedOps, limitOps, limitDev, mcpOps, mcpDev]);
+const supersedeWs = uniqueWorkspace("bulks");
+const supersedeOps = makeToken(supersedeWs, "ops", "admin");
+const cairn = useCairn([ops, dev, replayOps, mixedOps, limitOps, limitDev, mcpOps, mcpDev, supersedeOps]);
 
 const addMemories = (token: TestToken, memories: unknown[]) =>
   http(cairn.url, "POST", "/v1/memories/batch", { token: token.token, body: { memories } });
@@ -160,6 +162,27 @@ describe("add_memories over REST", () => {
     expect(await lexicalHits(mixedOps, "surrogate")).toEqual([]);
     expect(await lexicalHits(mixedOps, "pelican")).toEqual([]);
     expect((await lexicalHits(mixedOps, "tamarind"))[0]).toBe(results[0]!.id);
+  });
+
+  it("marks the memories an item supersedes as add_memory does, once, and fails an item naming a memory that is not there", async () => {
+    const old = await http(cairn.url, "POST", "/v1/memories", { token: supersedeOps.token, body: turn("bulk-sup", 1) });
+    expect(old.status).toBe(201);
+    const missing = "t_00000000000000000000000000000000";
+    const res = await addMemories(supersedeOps, [
+      turn("bulk-sup", 2, { kind: "decision", supersedes: [old.body.id] }),
+      turn("bulk-sup", 3, { supersedes: [missing] }),
+      turn("bulk-sup", 4, { supersedes: [old.body.id] }), // superseded already by the first: left as the first marked it
+    ]);
+    expect(res.status).toBe(200);
+    const results = res.body.results as Array<{ id?: string; error?: { code: string } }>;
+    expect(results.map((r) => r.error?.code ?? "stored")).toEqual(["stored", "not_found", "stored"]);
+    const replaced = await http(cairn.url, "GET", `/v1/memories/${old.body.id}`, { token: supersedeOps.token });
+    expect(replaced.body).toMatchObject({ superseded_by: results[0]!.id, superseded_reason: `superseded by ${results[0]!.id}` });
+    expect(replaced.body.corrections).toHaveLength(1);
+    const replacement = await http(cairn.url, "GET", `/v1/memories/${results[0]!.id}`, { token: supersedeOps.token });
+    expect(replacement.body).toMatchObject({ kind: "decision", supersedes: [old.body.id] });
+    expect(await auditActions(supersedeOps, old.body.id)).toEqual(["add by ops", "supersede by ops"]);
+    expect(await recentIds(supersedeOps)).toEqual([results[2]!.id, results[0]!.id, old.body.id]);
   });
 
   it("refuses a body outside the contract whole, storing nothing; an agent token may not call it", async () => {
