@@ -3,8 +3,10 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { loadContract } from "@cairn/openapi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { http, makeToken, startCairn, uniqueWorkspace, type TestCairn, type TestToken } from "../../memory-core/test/support/harness.js";
+import { BULK_BYTES, BULK_ITEMS } from "../src/import/writer.js";
 import { cairnCli } from "./support/run-cli.js";
 
 /** The importers as an operator runs them: the CLI as a child process, a real git repository, a real stack. */
@@ -211,6 +213,13 @@ describe("cairn import git", () => {
     expect(again.code).toBe(0);
     expect(again.stdout).toContain("5 commits, 0 stored, 5 already there");
     expect((await memoriesOf(ops)).map((m) => m.id)).toEqual(bulk.map((m) => m.id));
+  });
+
+  it("sends bulk requests within the contract's limits", async () => {
+    const contract = await loadContract();
+    const schema = contract.operation("add_memories").inputSchema as { properties: { memories: { maxItems: number } } };
+    expect(schema.properties.memories.maxItems).toBe(BULK_ITEMS);
+    expect(BULK_BYTES).toBeLessThan(512 * 1024);
   });
 
   it("with --since, imports the later commits and the older commit a revert among them reverted", async () => {
