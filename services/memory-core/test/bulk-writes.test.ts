@@ -185,6 +185,26 @@ describe("add_memories over REST", () => {
     expect(await recentIds(supersedeOps)).toEqual([results[2]!.id, results[0]!.id, old.body.id]);
   });
 
+  it("races add_memory of the same turns on one key: one record each, one slot, one add entry", async () => {
+    const batch = batchOf("bulk-race", 3);
+    const [bulk, ...singles] = await Promise.all([
+      addMemories(supersedeOps, batch),
+      ...batch.map((body) => http(cairn.url, "POST", "/v1/memories", { token: supersedeOps.token, body })),
+    ]);
+    expect(bulk.status).toBe(200);
+    expect(bulk.body.failed).toBe(0);
+    const ids = (bulk.body.results as Array<{ id: string; replayed: boolean }>).map((r) => r.id);
+    expect(singles.map((r) => r.body.id)).toEqual(ids);
+    // Each turn stored by exactly one of the two writers; the other replayed it.
+    const replays = (bulk.body.results as Array<{ replayed: boolean }>).map(
+      (r, i) => Number(r.replayed) + Number(singles[i]!.body.replayed),
+    );
+    expect(replays).toEqual([1, 1, 1]);
+    // Which writer took each slot decides the order here; that each turn is listed once is what holds.
+    expect((await recentIds(supersedeOps, "&session_id=bulk-race")).sort()).toEqual([...ids].sort());
+    for (const id of ids) expect(await auditActions(supersedeOps, id)).toEqual(["add by ops"]);
+  });
+
   it("refuses a body outside the contract whole, storing nothing; an agent token may not call it", async () => {
     const tooMany = Array.from({ length: 501 }, (_, i) => turn("bulk-limit", i));
     const over = await addMemories(limitOps, tooMany);
