@@ -185,7 +185,7 @@ describe("add_memories over REST", () => {
     expect(await recentIds(supersedeOps)).toEqual([results[2]!.id, results[0]!.id, old.body.id]);
   });
 
-  it("races add_memory of the same turns on one key: one record each, one slot, one add entry", async () => {
+  it("races add_memory of the same turns on one key: one record each, listed once, one add entry", async () => {
     const batch = batchOf("bulk-race", 3);
     const [bulk, ...singles] = await Promise.all([
       addMemories(supersedeOps, batch),
