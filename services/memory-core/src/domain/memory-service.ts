@@ -32,8 +32,6 @@ import { writeAdvice } from "../records/write-advice.js";
 import { possibleSupersessions } from "./supersession-candidates.js";
 import { BulkWrites, type AddMemoriesResult } from "./bulk-writes.js";
 import { addResult, replayOrConflict, resolveTurn, type AddMemoryOutcome, type TurnIds } from "./turn-writes.js";
-
-export type { AddMemoryOutcome } from "./turn-writes.js";
 import type {
   AddMemoryRequest,
   Correction,
@@ -52,6 +50,8 @@ import type {
   SessionResult,
   Summary,
 } from "../records/types.js";
+
+export type { AddMemoryOutcome } from "./turn-writes.js";
 
 export type NewSummary = Omit<Summary, "id" | "covered_through" | "dropped"> & { covered_through?: string; dropped?: Summary["dropped"] };
 
