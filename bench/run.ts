@@ -1,3 +1,4 @@
+import { benchBulk } from "./bulk.js";
 import { benchLexical } from "./lexical.js";
 import { benchLocomo } from "./locomo.js";
 import { tuneLocomo } from "./locomo-tune.js";
@@ -15,6 +16,7 @@ import { benchWrites } from "./writes.js";
 /** `npm run bench -- <name> [options]`: benchmarks print figures and ratios; they are not tests. */
 const benches: Record<string, (argv: string[]) => Promise<void>> = {
   "memory-core": benchMemoryCore,
+  bulk: benchBulk,
   lexical: benchLexical,
   locomo: benchLocomo,
   "locomo-tune": tuneLocomo,

@@ -11,6 +11,7 @@ describe("the contract", () => {
     expect(contract.operations.map((op) => op.operationId).sort()).toEqual(
       [
         "add_memory",
+        "add_memories",
         "assess_change",
         "forget_memory",
         "get_audit_log",

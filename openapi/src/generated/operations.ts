@@ -2,6 +2,7 @@
 
 /** Per operation, the input fields the contract gives a default (present once validated). */
 export interface DefaultedInputs {
+  add_memories: never;
   add_memory: never;
   assess_change: "within_days";
   export_records: "include_embeddings" | "limit";
@@ -28,6 +29,7 @@ export interface DefaultedInputs {
 
 /** Per operation, how REST carries it; input fields in neither list travel in the JSON body. */
 export const operationRoutes = {
+  add_memories: { method: "post", path: "/v1/memories/batch", pathFields: [], queryFields: [] },
   add_memory: { method: "post", path: "/v1/memories", pathFields: [], queryFields: [] },
   assess_change: { method: "post", path: "/v1/changes/assessment", pathFields: [], queryFields: [] },
   export_records: { method: "get", path: "/v1/admin/records", pathFields: [], queryFields: ["collection","limit","after","include_embeddings"] },

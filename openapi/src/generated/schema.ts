@@ -28,6 +28,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/memories/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Keep many turns at once, for imported history (admin).
+         * @description The bulk form of `add_memory`, for importers: up to 500 turns in one request (within the 512 kB body limit), each stored exactly as
+         *     `add_memory` would store it, written by the token's agent (`author` says who did the work). Each item
+         *     keeps every guarantee of `add_memory`: stored once whatever the retries (the same key, or the same text
+         *     in the same session, replays the original with `replayed: true`; the same key with another payload is
+         *     that item's `idempotency_conflict`, and a key repeated inside the batch is a replay or a conflict of its
+         *     first use), its agent's turns take recency slots in the order of the batch, each stored turn leaves an
+         *     `add` entry in the audit log and is found by search like any other. `advice` and `possible_supersedes`
+         *     are per-write hints for agents and are not computed here; `supersedes` may name only memories stored
+         *     before the batch.
+         *
+         *     A body that does not match the contract (any item included, or more than 500 items) is refused whole
+         *     with 400 `validation_failed` and nothing is stored. Past that, items succeed or fail one by one:
+         *     `results` holds one entry per item, in order, either `{ id, replayed }` or `{ error }` with that item's
+         *     `code` (`idempotency_conflict`, `gone`, `not_found`, `validation_failed`) — a failed item stores
+         *     nothing and leaves what is stored unchanged, and the items beside it are stored all the same. A 503
+         *     may come after some items were stored: send the same batch again, and those replay.
+         */
+        post: operations["add_memories"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/memories/recent": {
         parameters: {
             query?: never;
@@ -650,6 +685,31 @@ export interface components {
             /** @description Memories this one replaces (yours, or any for an admin), marked superseded by it. */
             supersedes?: components["schemas"]["MemoryId"][];
         };
+        AddMemoriesRequest: {
+            /** @description The turns, each as `add_memory` takes it, in the order their agent's recency should list them. */
+            memories: components["schemas"]["AddMemoryRequest"][];
+        };
+        AddMemoriesResult: {
+            /** @description One per item of the request, in its order. */
+            results: ({
+                id: components["schemas"]["MemoryId"];
+                /** @description True when the item repeated an earlier write and nothing new was stored. */
+                replayed: boolean;
+            } | {
+                /** @description Why this item was not stored; nothing of it was. */
+                error: {
+                    code: string;
+                    message: string;
+                    hint?: string;
+                };
+            })[];
+            /** @description Items stored now. */
+            stored: number;
+            /** @description Items that repeated an earlier write. */
+            replayed: number;
+            /** @description Items refused (see their `error`). */
+            failed: number;
+        };
         SupersedeRequest: {
             /** @description The memory that replaces it, if there is one. */
             by?: components["schemas"]["MemoryId"];
@@ -1209,6 +1269,36 @@ export interface operations {
             };
             409: components["responses"]["Conflict"];
             410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    add_memories: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddMemoriesRequest"];
+            };
+        };
+        responses: {
+            /** @description One result per item, in the order of the request. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AddMemoriesResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             503: components["responses"]["Unavailable"];

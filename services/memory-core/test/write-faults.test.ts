@@ -16,12 +16,14 @@ import { chromaUrl, http, makeToken, mcpClient, startCairn, turn, uniqueWorkspac
 const workspace = uniqueWorkspace("faults");
 const alice = makeToken(workspace, "alice");
 const admin = makeToken(workspace, "ops", "admin");
+const bulkWorkspace = uniqueWorkspace("bulkfaults");
+const bulkAdmin = makeToken(bulkWorkspace, "importer", "admin");
 let faults: ChromaFaults;
 let cairn: TestCairn;
 
 beforeAll(async () => {
   faults = await ChromaFaults.start(chromaUrl());
-  cairn = await startCairn([alice, admin], { chroma: faults.url });
+  cairn = await startCairn([alice, admin, bulkAdmin], { chroma: faults.url });
 });
 afterAll(async () => {
   await cairn?.close();
@@ -114,6 +116,69 @@ describe("a write cut off and retried with its key", () => {
     // Idempotent: nothing is left to do, and the memory reads as before.
     expect(await repair(true)).toMatchObject({ slots_retired: 0, audit_entries_written: 0, memories: 0 });
     expect((await sessionTurns("cut-before-store")).map((t) => t.id)).toEqual([id]);
+  });
+});
+
+describe("a bulk write cut off and sent again", () => {
+  const addBatch = (memories: object[]) => http(cairn.url, "POST", "/v1/memories/batch", { token: bulkAdmin.token, body: { memories } });
+  const newest = async (sessionId: string) =>
+    (
+      (await http(cairn.url, "GET", `/v1/memories/recent?session_id=${sessionId}&limit=100`, { token: bulkAdmin.token })).body
+        .turns as Array<{
+        id: string;
+      }>
+    ).map((t) => t.id);
+  const addEntries = async (memoryId: string) =>
+    (
+      (await http(cairn.url, "GET", `/v1/audit?memory_id=${memoryId}`, { token: bulkAdmin.token })).body.entries as Array<{
+        action: string;
+      }>
+    )
+      .map((e) => e.action)
+      .filter((a) => a === "add");
+  const verifyBulk = async () => (await http(cairn.url, "GET", "/v1/admin/verify", { token: bulkAdmin.token })).body;
+
+  it("cut off before its turns are stored: sent again, each turn once, in order, with one add entry; repair retires what was left", async () => {
+    const batch = [1, 2, 3].map((n) => turn("bulk-cut-before", n, { idempotency_key: `bulk-cut-before-${n}` }));
+    const cut = faults.cutOnce(isTurnAdd);
+    const first = await addBatch(batch);
+    expect(cut.fired).toBe(true);
+    expect([first.status, first.body.code]).toEqual([503, "unavailable"]);
+    const again = await addBatch(batch);
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ stored: 3, replayed: 0, failed: 0 });
+    const ids = (again.body.results as Array<{ id: string }>).map((r) => r.id);
+    expect(await newest("bulk-cut-before")).toEqual([...ids].reverse());
+    for (const id of ids) expect(await addEntries(id)).toEqual(["add"]);
+
+    const found = await verifyBulk();
+    expect(found.healthy).toBe(false);
+    expect(found.problem_counts).toMatchObject({ orphan_slot: 3, duplicate_feed_entry: 3 });
+    const repaired = await http(cairn.url, "POST", "/v1/admin/repair", { token: bulkAdmin.token, body: { apply: true } });
+    expect(repaired.status).toBe(200);
+    expect(await verifyBulk()).toMatchObject({ healthy: true, problem_counts: {} });
+    expect(await newest("bulk-cut-before")).toEqual([...ids].reverse());
+  });
+
+  it("cut off once its turns are stored: sent again, every turn replays, with its one add entry", async () => {
+    const batch = [1, 2, 3].map((n) => turn("bulk-cut-after", n, { idempotency_key: `bulk-cut-after-${n}` }));
+    let stored = false;
+    faults.set((call) => {
+      if (stored) return "cut";
+      if (isTurnAdd(call)) stored = true;
+      return "pass";
+    });
+    const first = await addBatch(batch);
+    faults.set(() => "pass");
+    expect(stored).toBe(true);
+    expect([first.status, first.body.code]).toEqual([503, "unavailable"]);
+    const again = await addBatch(batch);
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ stored: 0, replayed: 3, failed: 0 });
+    const ids = (again.body.results as Array<{ id: string }>).map((r) => r.id);
+    expect(await newest("bulk-cut-after")).toEqual([...ids].reverse());
+    for (const id of ids) expect(await addEntries(id)).toEqual(["add"]);
+    expect(await verifyBulk()).toMatchObject({ healthy: true });
   });
 });
 

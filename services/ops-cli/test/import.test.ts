@@ -3,8 +3,10 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { loadContract } from "@cairn/openapi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { http, makeToken, startCairn, uniqueWorkspace, type TestCairn, type TestToken } from "../../memory-core/test/support/harness.js";
+import { BULK_BYTES, BULK_ITEMS } from "../src/import/writer.js";
 import { cairnCli } from "./support/run-cli.js";
 
 /** The importers as an operator runs them: the CLI as a child process, a real git repository, a real stack. */
@@ -213,6 +215,34 @@ describe("cairn import git", () => {
     // The retry worker itself stood; an intent about something this history never touched finds nothing.
     expect(endingOf(await assess("add a payment retry worker"), hashes.retry)?.outcome).toBe("stood");
     expect(await assess("translate the onboarding emails into Portuguese")).toEqual({ confidence: "none", similar: 0, outcomes: [] });
+  });
+
+  it("with an admin token, writes in bulk (add_memories): the same memories in the same order, stored once", async () => {
+    const run = await cairnCli(["import", "git", "--repo", repo, ...common(ops)]);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("5 commits, 5 stored, 0 already there; 1 reverts, 1 reverted commits marked outdated");
+    const bulk = await memoriesOf(ops);
+    const single = await memoriesOf(dev);
+    // Newest first, commit by commit, as the one-at-a-time writes of an agent token list them.
+    expect(bulk.map((m) => m.refs[0])).toEqual(single.map((m) => m.refs[0]));
+    expect(bulk.map((m) => m.agent)).toEqual(Array(5).fill("ops"));
+    expect(bulk.filter((m) => m.outdated).map((m) => m.refs[0])).toEqual([hashes.backoff]);
+    const audit = await http(cairn.url, "GET", `/v1/audit?memory_id=${bulk[0]!.id}`, { token: ops.token });
+    expect((audit.body.entries as Array<{ action: string }>).map((e) => e.action)).toEqual(["add"]);
+    expect((await search(ops, "exponential backoff")).map((m) => m.id)).toContain(bulk.find((m) => m.outdated)!.id);
+
+    const again = await cairnCli(["import", "git", "--repo", repo, ...common(ops)]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("5 commits, 0 stored, 5 already there");
+    expect((await memoriesOf(ops)).map((m) => m.id)).toEqual(bulk.map((m) => m.id));
+  });
+
+  it("sends bulk requests within the contract's limits", async () => {
+    const contract = await loadContract();
+    const schema = contract.operation("add_memories").inputSchema as { properties: { memories: { maxItems: number } } };
+    expect(schema.properties.memories.maxItems).toBe(BULK_ITEMS);
+    expect(BULK_BYTES).toBeLessThan(512 * 1024);
   });
 
   it("with --since, imports the later commits and the older commit a revert among them reverted", async () => {

@@ -3,7 +3,7 @@ import type { OperationInput, OperationOutput } from "@cairn/openapi";
 import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import type { Logger } from "../logger.js";
-import { CairnError, forbidden, internal, notFound, validationFailed } from "../errors.js";
+import { internal, notFound, validationFailed } from "../errors.js";
 import { AuditLog, provisionalAuditAppend } from "../ledger/audit-log.js";
 import { ChangeFeed, feedAppend } from "../ledger/change-feed.js";
 import { KeyedMarkers } from "../ledger/keyed-markers.js";
@@ -13,7 +13,7 @@ import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { bestOf } from "../retrieval/confidence.js";
 import type { Condition } from "../retrieval/filters.js";
 import { decodeCursor, encodeCursor, oldestFirst, positionFrom } from "../records/cursor.js";
-import { contentKey, summaryId, turnId } from "../records/ids.js";
+import { summaryId } from "../records/ids.js";
 import { Corrections, gone, verdictState, type Tombstone } from "./corrections.js";
 import { LexicalIndexes, type LexicalStats } from "../lexical/indexes.js";
 import { RecencyIndex, recencyAppend } from "./recency.js";
@@ -26,23 +26,15 @@ import { DEFAULT_TUNING, type RetrievalTuning } from "../retrieval/retrieval-tun
 import { briefOf, listingText, snippetText } from "../records/memory-brief.js";
 import { SessionTurns } from "./session-turns.js";
 import { agentFlag, summaryDocument, summaryFromRecord, summaryMetadata } from "../records/summary-record.js";
-import {
-  buildTurnRecord,
-  memoryFromRecord,
-  OPEN_VALIDITY,
-  parseList,
-  payloadHash,
-  positionOf,
-  reviewOf,
-  turnDocument,
-} from "../records/turn-record.js";
+import { buildTurnRecord, memoryFromRecord, OPEN_VALIDITY, parseList, positionOf, reviewOf, turnDocument } from "../records/turn-record.js";
 import { TeamStatus } from "./team-status.js";
 import { assessChange } from "./change-assessment.js";
 import { writeAdvice } from "../records/write-advice.js";
 import { possibleSupersessions } from "./supersession-candidates.js";
+import { BulkWrites, type AddMemoriesResult } from "./bulk-writes.js";
+import { addResult, replayOrConflict, resolveTurn, type AddMemoryOutcome, type TurnIds } from "./turn-writes.js";
 import type {
   AddMemoryRequest,
-  AddMemoryResult,
   Correction,
   Detail,
   ExportPage,
@@ -60,15 +52,12 @@ import type {
   Summary,
 } from "../records/types.js";
 
+export type { AddMemoryOutcome } from "./turn-writes.js";
+
 export type NewSummary = Omit<Summary, "id" | "covered_through" | "dropped"> & { covered_through?: string; dropped?: Summary["dropped"] };
 
 /** How many failed writes of one id a waiting write sees through before it writes regardless. */
 const MAX_TAKEOVERS = 3;
-
-export interface AddMemoryOutcome {
-  created: boolean;
-  result: AddMemoryResult;
-}
 
 /** The memory domain: what each operation means, over the store and the embedder, for one principal's scope. */
 export class MemoryService {
@@ -87,6 +76,7 @@ export class MemoryService {
   private readonly reembedding: Reembedding;
   private readonly team: TeamStatus;
   private readonly verifications: Verifications;
+  private readonly bulk: BulkWrites;
   private readonly log: Logger | undefined;
   private readonly now: () => number;
   /** Identical writes in flight on this replica share one store round trip; other replicas are reconciled in Chroma. */
@@ -115,6 +105,7 @@ export class MemoryService {
     this.reembedding = new Reembedding(store, embedder);
     this.team = new TeamStatus(this.lexical, this.recency);
     this.verifications = new Verifications(store);
+    this.bulk = new BulkWrites(store, embedder, this.sequences, this.keyedMarkers, this.corrections, this.audit, this.inFlight);
     this.log = options.log;
   }
 
@@ -139,20 +130,14 @@ export class MemoryService {
     };
   }
 
+  /** Many turns, each stored as addMemory stores it, in few Chroma requests; one result per item (see bulk-writes.ts). */
+  addMemories(principal: Principal, requests: readonly AddMemoryRequest[]): Promise<AddMemoriesResult> {
+    return this.bulk.write(principal, requests);
+  }
+
   private async storeTurn(principal: Principal, request: AddMemoryRequest): Promise<AddMemoryOutcome> {
-    assertWellFormed(request);
-    if (request.source === "human" && principal.role !== "admin") {
-      throw forbidden("Only an admin token may write a memory as source human.");
-    }
-    // The source is part of what was written: resolved before hashing, so a retry that spells it out replays.
-    const input: AddMemoryRequest = { ...request, source: request.source ?? (principal.role === "admin" ? "human" : "agent") };
-    const keyGiven = input.idempotency_key !== undefined;
-    const byContent = contentKey(input.session_id, input.prompt, input.thought, input.response);
-    const key = input.idempotency_key ?? byContent;
-    const id = turnId(principal.agent, key);
-    // The id the same turn would have without a key: what ties a write sent with a key to its retry without one.
-    const contentId = turnId(principal.agent, byContent);
-    const hash = payloadHash(input);
+    const { input, ids, keyGiven } = resolveTurn(principal, request);
+    const { id, hash } = ids;
     const flightKey = `${principal.workspace}/${id}`;
 
     // Registered before the first await: concurrent writes of one id on this replica all join the first, so
@@ -169,7 +154,7 @@ export class MemoryService {
       );
       if ("stored" in settled) return replayOrConflict(settled.stored, hash, keyGiven);
     }
-    const write = this.storeNew(principal, input, { id, key, contentId, hash });
+    const write = this.storeNew(principal, input, ids);
     const written = write.then((w) => w.stored);
     written.catch(() => undefined); // awaited by whoever joins it; its own caller awaits `write`
     this.inFlight.set(flightKey, written);
@@ -540,15 +525,6 @@ export class MemoryService {
 const shown = (record: StoredRecord, detail: Detail): Memory | MemoryBrief =>
   detail === "brief" ? briefOf(record, listingText(record)) : memoryFromRecord(record, detail);
 
-/** A turn's ids: under its key (or its content, without one), and under its content alone. */
-interface TurnIds {
-  id: string;
-  key: string;
-  contentId: string;
-  /** The write's payload hash: a turn found under the content id is this write only when it matches. */
-  hash: string;
-}
-
 /** Whether the memory's newest correction is this one, by the same agent: a retry of it. */
 function repeats(record: StoredRecord, correction: Pick<Correction, "kind" | "reason" | "by" | "replaced_by" | "commit">): boolean {
   const last = parseList<Correction>(record.metadata.corrections).at(-1);
@@ -560,34 +536,4 @@ function repeats(record: StoredRecord, correction: Pick<Correction, "kind" | "re
     last.replaced_by === correction.replaced_by &&
     last.commit === correction.commit
   );
-}
-
-function replayOrConflict(stored: StoredRecord, hash: string, keyGiven: boolean): AddMemoryOutcome {
-  if (stored.metadata.payload_sha256 === hash) return { created: false, result: addResult(stored, true) };
-  throw new CairnError(
-    "idempotency_conflict",
-    409,
-    `Memory ${stored.id} was stored earlier under this idempotency key with a different payload; nothing was changed.`,
-    keyGiven
-      ? "Use a new idempotency_key for a new turn; resend the original payload unchanged to get the original record back."
-      : "This session already holds a turn with exactly this prompt, thought and response but other fields; pass an idempotency_key to store it as a separate turn.",
-  );
-}
-
-function addResult(stored: StoredRecord, replayed: boolean): AddMemoryResult {
-  return {
-    id: stored.id,
-    session_id: String(stored.metadata.session_id),
-    agent: String(stored.metadata.agent),
-    recorded_at: new Date(Number(stored.metadata.recorded_at)).toISOString(),
-    replayed,
-  };
-}
-
-/** Lone UTF-16 surrogates cannot be stored as UTF-8: refuse them rather than store something else. */
-function assertWellFormed(input: AddMemoryRequest) {
-  const errors = (["prompt", "thought", "response"] as const)
-    .filter((field) => !input[field].isWellFormed())
-    .map((path) => ({ path, message: "must be well-formed Unicode (it holds a lone surrogate)" }));
-  if (errors.length > 0) throw validationFailed(errors);
 }

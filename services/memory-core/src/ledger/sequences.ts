@@ -22,8 +22,8 @@ import { Ledger, slotId, type LedgerEntry } from "./ledger.js";
 
 const MAX_HINTS = 10_000;
 const MAX_APPEND_ATTEMPTS = 64;
-/** Slots per `add`. */
-const MAX_BATCH = 256;
+/** Slots per `add`: the three slots of each of add_memories' 500 turns fit one. */
+const MAX_BATCH = 1536;
 
 export interface Appended {
   seq: number;
@@ -77,10 +77,23 @@ export class Sequences {
    * each: queued together, so that they go to Chroma in one batch unless it is full.
    */
   appendAcross(workspace: string, requests: readonly AppendRequest[], writeId: string): Promise<Appended[]> {
+    return this.appendGroups(workspace, [{ requests, writeId }]).then(([appended]) => appended!);
+  }
+
+  /**
+   * The slots of several writes, each with its own write id (a bulk write: each turn's slot, feed entry and
+   * audit entry), queued together in their order, so that they take consecutive slots in as few batches as fit.
+   */
+  appendGroups(workspace: string, groups: ReadonlyArray<{ requests: readonly AppendRequest[]; writeId: string }>): Promise<Appended[][]> {
     const pending: PendingAppend[] = [];
     const appended = Promise.all(
-      requests.map(
-        (r) => new Promise<Appended>((resolve, reject) => pending.push({ stream: r.stream, payload: r.payload, writeId, resolve, reject })),
+      groups.map(({ requests, writeId }) =>
+        Promise.all(
+          requests.map(
+            (r) =>
+              new Promise<Appended>((resolve, reject) => pending.push({ stream: r.stream, payload: r.payload, writeId, resolve, reject })),
+          ),
+        ),
       ),
     );
     const waiting = this.appendQueues.get(workspace);

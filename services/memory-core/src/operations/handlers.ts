@@ -24,6 +24,7 @@ export const handlers: Handlers = {
     const outcome = await memories.addMemory(principal, input);
     return outcome.created ? { status: 201, body: outcome.result } : { status: 200, body: outcome.result };
   },
+  add_memories: (input, { principal, memories }) => ok(memories.addMemories(principal, input.memories)),
   query_recent_turns: (input, { principal, memories }) => ok(memories.recentTurns(principal, input)),
   query_raw_memories: (input, { principal, memories }) => ok(memories.queryMemories(principal, input)),
   query_team_status: (input, { principal, memories }) => ok(memories.teamStatus(principal, input)),

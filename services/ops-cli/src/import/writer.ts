@@ -1,5 +1,6 @@
 import type { AdminClient } from "../client.js";
 import { RefusedError } from "../client.js";
+import type { OperationOutput } from "@cairn/openapi";
 import type { AddMemoryRequest } from "./draft.js";
 
 /** What became of one memory sent: stored now, there already (a replay), or there already with other content. */
@@ -11,10 +12,16 @@ export interface WriteTotals {
   conflicts: number;
 }
 
+/** The contract's `maxItems` of `add_memories`: the most turns one bulk request may carry. */
+export const BULK_ITEMS = 500;
+/** What one bulk request's body may hold, under memory-core's 512 kB body limit with room for the envelope. */
+export const BULK_BYTES = 480_000;
+
 /**
- * Writes the memories one at a time, in order, through `add_memory`. The one place the importers write: a bulk
- * write path can take its place without the importers changing. Each carries its idempotency key, so a
- * second run (or a run after an interruption) replays what is there instead of storing it again.
+ * Writes the memories in order: in bulk through `add_memories` (chunks of at most BULK_ITEMS turns and
+ * BULK_BYTES bytes) with an admin token, one at a time through `add_memory` with an agent token (which may not
+ * write in bulk). The one place the importers write. Each memory carries its idempotency key, so a second run
+ * (or a run after an interruption) replays what is there instead of storing it again.
  */
 export async function storeMemories(
   client: AdminClient,
@@ -22,18 +29,63 @@ export async function storeMemories(
   onProgress: (done: number) => void = () => undefined,
 ): Promise<Written[]> {
   const written: Written[] = [];
-  for (const memory of memories) {
-    try {
-      const answer = await client.call("add_memory", memory);
-      written.push({ id: answer.id, outcome: answer.replayed ? "replayed" : "stored" });
-    } catch (error) {
-      // Stored before with other content (an importer that reads the source differently now): left as it was.
-      if (error instanceof RefusedError && error.code === "idempotency_conflict") written.push({ id: undefined, outcome: "conflict" });
-      else throw error;
+  let bulk = true;
+  for (const chunk of chunks(memories)) {
+    if (bulk) {
+      try {
+        const answer = await client.call("add_memories", { memories: chunk });
+        answer.results.forEach((result, i) => written.push(writtenOf(result, chunk[i]!)));
+        onProgress(written.length);
+        continue;
+      } catch (error) {
+        // An agent token may not write in bulk: it writes one at a time, as it always could.
+        if (!(error instanceof RefusedError && error.status === 403 && error.code === "forbidden")) throw error;
+        bulk = false;
+      }
     }
-    onProgress(written.length);
+    for (const memory of chunk) {
+      try {
+        const answer = await client.call("add_memory", memory);
+        written.push({ id: answer.id, outcome: answer.replayed ? "replayed" : "stored" });
+      } catch (error) {
+        // Stored before with other content (an importer that reads the source differently now): left as it was.
+        if (error instanceof RefusedError && error.code === "idempotency_conflict") written.push({ id: undefined, outcome: "conflict" });
+        else throw error;
+      }
+      onProgress(written.length);
+    }
   }
   return written;
+}
+
+type BulkResult = OperationOutput<"add_memories">["results"][number];
+
+/** One item's answer: a conflict is kept as one; any other refusal stops the import, as add_memory's would. */
+function writtenOf(result: BulkResult, memory: AddMemoryRequest): Written {
+  if ("id" in result) return { id: result.id, outcome: result.replayed ? "replayed" : "stored" };
+  if (result.error.code === "idempotency_conflict") return { id: undefined, outcome: "conflict" };
+  throw new RefusedError(
+    `memory-core refused the memory ${memory.idempotency_key ?? `of session ${memory.session_id}`} (${result.error.code}: ${result.error.message})${result.error.hint ? ` ${result.error.hint}` : ""}`,
+    400,
+    result.error.code,
+  );
+}
+
+/** The memories in order, cut into requests of at most BULK_ITEMS turns and BULK_BYTES bytes (a larger turn goes alone). */
+function* chunks(memories: readonly AddMemoryRequest[]): Generator<AddMemoryRequest[]> {
+  let chunk: AddMemoryRequest[] = [];
+  let bytes = 0;
+  for (const memory of memories) {
+    const size = Buffer.byteLength(JSON.stringify(memory)) + 1;
+    if (chunk.length > 0 && (chunk.length >= BULK_ITEMS || bytes + size > BULK_BYTES)) {
+      yield chunk;
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(memory);
+    bytes += size;
+  }
+  if (chunk.length > 0) yield chunk;
 }
 
 export const totalsOf = (written: readonly Written[]): WriteTotals => ({

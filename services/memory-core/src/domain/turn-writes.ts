@@ -1,0 +1,72 @@
+import type { Principal } from "../auth/principal.js";
+import { CairnError, forbidden, validationFailed } from "../errors.js";
+import { contentKey, turnId } from "../records/ids.js";
+import { payloadHash } from "../records/turn-record.js";
+import type { AddMemoryRequest, AddMemoryResult } from "../records/types.js";
+import type { StoredRecord } from "../store/chroma-store.js";
+
+/** What a write of one turn comes to, for `add_memory` and each item of `add_memories` alike. */
+
+export interface AddMemoryOutcome {
+  created: boolean;
+  result: AddMemoryResult;
+}
+
+/** A turn's ids: under its key (or its content, without one), and under its content alone. */
+export interface TurnIds {
+  id: string;
+  key: string;
+  contentId: string;
+  /** The write's payload hash: a turn found under the content id is this write only when it matches. */
+  hash: string;
+}
+
+/**
+ * The checks a write passes before anything is looked up, and what it stores: the request with its source
+ * resolved (part of what was written, so a retry that spells it out replays) and its ids.
+ */
+export function resolveTurn(principal: Principal, request: AddMemoryRequest): { input: AddMemoryRequest; ids: TurnIds; keyGiven: boolean } {
+  assertWellFormed(request);
+  if (request.source === "human" && principal.role !== "admin") {
+    throw forbidden("Only an admin token may write a memory as source human.");
+  }
+  const input: AddMemoryRequest = { ...request, source: request.source ?? (principal.role === "admin" ? "human" : "agent") };
+  const byContent = contentKey(input.session_id, input.prompt, input.thought, input.response);
+  const key = input.idempotency_key ?? byContent;
+  return {
+    input,
+    // The id the same turn would have without a key (`contentId`): what ties a write sent with a key to its retry without one.
+    ids: { id: turnId(principal.agent, key), key, contentId: turnId(principal.agent, byContent), hash: payloadHash(input) },
+    keyGiven: input.idempotency_key !== undefined,
+  };
+}
+
+export function replayOrConflict(stored: StoredRecord, hash: string, keyGiven: boolean): AddMemoryOutcome {
+  if (stored.metadata.payload_sha256 === hash) return { created: false, result: addResult(stored, true) };
+  throw new CairnError(
+    "idempotency_conflict",
+    409,
+    `Memory ${stored.id} was stored earlier under this idempotency key with a different payload; nothing was changed.`,
+    keyGiven
+      ? "Use a new idempotency_key for a new turn; resend the original payload unchanged to get the original record back."
+      : "This session already holds a turn with exactly this prompt, thought and response but other fields; pass an idempotency_key to store it as a separate turn.",
+  );
+}
+
+export function addResult(stored: StoredRecord, replayed: boolean): AddMemoryResult {
+  return {
+    id: stored.id,
+    session_id: String(stored.metadata.session_id),
+    agent: String(stored.metadata.agent),
+    recorded_at: new Date(Number(stored.metadata.recorded_at)).toISOString(),
+    replayed,
+  };
+}
+
+/** Lone UTF-16 surrogates cannot be stored as UTF-8: refuse them rather than store something else. */
+function assertWellFormed(input: AddMemoryRequest) {
+  const errors = (["prompt", "thought", "response"] as const)
+    .filter((field) => !input[field].isWellFormed())
+    .map((path) => ({ path, message: "must be well-formed Unicode (it holds a lone surrogate)" }));
+  if (errors.length > 0) throw validationFailed(errors);
+}
