@@ -345,6 +345,7 @@ export class LexicalIndexes {
       removals: 0,
       removedSincePersisted: false,
     });
+    const began = this.now();
     if (this.snapshots) {
       const loaded = create();
       const header = await this.load(workspace, collection, loaded.index, position).catch((error: unknown) => {
@@ -355,7 +356,17 @@ export class LexicalIndexes {
         });
         return undefined;
       });
-      if (header) return fresh(loaded.ranker, loaded.index, header.position, header.position);
+      if (header) {
+        this.log?.info("lexical index loaded from snapshot", {
+          workspace,
+          collection,
+          position: header.position,
+          feed_length: position,
+          records: header.records,
+          ms: this.now() - began,
+        });
+        return fresh(loaded.ranker, loaded.index, header.position, header.position);
+      }
       loaded.index.drop();
     }
     const { ranker, index } = create();
@@ -368,6 +379,8 @@ export class LexicalIndexes {
       index.drop();
       throw error;
     }
+    if (this.snapshots)
+      this.log?.info("lexical index built from Chroma", { workspace, collection, records: index.size, ms: this.now() - began });
     return fresh(ranker, index, position, undefined);
   }
 
@@ -406,13 +419,6 @@ export class LexicalIndexes {
       if (++put % SNAPSHOT_STRETCH === 0) await yieldToLoop();
     });
     if (!read.ok) throw new Error(read.reason);
-    this.log?.info("lexical index loaded from snapshot", {
-      workspace,
-      collection,
-      position: read.header.position,
-      feed_length: feedLength,
-      records: read.header.records,
-    });
     return read.header;
   }
 
