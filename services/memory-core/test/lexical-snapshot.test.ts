@@ -191,6 +191,37 @@ describe("a restart over a lexical snapshot", () => {
   });
 });
 
+describe("the background pass", () => {
+  it("rewrites a snapshot that holds a memory forgotten since, and leaves an unchanged one be", async () => {
+    const own = await mkdtemp(join(tmpdir(), "cairn-snap-pass-"));
+    const doomed = await add(turn("snap-pass", 1, { thought: "the staging password is tangerine-gazebo" }));
+    const { log, lines } = capture();
+    const indexes = new LexicalIndexes(store, new Sequences(store), DEFAULT_TUNING, {
+      log,
+      snapshots: { dir: own, everyMs: 0, minChanges: 1_000_000, maxAgeMs: 3_600_000 },
+    });
+    open.push(indexes);
+    const index = await indexes.snapshot(workspace, "turns");
+    expect((await index.query("tangerine gazebo", 5, [])).map((h) => h.id)).toContain(doomed);
+    await indexes.persist("due"); // never written: written now
+    expect(await readFile(snapFile(own), "utf8")).toContain("tangerine");
+    const written = () => lines.filter((l) => l.message === "lexical snapshot written").length;
+    expect(written()).toBe(1);
+    await indexes.persist("due"); // nothing changed: not written again
+    expect(written()).toBe(1);
+    const kept = await add(turn("snap-pass", 2, { thought: "an ordinary note" }));
+    await indexes.persist("due"); // one change, far below minChanges: not yet
+    expect(written()).toBe(1);
+    await forget(doomed);
+    await indexes.persist("due"); // a record left: written at once, without it
+    expect(written()).toBe(2);
+    const text = await readFile(snapFile(own), "utf8");
+    expect(text).not.toContain("tangerine");
+    expect(text).toContain(kept);
+    expect((await (await indexes.snapshot(workspace, "turns")).query("tangerine gazebo", 5, [])).map((h) => h.id)).not.toContain(doomed);
+  });
+});
+
 describe("memory-core restarted with an index directory", () => {
   it("answers hybrid queries as a cold start does, and finds writes made while it was down", async () => {
     const bob = makeToken(uniqueWorkspace("snap-stack"), "bob");
