@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, readdir, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -203,8 +203,16 @@ describe("the background pass", () => {
     open.push(indexes);
     const index = await indexes.snapshot(workspace, "turns");
     expect((await index.query("tangerine gazebo", 5, [])).map((h) => h.id)).toContain(doomed);
+    // Temporary files of writers killed mid-write: the one an hour old goes with the next write, a fresh one stays.
+    await mkdir(join(own, encodeURIComponent(workspace)), { recursive: true });
+    const stale = `${snapFile(own)}.1-dead.tmp`;
+    const fresh = `${snapFile(own)}.2-live.tmp`;
+    await writeFile(stale, "half");
+    await writeFile(fresh, "half");
+    await utimes(stale, new Date(Date.now() - 2 * 3_600_000), new Date(Date.now() - 2 * 3_600_000));
     await indexes.persist("due"); // never written: written now
     expect(await readFile(snapFile(own), "utf8")).toContain("tangerine");
+    expect((await readdir(join(own, encodeURIComponent(workspace)))).sort()).toEqual(["turns.snap", "turns.snap.2-live.tmp"]);
     const written = () => lines.filter((l) => l.message === "lexical snapshot written").length;
     expect(written()).toBe(1);
     await indexes.persist("due"); // nothing changed: not written again

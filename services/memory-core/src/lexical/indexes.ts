@@ -18,8 +18,11 @@ import { ANALYSIS_VERSION } from "./text-analysis.js";
 export type SearchableCollection = FeedCollection;
 
 const PAGE = 500;
-/** Records asked of the ranking thread at a time while a snapshot is written; records put between yields on load. */
-const SNAPSHOT_STRETCH = 5000;
+/**
+ * Records asked of the ranking thread at a time while a snapshot is written (each stretch holds the thread for
+ * a few tens of milliseconds, between queries); records put between yields to the event loop on load.
+ */
+const SNAPSHOT_STRETCH = 1000;
 
 /**
  * Where and when the indexes are saved (snapshot.ts), so that a restart loads them instead of reading every
@@ -30,7 +33,10 @@ export interface SnapshotOptions {
   dir: string;
   /** How often the background pass looks at every index (0: never; then only `persist()` and `close()` write). */
   everyMs?: number;
-  /** A pass writes an index this many feed entries past its snapshot... */
+  /**
+   * A pass writes an index this many feed entries past its snapshot, or 1% of its records when more (a start
+   * catches up from the feed what the snapshot lacks, and a write costs in proportion to the records)...
+   */
   minChanges?: number;
   /** ...or past it at all once the snapshot is this old, or once a record has left it (forget_memory). */
   maxAgeMs?: number;
@@ -104,7 +110,7 @@ export class LexicalIndexes {
     const log = options.log;
     this.log = log;
     if (options.snapshots) {
-      this.snapshots = { everyMs: 60_000, minChanges: 1000, maxAgeMs: 10 * 60_000, ...options.snapshots };
+      this.snapshots = { everyMs: 60_000, minChanges: 1000, maxAgeMs: 30 * 60_000, ...options.snapshots };
       if (this.snapshots.everyMs > 0) {
         this.timer = setInterval(() => void this.persist("due"), this.snapshots.everyMs);
         this.timer.unref();
@@ -148,7 +154,7 @@ export class LexicalIndexes {
             which === "all" ||
             entry.persisted === undefined ||
             entry.removedSincePersisted ||
-            entry.position - entry.persisted >= options.minChanges ||
+            entry.position - entry.persisted >= Math.max(options.minChanges, entry.index.size / 100) ||
             this.now() - entry.persistedAt >= options.maxAgeMs;
           if (due) await this.write(workspace, collection, entry);
         } catch (error) {

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir, open, rename, rm } from "node:fs/promises";
-import { dirname } from "node:path";
+import { mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Metadata } from "../store/chroma-store.js";
 import type { AnalyzedField } from "./bm25-index.js";
@@ -51,6 +51,7 @@ export async function writeSnapshot(
   records: AsyncIterable<readonly AnalyzedDocument[]>,
 ): Promise<{ records: number; bytes: number }> {
   await mkdir(dirname(file), { recursive: true });
+  await removeStale(file);
   const temporary = `${file}.${process.pid}-${randomBytes(4).toString("hex")}.tmp`;
   const handle = await open(temporary, "w");
   const hash = createHash("sha256");
@@ -139,6 +140,19 @@ export async function readSnapshot(
   if (trailer.records !== count) return { ok: false, reason: `${count} records, the trailer says ${trailer.records}` };
   if (trailer.sha256 !== hash.digest("hex")) return { ok: false, reason: "checksum mismatch" };
   return { ok: true, header: { ...header, records: count } };
+}
+
+/** A temporary file left by a writer stopped mid-write (killed) is removed once it is an hour old. */
+const STALE_MS = 60 * 60_000;
+
+async function removeStale(file: string): Promise<void> {
+  const prefix = `${basename(file)}.`;
+  for (const name of await readdir(dirname(file)).catch(() => [] as string[])) {
+    if (!name.startsWith(prefix) || !name.endsWith(".tmp")) continue;
+    const path = join(dirname(file), name);
+    const info = await stat(path).catch(() => undefined);
+    if (info && Date.now() - info.mtimeMs > STALE_MS) await rm(path, { force: true });
+  }
 }
 
 function parse(line: string): unknown {
