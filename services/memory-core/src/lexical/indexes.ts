@@ -210,7 +210,8 @@ export class LexicalIndexes {
     );
     entry.persisted = position;
     entry.persistedAt = this.now();
-    entry.removedSincePersisted = false;
+    // A record that left after the last stretch was read may be in the file: the next pass writes it again.
+    entry.removedSincePersisted = entry.removals !== removals;
     this.log?.info("lexical snapshot written", { workspace, collection, position, records: written.records, bytes: written.bytes });
   }
 
