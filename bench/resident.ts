@@ -126,7 +126,15 @@ async function inProcess(n: number): Promise<void> {
     return ranking;
   });
   measure("main_thread", () => {
-    const nowhere: RankingHandle = { alive: true, put() {}, remove() {}, query: async () => [], stats: async () => undefined, drop() {} };
+    const nowhere: RankingHandle = {
+      alive: true,
+      put() {},
+      remove() {},
+      query: async () => [],
+      dump: async () => ({ documents: [], next: undefined }),
+      stats: async () => undefined,
+      drop() {},
+    };
     const index = new CollectionIndex(nowhere, ["agent", "session_id", "kind", "check_status", "review_state"]);
     for (const s of json) {
       const d = parsed(s);

@@ -9,6 +9,7 @@ import { benchOpsCli } from "./ops-cli.js";
 import { benchPromptHook } from "./prompt-hook.js";
 import { benchScale } from "./scale.js";
 import { benchResident } from "./resident.js";
+import { benchRestart } from "./restart.js";
 import { benchSupersessions } from "./supersessions.js";
 import { benchTools } from "./tools.js";
 import { benchWrites } from "./writes.js";
@@ -26,6 +27,7 @@ const benches: Record<string, (argv: string[]) => Promise<void>> = {
   "prompt-hook": benchPromptHook,
   scale: benchScale,
   resident: benchResident,
+  restart: benchRestart,
   supersessions: benchSupersessions,
   tools: benchTools,
   writes: benchWrites,

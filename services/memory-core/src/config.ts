@@ -27,6 +27,11 @@ export interface Config {
    * `CAIRN_MEMORY_LIMIT_MB`, else its cgroup's limit (a container's `mem_limit`), else none.
    */
   memoryLimit: MemoryLimit | undefined;
+  /**
+   * Where the lexical indexes' snapshots go (lexical/snapshot.ts), so that a restart loads them instead of
+   * reading every record out of Chroma: `CAIRN_INDEX_DIR`, else `<data dir>/lexical`; undefined (`off`): none.
+   */
+  indexDir: string | undefined;
 }
 
 export interface MemoryLimit {
@@ -63,7 +68,14 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd(), 
     stdioToken: nonEmpty(env, "CAIRN_TOKEN"),
     maintenance: flag(env, "CAIRN_MAINTENANCE"),
     memoryLimit: memoryLimit(env, cgroupRoot),
+    indexDir: indexDir(env, cwd, dataDir),
   };
+}
+
+function indexDir(env: Env, cwd: string, dataDir: string): string | undefined {
+  const value = nonEmpty(env, "CAIRN_INDEX_DIR");
+  if (value === undefined) return resolve(dataDir, "lexical");
+  return value.toLowerCase() === "off" ? undefined : resolve(cwd, value);
 }
 
 const MB = 1024 * 1024;

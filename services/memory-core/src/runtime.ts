@@ -58,6 +58,8 @@ export interface RuntimeOptions {
   maintenance?: boolean;
   /** The memory limit to warn of in the log before it is reached (memory-watch.ts); none, no warnings. */
   memoryLimit?: MemoryLimit;
+  /** Where the lexical indexes' snapshots go (Config.indexDir); none, every start reads them out of Chroma. */
+  indexDir?: string;
 }
 
 /**
@@ -80,7 +82,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     }
   }
   const metrics = new Metrics({ processMetrics: options.processMetrics ?? true });
-  const memories = new MemoryService(store, embedder, { log: options.log, ...(options.tuning ? { tuning: options.tuning } : {}) });
+  const memories = new MemoryService(store, embedder, {
+    log: options.log,
+    ...(options.tuning ? { tuning: options.tuning } : {}),
+    ...(options.indexDir ? { snapshots: { dir: options.indexDir } } : {}),
+  });
   metrics.observeResources({ memoryLimit: options.memoryLimit, lexical: () => memories.lexicalStats() });
   // Watched from before the warm-up, which is where a store too large for the limit first shows.
   const watch = options.memoryLimit ? new MemoryWatch(options.memoryLimit, options.log) : undefined;
@@ -96,7 +102,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     await memories.close();
     store.close();
   };
-  // The lexical indexes are derived from Chroma: rebuilt at every start, before the first request.
+  // The lexical indexes are derived from Chroma: loaded from their snapshots and caught up from the change feed,
+  // or else rebuilt from Chroma, at every start before the first request.
   try {
     for (const workspace of options.tokens.workspaces()) {
       if (!awaitingReembed.has(workspace)) await memories.warmUp(workspace);

@@ -36,7 +36,14 @@ describe("configuration", () => {
       chromaUrl: undefined,
       embeddings: { kind: "local" },
       maintenance: false,
+      indexDir: "/srv/cairn/.cairn/lexical",
     });
+  });
+
+  it("keeps lexical index snapshots under the data dir, elsewhere with CAIRN_INDEX_DIR, or nowhere with off", () => {
+    expect(loadConfig({ CAIRN_DATA_DIR: "/var/cairn" }, "/srv").indexDir).toBe("/var/cairn/lexical");
+    expect(loadConfig({ CAIRN_INDEX_DIR: "idx" }, "/srv").indexDir).toBe("/srv/idx");
+    expect(loadConfig({ CAIRN_INDEX_DIR: "off" }, "/srv").indexDir).toBeUndefined();
   });
 
   it("reads every setting", () => {

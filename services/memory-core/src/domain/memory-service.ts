@@ -15,7 +15,7 @@ import type { Condition } from "../retrieval/filters.js";
 import { decodeCursor, encodeCursor, oldestFirst, positionFrom } from "../records/cursor.js";
 import { summaryId } from "../records/ids.js";
 import { Corrections, gone, verdictState, type Tombstone } from "./corrections.js";
-import { LexicalIndexes, type LexicalStats } from "../lexical/indexes.js";
+import { LexicalIndexes, type LexicalStats, type SnapshotOptions } from "../lexical/indexes.js";
 import { RecencyIndex, recencyAppend } from "./recency.js";
 import { IntegrityCheck } from "../admin/integrity.js";
 import { RecordExport } from "../admin/record-export.js";
@@ -85,7 +85,7 @@ export class MemoryService {
   constructor(
     private readonly store: ChromaStore,
     private readonly embedder: Embedder,
-    options: { now?: () => number; tuning?: RetrievalTuning; log?: Logger } = {},
+    options: { now?: () => number; tuning?: RetrievalTuning; log?: Logger; snapshots?: SnapshotOptions } = {},
   ) {
     const now = options.now ?? Date.now;
     this.now = now;
@@ -93,7 +93,11 @@ export class MemoryService {
     this.sequences = new Sequences(store, now);
     this.feed = new ChangeFeed(this.sequences);
     this.keyedMarkers = new KeyedMarkers(store);
-    this.lexical = new LexicalIndexes(store, this.sequences, tuning, { now, ...(options.log ? { log: options.log } : {}) });
+    this.lexical = new LexicalIndexes(store, this.sequences, tuning, {
+      now,
+      ...(options.log ? { log: options.log } : {}),
+      ...(options.snapshots ? { snapshots: options.snapshots } : {}),
+    });
     this.sessions = new SessionTurns(store, this.lexical);
     this.recency = new RecencyIndex(store, this.sequences, this.sessions);
     this.corrections = new Corrections(store, this.sequences, now);

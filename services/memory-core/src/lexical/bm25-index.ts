@@ -97,6 +97,42 @@ export function weightedTerms(text: string): Map<string, number> {
   return weights;
 }
 
+/**
+ * A field as the index holds it: its length (distinct raw tokens) and its terms with their frequencies, as
+ * `[term, freq, term, freq, ...]`.
+ */
+export interface AnalyzedField {
+  length: number;
+  terms: Array<string | number>;
+}
+
+export function analyzeField(text: string): AnalyzedField {
+  const tokens = tokenize(text);
+  const freqs = new Map<string, number>();
+  for (const token of tokens) {
+    const term = toTerm(token);
+    if (term !== null) freqs.set(term, (freqs.get(term) ?? 0) + 1);
+  }
+  const terms: Array<string | number> = [];
+  for (const [term, freq] of freqs) terms.push(term, freq);
+  return { length: new Set(tokens).size, terms };
+}
+
+/** Record n's frequency in a posting that holds it (entries are in ascending record order). */
+function frequencyOf(posting: Posting, n: number): number {
+  if (posting.dense && n < posting.dense.length && posting.dense[n]! > 0) return posting.dense[n]!;
+  let lo = 0;
+  let hi = posting.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const at = posting.docs[mid]!;
+    if (at === n) return posting.freqs[mid]!;
+    if (at < n) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  throw new Error(`record ${n} is not in the posting of ${posting.term}`);
+}
+
 /** A posting held by at least this share of the records gets a by-document lookup table. */
 const DENSE_SHARE = 1 / 16;
 
@@ -161,6 +197,18 @@ export class Bm25Index<T> {
    * Adds a record, or replaces the one with its id; `item` comes back with its hits and is what filters judge.
    */
   put(id: string, fields: Record<string, string>, item: T): void {
+    this.putAnalyzed(
+      id,
+      this.fields.map((field) => analyzeField(fields[field] ?? "")),
+      item,
+    );
+  }
+
+  /**
+   * `put` of a record already analysed (`analyzeField` of each field, in the index's field order): what a
+   * snapshot (snapshot.ts) holds, so that loading one tokenizes nothing.
+   */
+  putAnalyzed(id: string, analyzed: readonly AnalyzedField[], item: T): void {
     this.remove(id);
     const n = this.ids.length;
     this.ids.push(id);
@@ -169,19 +217,15 @@ export class Bm25Index<T> {
     this.memberStart = grown(this.memberStart, n + 1, (size) => new Uint32Array(size));
     this.memberStart[n] = this.membersLength;
     const ordinals: number[] = [];
-    this.fields.forEach((field, f) => {
-      const tokens = tokenize(fields[field] ?? "");
-      const length = new Set(tokens).size;
+    for (let f = 0; f < this.fieldCount; f++) {
+      const { length, terms } = analyzed[f] ?? { length: 0, terms: [] };
       const lengths = grown(this.lengths[f]!, n, (size) => new Uint32Array(size));
       lengths[n] = length;
       this.lengths[f] = lengths;
       this.totalLength[f]! += length;
-      const freqs = new Map<string, number>();
-      for (const token of tokens) {
-        const term = toTerm(token);
-        if (term !== null) freqs.set(term, (freqs.get(term) ?? 0) + 1);
-      }
-      for (const [term, freq] of freqs) {
+      for (let i = 0; i + 1 < terms.length; i += 2) {
+        const term = terms[i] as string;
+        const freq = terms[i + 1] as number;
         const posting = this.posting(term, f);
         append(posting, n, freq);
         posting.live += 1;
@@ -190,9 +234,29 @@ export class Bm25Index<T> {
         if (posting.dense) posting.dense = setDense(posting.dense, n, freq);
         ordinals.push(posting.ordinal);
       }
-    });
+    }
     this.encodeMembers(ordinals);
     this.memberStart[n + 1] = this.membersLength;
+  }
+
+  /** The live records numbered `from` up to (not including) `to`, in order, as `putAnalyzed` takes them back. */
+  *analyzed(from: number, to: number): Generator<{ id: string; item: T; fields: AnalyzedField[] }> {
+    for (let n = from; n < Math.min(to, this.ids.length); n++) {
+      const id = this.ids[n];
+      if (id === undefined) continue;
+      const fields: AnalyzedField[] = this.fields.map((_, f) => ({ length: this.lengths[f]![n]!, terms: [] }));
+      for (const posting of this.membershipsOf(n)) {
+        const byField = this.postings.get(posting.term)!;
+        const f = byField.indexOf(posting);
+        fields[f]!.terms.push(posting.term, frequencyOf(posting, n));
+      }
+      yield { id, item: this.items[n] as T, fields };
+    }
+  }
+
+  /** One past the highest record number used (removed ones included). */
+  get numbered(): number {
+    return this.ids.length;
   }
 
   /** What a record in the index was put with. */

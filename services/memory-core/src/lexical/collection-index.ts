@@ -2,7 +2,7 @@ import type { Metadata, StoredRecord } from "../store/chroma-store.js";
 import { holds, type Condition } from "../retrieval/filters.js";
 import { FactTable } from "./fact-table.js";
 import type { RankingHandle } from "./ranking-host.js";
-import type { LexicalHit } from "./ranking.js";
+import type { AnalyzedDocument, LexicalHit, RankingDump } from "./ranking.js";
 
 export type { LexicalHit } from "./ranking.js";
 
@@ -81,12 +81,27 @@ export class CollectionIndex {
     const facts: Metadata = {};
     for (const [field, value] of Object.entries(document.metadata)) if (!UNFILTERED.has(field)) facts[field] = value;
     this.ranker.put({ id: document.id, fields: document.fields, facts });
-    this.forget(document.id);
+    this.keep(document.id, facts);
+  }
+
+  /** `put` of a record as a snapshot holds it (`dump`): analysed, with its filterable metadata only. */
+  putAnalyzed(document: AnalyzedDocument): void {
+    this.ranker.put(document);
+    this.keep(document.id, document.facts);
+  }
+
+  private keep(id: string, facts: Metadata): void {
+    this.forget(id);
     const n = this.ids.length;
-    this.ids.push(document.id);
-    this.numbers.set(document.id, n);
+    this.ids.push(id);
+    this.numbers.set(id, n);
     this.facts.set(n, facts);
     this.key(n, facts);
+  }
+
+  /** A stretch of the records, analysed, as `putAnalyzed` takes them back (Ranking.dump). */
+  dump(from: number, limit: number): Promise<RankingDump> {
+    return this.ranker.dump(from, limit);
   }
 
   remove(id: string): void {

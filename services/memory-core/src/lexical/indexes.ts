@@ -8,11 +8,39 @@ import { RankingHost, type RankingHandle } from "./ranking-host.js";
 import type { RetrievalTuning } from "../retrieval/retrieval-tuning.js";
 import { summaryFromRecord } from "../records/summary-record.js";
 import { parseList, turnFields } from "../records/turn-record.js";
+import { stat } from "node:fs/promises";
+import { join } from "node:path";
+import { setImmediate as yieldToLoop } from "node:timers/promises";
+import { readSnapshot, writeSnapshot, type SnapshotHeader } from "./snapshot.js";
+import { ANALYSIS_VERSION } from "./text-analysis.js";
 
 /** The collections searched lexically: those with a change feed (see ledger/change-feed.ts). */
 export type SearchableCollection = FeedCollection;
 
 const PAGE = 500;
+/**
+ * Records asked of the ranking thread at a time while a snapshot is written (each stretch holds the thread for
+ * a few tens of milliseconds, between queries); records put between yields to the event loop on load.
+ */
+const SNAPSHOT_STRETCH = 1000;
+
+/**
+ * Where and when the indexes are saved (snapshot.ts), so that a restart loads them instead of reading every
+ * record out of Chroma.
+ */
+export interface SnapshotOptions {
+  /** Snapshots go to `<dir>/<workspace>/<collection>.snap`. */
+  dir: string;
+  /** How often the background pass looks at every index (0: never; then only `persist()` and `close()` write). */
+  everyMs?: number;
+  /**
+   * A pass writes an index this many feed entries past its snapshot, or 1% of its records when more (a start
+   * catches up from the feed what the snapshot lacks, and a write costs in proportion to the records)...
+   */
+  minChanges?: number;
+  /** ...or past it at all once the snapshot is this old, or once a record has left it (forget_memory). */
+  maxAgeMs?: number;
+}
 
 /** One index's sizes for /metrics; `terms` undefined when its ranking cannot tell (thread stopped). */
 export interface IndexStats {
@@ -41,6 +69,13 @@ interface Entry {
   syncing: Promise<void>;
   /** False while a write in flight holds the last catch-up back (it waits up to FEED_PENDING_MS). */
   complete: boolean;
+  /** The feed position of the snapshot on disk (written or loaded); undefined when there is none. */
+  persisted: number | undefined;
+  persistedAt: number;
+  /** Records removed (forgotten) so far: a snapshot written while one leaves is thrown away. */
+  removals: number;
+  /** A record left since the snapshot on disk was written: it is rewritten at the next pass. */
+  removedSincePersisted: boolean;
 }
 
 /**
@@ -57,17 +92,30 @@ export class LexicalIndexes {
   private readonly now: () => number;
   private readonly feed: ChangeFeed;
   private readonly tombstones: Tombstones;
+  private readonly log: Logger | undefined;
+  private readonly snapshots: Required<SnapshotOptions> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  /** Snapshots are written one at a time. */
+  private writing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly store: ChromaStore,
     sequences: Sequences,
     private readonly tuning: RetrievalTuning,
-    options: { now?: () => number; log?: Logger; rankers?: RankingHost } = {},
+    options: { now?: () => number; log?: Logger; rankers?: RankingHost; snapshots?: SnapshotOptions } = {},
   ) {
     this.now = options.now ?? Date.now;
     this.feed = new ChangeFeed(sequences);
     this.tombstones = new Tombstones(store);
     const log = options.log;
+    this.log = log;
+    if (options.snapshots) {
+      this.snapshots = { everyMs: 60_000, minChanges: 1000, maxAgeMs: 30 * 60_000, ...options.snapshots };
+      if (this.snapshots.everyMs > 0) {
+        this.timer = setInterval(() => void this.persist("due"), this.snapshots.everyMs);
+        this.timer.unref();
+      }
+    }
     const stopped = (error: unknown) =>
       log?.error("lexical ranking thread stopped; indexes are rebuilt from Chroma on next use", {
         error: error instanceof Error ? error.message : String(error),
@@ -75,10 +123,96 @@ export class LexicalIndexes {
     this.rankers = options.rankers ?? new RankingHost(stopped);
   }
 
-  /** Stops the ranking thread; the catalog is not used after. */
+  /** Saves every index changed since its snapshot (when snapshots are on), then stops the ranking thread; the catalog is not used after. */
   async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.persist("all").catch(() => undefined);
     this.entries.clear();
     await this.rankers.close();
+  }
+
+  /**
+   * Writes the snapshot of every built index that has changed since its own, after catching it up with the
+   * feed (so that whatever forget_memory removed before is not in it); with `due`, only those the background
+   * pass should write now (SnapshotOptions). Never on a request's path. Failures are logged, not thrown.
+   */
+  persist(which: "all" | "due" = "all"): Promise<void> {
+    const options = this.snapshots;
+    if (!options) return Promise.resolve();
+    const run = this.writing.then(async () => {
+      for (const [key, pending] of [...this.entries]) {
+        const entry = this.built.get(pending);
+        if (!entry?.index.alive) continue;
+        const slash = key.lastIndexOf("/");
+        const workspace = key.slice(0, slash);
+        const collection = key.slice(slash + 1) as SearchableCollection;
+        try {
+          await this.sync(workspace, collection, entry);
+          if (entry.persisted === entry.position) continue;
+          const due =
+            which === "all" ||
+            entry.persisted === undefined ||
+            entry.removedSincePersisted ||
+            entry.position - entry.persisted >= Math.max(options.minChanges, entry.index.size / 100) ||
+            this.now() - entry.persistedAt >= options.maxAgeMs;
+          if (due) await this.write(workspace, collection, entry);
+        } catch (error) {
+          this.log?.warn("lexical snapshot not written", {
+            workspace,
+            collection,
+            error: error instanceof Error ? error.message : String(error),
+          });
+        }
+      }
+    });
+    this.writing = run.catch(() => undefined);
+    return run;
+  }
+
+  private snapshotFile(workspace: string, collection: SearchableCollection): string {
+    return join(this.snapshots!.dir, encodeURIComponent(workspace), `${collection}.snap`);
+  }
+
+  private fieldsOf(collection: SearchableCollection): string[] {
+    return Object.keys(collection === "turns" ? this.tuning.turnFields : this.tuning.summaryFields);
+  }
+
+  /** Writes the index as it stands at its feed position; given up when a record leaves it meanwhile. */
+  private async write(workspace: string, collection: SearchableCollection, entry: Entry): Promise<void> {
+    if (!entry.complete) return; // a write in flight holds the catch-up back: the next pass tries again
+    const position = entry.position;
+    const removals = entry.removals;
+    const records = await this.store.collection(workspace, collection);
+    const index = entry.index;
+    const file = this.snapshotFile(workspace, collection);
+    async function* stretches() {
+      for (let from: number | undefined = 0; from !== undefined;) {
+        const dump = await index.dump(from, SNAPSHOT_STRETCH);
+        // A record removed while the snapshot is written may be in it already: thrown away, written again later.
+        if (entry.removals !== removals) throw new Error("a record was removed while the snapshot was written");
+        yield dump.documents;
+        from = dump.next;
+      }
+    }
+    const written = await writeSnapshot(
+      file,
+      {
+        analysis: ANALYSIS_VERSION,
+        workspace,
+        collection,
+        collectionId: records.chromaId,
+        embedding: { model: this.store.stamp.model, dimension: this.store.stamp.dimension },
+        fields: this.fieldsOf(collection),
+        position,
+      },
+      stretches(),
+    );
+    entry.persisted = position;
+    entry.persistedAt = this.now();
+    // A record that left after the last stretch was read may be in the file: the next pass writes it again.
+    entry.removedSincePersisted = entry.removals !== removals;
+    this.log?.info("lexical snapshot written", { workspace, collection, position, records: written.records, bytes: written.bytes });
   }
 
   /**
@@ -187,21 +321,62 @@ export class LexicalIndexes {
     await run;
   }
 
-  /** Everything in the collection now; the feed from where it stood before the scan (re-reading is harmless). */
+  /**
+   * The index as its snapshot left it, when there is one that fits, to be caught up from the feed from there;
+   * else everything in the collection now, the feed from where it stood before the scan (re-reading is harmless).
+   */
   private async build(workspace: string, collection: SearchableCollection): Promise<Entry> {
     const position = await this.feed.length(workspace, collection);
     const fetch = async (ids: readonly string[]) =>
       (await this.store.collection(workspace, collection)).get({ ids: [...ids], withDocuments: true });
-    const ranker =
-      collection === "turns"
-        ? this.rankers.create({
-            boosts: this.tuning.turnFields,
-            bm25: this.tuning.bm25,
-            neighbourShare: this.tuning.neighbourShare,
-            feedback: this.tuning.feedback,
-          })
-        : this.rankers.create({ boosts: this.tuning.summaryFields, bm25: this.tuning.bm25, neighbourShare: 0 });
-    const index = new CollectionIndex(ranker, collection === "turns" ? TURN_KEY_FIELDS : [], fetch);
+    const create = () => {
+      const ranker =
+        collection === "turns"
+          ? this.rankers.create({
+              boosts: this.tuning.turnFields,
+              bm25: this.tuning.bm25,
+              neighbourShare: this.tuning.neighbourShare,
+              feedback: this.tuning.feedback,
+            })
+          : this.rankers.create({ boosts: this.tuning.summaryFields, bm25: this.tuning.bm25, neighbourShare: 0 });
+      return { ranker, index: new CollectionIndex(ranker, collection === "turns" ? TURN_KEY_FIELDS : [], fetch) };
+    };
+    const fresh = (ranker: RankingHandle, index: CollectionIndex, at: number, persisted: number | undefined): Entry => ({
+      index,
+      ranker,
+      position: at,
+      syncing: Promise.resolve(),
+      complete: false,
+      persisted,
+      persistedAt: this.now(),
+      removals: 0,
+      removedSincePersisted: false,
+    });
+    const began = this.now();
+    if (this.snapshots) {
+      const loaded = create();
+      const header = await this.load(workspace, collection, loaded.index, position).catch((error: unknown) => {
+        this.log?.warn("lexical snapshot ignored; index built from Chroma", {
+          workspace,
+          collection,
+          reason: error instanceof Error ? error.message : String(error),
+        });
+        return undefined;
+      });
+      if (header) {
+        this.log?.info("lexical index loaded from snapshot", {
+          workspace,
+          collection,
+          position: header.position,
+          feed_length: position,
+          records: header.records,
+          ms: this.now() - began,
+        });
+        return fresh(loaded.ranker, loaded.index, header.position, header.position);
+      }
+      loaded.index.drop();
+    }
+    const { ranker, index } = create();
     try {
       const records = await this.store.collection(workspace, collection);
       for await (const page of records.pages({ size: PAGE, withDocuments: true })) {
@@ -211,7 +386,47 @@ export class LexicalIndexes {
       index.drop();
       throw error;
     }
-    return { index, ranker, position, syncing: Promise.resolve(), complete: false };
+    if (this.snapshots)
+      this.log?.info("lexical index built from Chroma", { workspace, collection, records: index.size, ms: this.now() - began });
+    return fresh(ranker, index, position, undefined);
+  }
+
+  /**
+   * Puts the records of the collection's snapshot into `index`: its header, or undefined when there is no
+   * snapshot; throws (the reason) when there is one that does not fit or does not read whole.
+   */
+  private async load(
+    workspace: string,
+    collection: SearchableCollection,
+    index: CollectionIndex,
+    feedLength: number,
+  ): Promise<SnapshotHeader | undefined> {
+    const file = this.snapshotFile(workspace, collection);
+    const exists = await stat(file).then(
+      () => true,
+      () => false,
+    );
+    if (!exists) return undefined;
+    const records = await this.store.collection(workspace, collection);
+    const fields = this.fieldsOf(collection);
+    const refuse = (header: SnapshotHeader): string | undefined => {
+      if (header.analysis !== ANALYSIS_VERSION) return `text analysis ${header.analysis}, not ${ANALYSIS_VERSION}`;
+      if (header.workspace !== workspace || header.collection !== collection) return "another workspace or collection";
+      if (header.collectionId !== records.chromaId) return "another Chroma collection";
+      if (header.embedding.model !== this.store.stamp.model || header.embedding.dimension !== this.store.stamp.dimension) {
+        return "another embedding stamp";
+      }
+      if (header.fields.join(",") !== fields.join(",")) return "other fields";
+      if (header.position > feedLength) return `feed position ${header.position} beyond the feed (${feedLength})`;
+      return undefined;
+    };
+    let put = 0;
+    const read = await readSnapshot(file, refuse, async (document) => {
+      index.putAnalyzed(document);
+      if (++put % SNAPSHOT_STRETCH === 0) await yieldToLoop();
+    });
+    if (!read.ok) throw new Error(read.reason);
+    return read.header;
   }
 
   private async catchUp(workspace: string, collection: SearchableCollection, entry: Entry, knownLength?: number): Promise<void> {
@@ -234,8 +449,11 @@ export class LexicalIndexes {
           continue;
         }
         if (slot?.op === "remove") {
-          // A forgotten record leaves the lexical index on every replica with its next query.
+          // A forgotten record leaves the lexical index on every replica with its next query, and its
+          // snapshot at the next background pass.
           entry.index.remove(String(slot.record_id));
+          entry.removals += 1;
+          entry.removedSincePersisted = true;
           entry.position = seq + 1;
           continue;
         }

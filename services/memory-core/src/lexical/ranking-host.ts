@@ -2,29 +2,33 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
-import type { LexicalHit, LexicalQuery, RankedDocument, RankingOptions, RankingStats } from "./ranking.js";
+import type { AnalyzedDocument, LexicalHit, LexicalQuery, RankedDocument, RankingDump, RankingOptions, RankingStats } from "./ranking.js";
 
 export type RankingRequest =
   | { type: "create"; ranking: number; options: RankingOptions }
   | { type: "drop"; ranking: number }
-  | { type: "put"; ranking: number; documents: RankedDocument[] }
+  | { type: "put"; ranking: number; documents: Array<RankedDocument | AnalyzedDocument> }
   | { type: "remove"; ranking: number; id: string }
   | { type: "query"; ranking: number; call: number; query: LexicalQuery }
   | { type: "stats"; ranking: number; call: number }
+  | { type: "dump"; ranking: number; call: number; from: number; limit: number }
   | { type: "heap"; call: number };
 
 export type RankingReply =
   | { call: number; hits: LexicalHit[] }
   | { call: number; stats: RankingStats | undefined }
   | { call: number; heapUsedBytes: number }
+  | { call: number; dump: RankingDump }
   | { call: number; failure: string };
 
 /** One collection's lexical ranking, held by the ranking thread; changes apply in the order they are made. */
 export interface RankingHandle {
   /** False once the thread holding the ranking has stopped: its owner builds it again. */
   readonly alive: boolean;
-  put(document: RankedDocument): void;
+  put(document: RankedDocument | AnalyzedDocument): void;
   remove(id: string): void;
+  /** A stretch of its records as a snapshot holds them (Ranking.dump), after every change made before the call. */
+  dump(from: number, limit: number): Promise<RankingDump>;
   /** Answered after every change made before the call. */
   query(query: LexicalQuery): Promise<LexicalHit[]>;
   /** Its sizes, after every change made before the call (for /metrics); undefined once dropped. */
@@ -63,6 +67,11 @@ export class RankingHost {
       put: (document) => thread.put(ranking, document),
       remove: (id) => thread.send({ type: "remove", ranking, id }),
       query: (query) => thread.query(ranking, query),
+      dump: async (from, limit) => {
+        const reply = await thread.ask({ type: "dump", ranking, from, limit });
+        if (!("dump" in reply)) throw new Error("the ranking thread sent no dump");
+        return reply.dump;
+      },
       stats: () => thread.ask({ type: "stats", ranking }).then((reply) => ("stats" in reply ? reply.stats : undefined)),
       drop: () => thread.send({ type: "drop", ranking }),
     };
@@ -110,7 +119,7 @@ class RankingThread {
     if (this.queue.length === 1) queueMicrotask(() => this.flush());
   }
 
-  put(ranking: number, document: RankedDocument): void {
+  put(ranking: number, document: RankedDocument | AnalyzedDocument): void {
     const last = this.queue.at(-1);
     if (last?.type === "put" && last.ranking === ranking) last.documents.push(document);
     else this.send({ type: "put", ranking, documents: [document] });

@@ -30,6 +30,11 @@ function handle(request: RankingRequest): RankingReply | undefined {
       if (!ranking) return { call: request.call, failure: "no such ranking" };
       return { call: request.call, hits: ranking.query(request.query) };
     }
+    case "dump": {
+      const ranking = rankings.get(request.ranking);
+      if (!ranking) return { call: request.call, failure: "no such ranking" };
+      return { call: request.call, dump: ranking.dump(request.from, request.limit) };
+    }
     case "stats":
       return { call: request.call, stats: rankings.get(request.ranking)?.stats() };
     case "heap":

@@ -1,5 +1,5 @@
 import type { Metadata } from "../store/chroma-store.js";
-import { Bm25Index, weightedTerms, type Bm25Params, type WeightedQuery } from "./bm25-index.js";
+import { Bm25Index, weightedTerms, type AnalyzedField, type Bm25Params, type WeightedQuery } from "./bm25-index.js";
 import { holds, type Condition } from "../retrieval/filters.js";
 import { FactTable } from "./fact-table.js";
 
@@ -19,6 +19,19 @@ export interface RankedDocument {
   id: string;
   fields: Record<string, string>;
   facts: Metadata;
+}
+
+/** A record as a snapshot holds it (snapshot.ts): its fields analysed, in the ranking's field order. */
+export interface AnalyzedDocument {
+  id: string;
+  analyzed: AnalyzedField[];
+  facts: Metadata;
+}
+
+/** A stretch of a ranking's records, in the order they were put, and where the next stretch starts (none: the end). */
+export interface RankingDump {
+  documents: AnalyzedDocument[];
+  next: number | undefined;
 }
 
 export interface LexicalQuery {
@@ -99,7 +112,7 @@ export class Ranking {
     this.feedback = options.feedback && options.feedback.terms > 0 ? options.feedback : undefined;
   }
 
-  put(document: RankedDocument): void {
+  put(document: RankedDocument | AnalyzedDocument): void {
     this.remove(document.id);
     const row = this.ids.length;
     this.ids.push(document.id);
@@ -108,7 +121,8 @@ export class Ranking {
       this.sessionOf = grownInt32(this.sessionOf, -1);
       this.positions = grownInt32(this.positions, 0);
     }
-    this.bm25.put(document.id, document.fields, row);
+    if ("analyzed" in document) this.bm25.putAnalyzed(document.id, document.analyzed, row);
+    else this.bm25.put(document.id, document.fields, row);
     const code = typeof document.facts.session_id === "string" ? this.facts.code(row, "session_id") : -1;
     if (code < 0 || this.neighbourShare <= 0) return;
     this.sessionOf[row] = code;
@@ -134,6 +148,17 @@ export class Ranking {
     session.live -= 1;
     session.sorted = undefined;
     if (session.live === 0) this.sessions.delete(code);
+  }
+
+  /** Up to `limit` record numbers from `from` (removed ones are skipped, so fewer records may come). */
+  dump(from: number, limit: number): RankingDump {
+    const to = from + limit;
+    const documents = [...this.bm25.analyzed(from, to)].map(({ id, item, fields }) => ({
+      id,
+      analyzed: fields,
+      facts: this.facts.metadata(item),
+    }));
+    return { documents, next: to < this.bm25.numbered ? to : undefined };
   }
 
   stats(): RankingStats {

@@ -122,6 +122,12 @@ export function dateTokens(text: string): string[] {
  * Raw tokens: compounds whole, then every word (an unspaced script's run as its words; an identifier beside its
  * parts), then dates as ISO terms (dateTokens).
  */
+/**
+ * The version of what `tokenize` and `toTerm` make of a text: raise it with any change to either, so that lexical
+ * index snapshots (lexical/snapshot.ts) analysed by the old rules are rebuilt rather than trusted.
+ */
+export const ANALYSIS_VERSION = 1;
+
 export function tokenize(raw: string): string[] {
   const text = normalized(raw);
   const words = text.match(WORD) ?? [];

@@ -280,6 +280,11 @@ export class RecordCollection {
     private readonly guard: Guard,
   ) {}
 
+  /** Chroma's id of the collection: a collection dropped and made again (restore, re-embedding) has another. */
+  get chromaId(): string {
+    return this.collection.id;
+  }
+
   /** Adds records; an id that already exists is left as it was (Chroma ignores it). */
   async add(records: readonly NewRecord[]): Promise<void> {
     if (records.length === 0) return;

@@ -55,6 +55,10 @@ export async function startCairn(
     log?: Logger;
     console?: ConsoleFiles;
     tuning?: RetrievalTuning;
+    /** Where the lexical indexes' snapshots go (Config.indexDir); none by default. */
+    indexDir?: string;
+    /** The runtime's own log (`log` is the HTTP app's); silent by default. */
+    runtimeLog?: Logger;
   } = {},
 ): Promise<TestCairn> {
   // Through the real tokens-file parser, as an operator's file would go.
@@ -63,12 +67,13 @@ export async function startCairn(
     chromaUrl: options.chroma ?? chromaUrl(),
     embeddings: { kind: "local" },
     tokens: registry,
-    log: silentLogger,
+    log: options.runtimeLog ?? silentLogger,
     embedder: options.embedder ?? (await sharedEmbedder()),
     processMetrics: false,
     maintenance: options.maintenance ?? false,
     ...(options.summarizer ? { summarizer: options.summarizer } : {}),
     ...(options.tuning ? { tuning: options.tuning } : {}),
+    ...(options.indexDir ? { indexDir: options.indexDir } : {}),
   });
   const app = createApp({
     executor: runtime.executor,
