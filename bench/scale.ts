@@ -120,6 +120,9 @@ export async function benchScale(argv: string[]): Promise<void> {
       );
       loadMs += performance.now() - started;
       loaded += size;
+      // A search brings the lexical index up to date with the load (it catches up on the feed when asked), so the
+      // resident size counts what N turns cost a memory-core that answers, not one that has only written.
+      await request("POST", "/v1/memories/query", tokens[0]!.token, { query: queries[part % queries.length], limit: 10 });
       rss.push({ turns: loaded, rss_mb: round(await residentMb(), 1) });
       if (part === 0) recentAtTenth = await recentP95();
       log(`loaded ${loaded}/${n} turns (${round(loaded / (loadMs / 1000), 1)} turns/s), memory-core resident ${rss.at(-1)!.rss_mb} MB`);
