@@ -1,6 +1,4 @@
 import { mkdtemp, rm } from "node:fs/promises";
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -9,15 +7,14 @@ import yaml from "js-yaml";
 import { newToken, parseTokensFile, TokenRegistry } from "../services/memory-core/src/auth/tokens.js";
 import { startEmbeddedChroma } from "../services/memory-core/src/embedded/chroma-server.js";
 import { createEmbedder } from "../services/memory-core/src/embeddings/create.js";
-import { createApp } from "../services/memory-core/src/http/app.js";
 import { silentLogger } from "../services/memory-core/src/logger.js";
-import { createRuntime } from "../services/memory-core/src/runtime.js";
 import { ChromaFaults } from "../services/memory-core/test/support/chroma-faults.js";
 import { AdminClient } from "../services/ops-cli/src/client.js";
 import type { AddMemoryRequest } from "../services/ops-cli/src/import/draft.js";
 import { storeMemories, totalsOf } from "../services/ops-cli/src/import/writer.js";
 import { corpus } from "./corpus.js";
 import { round } from "./stats.js";
+import { startInProcessServer } from "./in-process-server.js";
 import { startHashStub } from "./timed-embedder.js";
 
 /**
@@ -54,26 +51,8 @@ export async function benchBulk(argv: string[]): Promise<void> {
   const runs = [...sizes.map((n, i) => ({ name: `bulk-${i}`, n })), { name: "single", n: singles }];
   const admins = runs.map((r) => ({ token: newToken(), workspace: r.name, agent: "importer", role: "admin" as const }));
   const tokens = new TokenRegistry(parseTokensFile(yaml.dump({ tokens: admins })));
-  const runtime = await createRuntime({
-    chromaUrl: proxy?.url ?? chroma.url,
-    embeddings: { kind: "local" },
-    tokens,
-    log: silentLogger,
-    embedder,
-    processMetrics: false,
-  });
-  const app = createApp({
-    executor: runtime.executor,
-    tokens,
-    metrics: runtime.metrics,
-    readiness: () => runtime.readiness(),
-    log: silentLogger,
-    host: "127.0.0.1",
-  });
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, "127.0.0.1", () => resolve(s));
-  });
-  const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  const server = await startInProcessServer({ chromaUrl: proxy?.url ?? chroma.url, embedder, tokens });
+  const url = server.url;
   const clientOf = (name: string) => new AdminClient(url, admins.find((a) => a.workspace === name)!.token);
   const turnsOf = (n: number, seed: number): AddMemoryRequest[] =>
     corpus(n, { agents: 20, sessions: Math.max(1, Math.floor(n / 25)), seed }).map(({ agent, ...turn }, i) => ({
@@ -131,11 +110,7 @@ export async function benchBulk(argv: string[]): Promise<void> {
       process.stdout.write(`bulk / one at a time: ${round(best.turns_per_s / report.single.turns_per_s, 1)}×\n`);
     }
   } finally {
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-    await runtime.close();
+    await server.close();
     await proxy?.stop();
     await stub.close();
     await chroma.stop();

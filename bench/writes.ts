@@ -1,6 +1,4 @@
 import { mkdtemp, rm } from "node:fs/promises";
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -8,12 +6,11 @@ import yaml from "js-yaml";
 import { newToken, parseTokensFile, TokenRegistry } from "../services/memory-core/src/auth/tokens.js";
 import { startEmbeddedChroma } from "../services/memory-core/src/embedded/chroma-server.js";
 import { createEmbedder } from "../services/memory-core/src/embeddings/create.js";
-import { createApp } from "../services/memory-core/src/http/app.js";
 import { silentLogger } from "../services/memory-core/src/logger.js";
-import { createRuntime } from "../services/memory-core/src/runtime.js";
 import { ChromaFaults } from "../services/memory-core/test/support/chroma-faults.js";
 import { corpus } from "./corpus.js";
 import { summarize, timed } from "./stats.js";
+import { startInProcessServer } from "./in-process-server.js";
 import { startHashStub } from "./timed-embedder.js";
 
 /**
@@ -52,26 +49,8 @@ export async function benchWrites(argv: string[]): Promise<void> {
     role: "agent" as const,
   }));
   const tokens = new TokenRegistry(parseTokensFile(yaml.dump({ tokens: agents })));
-  const runtime = await createRuntime({
-    chromaUrl: proxy.url,
-    embeddings: { kind: "local" },
-    tokens,
-    log: silentLogger,
-    embedder,
-    processMetrics: false,
-  });
-  const app = createApp({
-    executor: runtime.executor,
-    tokens,
-    metrics: runtime.metrics,
-    readiness: () => runtime.readiness(),
-    log: silentLogger,
-    host: "127.0.0.1",
-  });
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, "127.0.0.1", () => resolve(s));
-  });
-  const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  const server = await startInProcessServer({ chromaUrl: proxy.url, embedder, tokens });
+  const url = server.url;
   const tokenOf = new Map(agents.map((a) => [a.agent, a.token]));
   const write = async (turn: ReturnType<typeof corpus>[number], tag: string) => {
     const { agent, ...body } = turn;
@@ -116,11 +95,7 @@ export async function benchWrites(argv: string[]): Promise<void> {
       process.stdout.write(`${line("one writer", alone)}\n${line(`${writers} writers`, concurrent)}\n`);
     }
   } finally {
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-    await runtime.close();
+    await server.close();
     await proxy.stop();
     await stub.close();
     await chroma.stop();
