@@ -1,6 +1,6 @@
 import type { OperationInput, OperationOutput } from "@cairn/openapi";
 import { taskText } from "../records/memory-brief.js";
-import { isOutdated, isSuperseded, parseList } from "../records/turn-record.js";
+import { clip, isOutdated, isSuperseded, parseList } from "../records/turn-record.js";
 import type { Correction } from "../records/types.js";
 import type { HybridRetrieval } from "../retrieval/hybrid-retrieval.js";
 import type { StoredRecord } from "../store/chroma-store.js";
@@ -151,5 +151,5 @@ const filesOf = (record: StoredRecord) =>
 const text = (value: unknown) => {
   if (typeof value !== "string") return undefined;
   const line = value.replace(/\s+/g, " ").trim();
-  return line.length > REASON_CHARS ? `${line.slice(0, REASON_CHARS - 1).trimEnd()}…` : line || undefined;
+  return clip(line, REASON_CHARS) || undefined;
 };

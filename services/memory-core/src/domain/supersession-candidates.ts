@@ -1,7 +1,7 @@
 import type { OperationOutput } from "@cairn/openapi";
 import { terms } from "../lexical/text-analysis.js";
 import { taskText } from "../records/memory-brief.js";
-import { turnFields } from "../records/turn-record.js";
+import { clip, turnFields } from "../records/turn-record.js";
 import type { AddMemoryRequest } from "../records/types.js";
 import type { HybridRetrieval } from "../retrieval/hybrid-retrieval.js";
 import type { StoredRecord } from "../store/chroma-store.js";
@@ -63,7 +63,7 @@ export async function possibleSupersessions(
         id: record.id,
         agent: String(record.metadata.agent),
         recorded_at: new Date(Number(record.metadata.recorded_at)).toISOString(),
-        decision: outcome.length > DECISION_CHARS ? `${outcome.slice(0, DECISION_CHARS - 1).trimEnd()}…` : outcome || taskText(record),
+        decision: clip(outcome, DECISION_CHARS) || taskText(record),
       };
     });
 }

@@ -3,7 +3,7 @@ import type { StoredRecord } from "../store/chroma-store.js";
 import type { LexicalIndexes } from "../lexical/indexes.js";
 import { taskText } from "../records/memory-brief.js";
 import type { RecencyIndex } from "./recency.js";
-import { isOutdated, isSuperseded, parseList, turnFields } from "../records/turn-record.js";
+import { clip, isOutdated, isSuperseded, parseList, turnFields } from "../records/turn-record.js";
 import type { Check } from "../records/types.js";
 
 type TeamStatusResult = OperationOutput<"query_team_status">;
@@ -78,7 +78,7 @@ export function nextStep(record: StoredRecord): string | null {
   for (const text of [response, thought]) {
     const match = /\bnext(?:\s+steps?)?\s*[:—–-]\s*(.+?)(?:(?<=[.!?])\s|\n|$)/i.exec(text);
     const step = match?.[1]?.trim();
-    if (step) return step.length > NEXT_STEP_CHARS ? `${step.slice(0, NEXT_STEP_CHARS - 1).trimEnd()}…` : step;
+    if (step) return clip(step, NEXT_STEP_CHARS);
   }
   return null;
 }

@@ -124,6 +124,9 @@ export function turnFields(record: StoredRecord): { prompt: string; thought: str
   };
 }
 
+/** `text` as it is when it fits in `chars` characters, else cut to `chars` with an ellipsis as the last. */
+export const clip = (text: string, chars: number): string => (text.length > chars ? `${text.slice(0, chars - 1).trimEnd()}…` : text);
+
 export function memoryFromRecord(record: StoredRecord, detail: Detail): Memory {
   const m = record.metadata;
   const fields = turnFields(record);
@@ -131,7 +134,7 @@ export function memoryFromRecord(record: StoredRecord, detail: Detail): Memory {
   if (detail === "summary") {
     for (const key of ["prompt", "thought", "response"] as const) {
       if (fields[key].length > SUMMARY_FIELD_CHARS) {
-        fields[key] = `${fields[key].slice(0, SUMMARY_FIELD_CHARS - 1).trimEnd()}…`;
+        fields[key] = clip(fields[key], SUMMARY_FIELD_CHARS);
         truncated = true;
       }
     }
