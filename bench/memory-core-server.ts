@@ -1,5 +1,5 @@
 import { loadConfig } from "../services/memory-core/src/config.js";
-import { silentLogger } from "../services/memory-core/src/logger.js";
+import { createLogger, silentLogger } from "../services/memory-core/src/logger.js";
 import { startStack } from "../services/memory-core/src/stack.js";
 import { timedEmbedder } from "./timed-embedder.js";
 
@@ -31,7 +31,8 @@ const options = JSON.parse(process.argv[2]!) as ServerOptions;
 const timing = await timedEmbedder(options.embedder, options.hashStubUrl ? { hashStubUrl: options.hashStubUrl } : {});
 const stack = await startStack({
   config: loadConfig({ CAIRN_DATA_DIR: options.dataDir, CAIRN_PORT: "0", CAIRN_TOKENS_FILE: options.tokensFile }),
-  log: silentLogger,
+  // Silent, so logging stays out of the figures; CAIRN_BENCH_LOG=1 shows the server's log on stderr.
+  log: process.env.CAIRN_BENCH_LOG === "1" ? createLogger("memory-core") : silentLogger,
   embedder: timing.embedder,
 });
 let drained = 0;

@@ -1,6 +1,7 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import yaml from "js-yaml";
 import { newToken } from "../services/memory-core/src/auth/tokens.js";
@@ -22,7 +23,14 @@ import { startHashStub } from "./timed-embedder.js";
  * - `restart_ready_s`: memory-core stopped and started again over the loaded store, until its first hybrid
  *   query is answered (the embedded Chroma restarts with it, as `npm start` would).
  *
- *   npm run bench -- scale --n N [--samples 100] [--concurrency 2] [--json]
+ *   npm run bench -- scale --n N [--samples 100] [--concurrency 2] [--data-dir DIR] [--json]
+ *
+ * With `--data-dir` the store is kept there, and a run over a store a run with the same N left part-loaded
+ * (stopped, or killed) resumes at the first tenth not stored whole: the turns of each tenth are the same in
+ * every run and carry idempotency keys, so a tenth cut short is sent again whole and its stored turns replay.
+ * Then `load_turns_per_s` and `rss_mb` cover the tenths this run loaded (`resumed_at` says where it began), and
+ * `recent_p95_ratio` is left out unless this run measured N/10 itself. A store loaded whole goes straight to
+ * the measurements at N.
  *
  * Progress goes to stderr; the last line of stdout is the JSON report.
  */
@@ -33,6 +41,7 @@ export async function benchScale(argv: string[]): Promise<void> {
       n: { type: "string", default: "20000" },
       samples: { type: "string", default: "100" },
       concurrency: { type: "string", default: "2" },
+      "data-dir": { type: "string" },
       json: { type: "boolean", default: false },
     },
   });
@@ -45,11 +54,17 @@ export async function benchScale(argv: string[]): Promise<void> {
   const AGENTS = 20;
   const BATCH = 500;
   const workspace = "scale";
-  const dataDir = await mkdtemp(join(tmpdir(), "cairn-bench-scale-"));
-  // Admin tokens: add_memories is an operator's call; each writes as its own agent, so recency is per agent.
-  const tokens = Array.from({ length: AGENTS }, (_, i) => ({ token: newToken(), workspace, agent: `agent-${i}`, role: "admin" as const }));
-  const tokenOf = new Map(tokens.map((t) => [t.agent, t.token]));
+  const keep = values["data-dir"] !== undefined;
+  const dataDir = keep ? resolve(values["data-dir"]!) : await mkdtemp(join(tmpdir(), "cairn-bench-scale-"));
+  await mkdir(dataDir, { recursive: true });
   const tokensFile = join(dataDir, "tokens.yaml");
+  // Admin tokens: add_memories is an operator's call; each writes as its own agent, so recency is per agent.
+  // A kept store keeps its tokens, so its agents stay the same across runs.
+  type BenchToken = { token: string; workspace: string; agent: string; role: "admin" };
+  const tokens: BenchToken[] = existsSync(tokensFile)
+    ? (yaml.load(await readFile(tokensFile, "utf8")) as { tokens: BenchToken[] }).tokens
+    : Array.from({ length: AGENTS }, (_, i) => ({ token: newToken(), workspace, agent: `agent-${i}`, role: "admin" as const }));
+  const tokenOf = new Map(tokens.map((t) => [t.agent, t.token]));
   await writeFile(tokensFile, yaml.dump({ tokens }));
   const hashStub = await startHashStub();
   const start = () => startBenchServer({ dataDir, tokensFile, embedder: "hash", hashStubUrl: hashStub.baseUrl });
@@ -90,10 +105,14 @@ export async function benchScale(argv: string[]): Promise<void> {
     // 1. The load, a tenth at a time: each tenth's turns grouped by agent into batches, `concurrency` in flight.
     const tenth = Math.floor(n / 10);
     const rss: Array<{ turns: number; rss_mb: number }> = [];
-    let loaded = 0;
+    const stored = (JSON.parse(await request("GET", "/v1/admin/status", tokens[0]!.token)) as { turns: number }).turns;
+    const resumedAt = Math.min(10, Math.floor(stored / tenth));
+    if (resumedAt > 0) log(`the store holds ${stored} turns: loading resumes at tenth ${resumedAt + 1} of 10`);
+    let loaded = resumedAt * tenth;
+    let loadedNow = 0;
     let loadMs = 0;
-    let recentAtTenth = 0;
-    for (let part = 0; part < 10; part++) {
+    let recentAtTenth: number | undefined;
+    for (let part = resumedAt; part < 10; part++) {
       const size = part === 9 ? n - loaded : tenth;
       const turns = corpus(size, { agents: AGENTS, sessions: Math.max(1, Math.floor(size / 25)), seed: 1000 + part });
       const batches: Array<{ agent: string; memories: object[] }> = [];
@@ -118,14 +137,18 @@ export async function benchScale(argv: string[]): Promise<void> {
           }
         }),
       );
-      loadMs += performance.now() - started;
+      const partMs = performance.now() - started;
+      loadMs += partMs;
       loaded += size;
+      loadedNow += size;
       // A search brings the lexical index up to date with the load (it catches up on the feed when asked), so the
       // resident size counts what N turns cost a memory-core that answers, not one that has only written.
       await request("POST", "/v1/memories/query", tokens[0]!.token, { query: queries[part % queries.length], limit: 10 });
       rss.push({ turns: loaded, rss_mb: round(await residentMb(), 1) });
       if (part === 0) recentAtTenth = await recentP95();
-      log(`loaded ${loaded}/${n} turns (${round(loaded / (loadMs / 1000), 1)} turns/s), memory-core resident ${rss.at(-1)!.rss_mb} MB`);
+      log(
+        `loaded ${loaded}/${n} turns (this tenth ${round(size / (partMs / 1000), 1)} turns/s, this run ${round(loadedNow / (loadMs / 1000), 1)}), memory-core resident ${rss.at(-1)!.rss_mb} MB`,
+      );
     }
 
     // 2. At N: reads, then writes with 16 writers.
@@ -155,26 +178,28 @@ export async function benchScale(argv: string[]): Promise<void> {
 
     const report = {
       n,
-      load_turns_per_s: round(n / (loadMs / 1000), 1),
+      ...(resumedAt > 0 ? { resumed_at: resumedAt * tenth } : {}),
+      ...(loadedNow > 0 ? { load_turns_per_s: round(loadedNow / (loadMs / 1000), 1) } : {}),
       rss_mb: rss.map((r) => r.rss_mb),
-      rss_mb_per_1k_turns: round(slope(rss.map((r) => [r.turns / 1000, r.rss_mb])), 3),
+      ...(rss.length > 1 ? { rss_mb_per_1k_turns: round(slope(rss.map((r) => [r.turns / 1000, r.rss_mb])), 3) } : {}),
       restart_ready_s: round(restartReady, 1),
       write_p50_ms_c16: round(summarize(writes).p50, 1),
       hybrid_p95_ms: round(hybrid, 1),
       semantic_p95_ms: round(semantic, 1),
       recent_p95_ms: round(recentAtN, 1),
-      recent_p95_at_tenth_ms: round(recentAtTenth, 1),
-      recent_p95_ratio: round(recentAtN / recentAtTenth, 2),
+      ...(recentAtTenth === undefined
+        ? {}
+        : { recent_p95_at_tenth_ms: round(recentAtTenth, 1), recent_p95_ratio: round(recentAtN / recentAtTenth, 2) }),
     };
     if (!values.json) {
       log(`memory-core resident by tenth of N (MB): ${report.rss_mb.join(", ")}`);
-      log(`slope ${report.rss_mb_per_1k_turns} MB per 1k turns; restart to first hybrid answer ${report.restart_ready_s} s`);
+      log(`slope ${report.rss_mb_per_1k_turns ?? "-"} MB per 1k turns; restart to first hybrid answer ${report.restart_ready_s} s`);
     }
     process.stdout.write(`${JSON.stringify(report)}\n`);
   } finally {
     await stack.stop().catch(() => undefined);
     await hashStub.close();
-    await rm(dataDir, { recursive: true, force: true });
+    if (!keep) await rm(dataDir, { recursive: true, force: true });
   }
 }
 
