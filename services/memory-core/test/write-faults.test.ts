@@ -312,6 +312,67 @@ describe("writers racing on one key", () => {
   });
 });
 
+describe("add_memory calls that come together", () => {
+  it("go to Chroma as one batch, each answered as its own write under its own agent, a refusal alone", async () => {
+    const ws = uniqueWorkspace("together");
+    const frank = makeToken(ws, "frank");
+    const gina = makeToken(ws, "gina");
+    const ops = makeToken(ws, "ops", "admin");
+    const replica = await startCairn([frank, gina, ops], { chroma: faults.url });
+    const send = (token: { token: string }, body: object) => http(replica.url, "POST", "/v1/memories", { token: token.token, body });
+    try {
+      const taken = turn("together", 0, { idempotency_key: "together-0" });
+      const first = await send(frank, taken);
+      expect(first.status).toBe(201);
+      // Chroma slow on the next call's first lookup: the calls that come meanwhile wait for its batch, then go together.
+      let held = false;
+      faults.set((call) => {
+        if (held || !call.ids.some((id) => id.startsWith("tomb:"))) return "pass";
+        held = true;
+        return { delayMs: 500 };
+      });
+      const before = faults.calls.length;
+      const writes = Array.from({ length: 12 }, (_, i) => ({
+        writer: i % 2 === 0 ? frank : gina,
+        body: turn("together", i + 1, { idempotency_key: `together-${i + 1}` }),
+      }));
+      const results = await Promise.all([
+        ...writes.map(({ writer, body }) => send(writer, body)),
+        send(frank, { ...taken, response: "another outcome" }),
+      ]);
+      const calls = faults.calls.slice(before);
+      faults.set(() => "pass");
+      expect(held).toBe(true);
+
+      // Each is its own write: created, under the agent that sent it; the payload that conflicts is refused alone.
+      const stored = results.slice(0, 12);
+      expect(stored.map((r) => r.status)).toEqual(Array(12).fill(201));
+      expect(stored.map((r) => r.body.agent)).toEqual(writes.map((w) => w.writer.agent));
+      expect(new Set([first.body.id, ...stored.map((r) => r.body.id)]).size).toBe(13);
+      expect([results[12]!.status, results[12]!.body.code]).toEqual([409, "idempotency_conflict"]);
+      // Together: a few turn adds for the thirteen calls, where each call took one of its own before.
+      const turnAdds = calls.filter(isTurnAdd).length;
+      expect(turnAdds).toBeGreaterThan(0);
+      expect(turnAdds).toBeLessThan(6);
+
+      // Each agent's recency lists its own turns, newest first; one audit add entry per stored turn.
+      const recent = async (writer: { token: string }) =>
+        (await http(replica.url, "GET", "/v1/memories/recent?limit=20", { token: writer.token })).body.turns.map(
+          (t: { id: string }) => t.id,
+        );
+      const idsOf = (writer: typeof frank) => stored.filter((_, i) => writes[i]!.writer === writer).map((r) => r.body.id as string);
+      expect(new Set(await recent(frank))).toEqual(new Set([first.body.id, ...idsOf(frank)]));
+      expect(new Set(await recent(gina))).toEqual(new Set(idsOf(gina)));
+      const audit = await http(replica.url, "GET", "/v1/audit?limit=100", { token: ops.token });
+      expect(audit.body.entries.filter((e: { action: string }) => e.action === "add")).toHaveLength(13);
+      expect((await http(replica.url, "GET", "/v1/admin/verify", { token: ops.token })).body).toMatchObject({ healthy: true });
+    } finally {
+      faults.set(() => "pass");
+      await replica.close();
+    }
+  });
+});
+
 describe("writers joined to a write that fails", () => {
   it("the first of them takes over and the others join it: one more slot, not one each", async () => {
     const ws = uniqueWorkspace("takeover");

@@ -59,7 +59,7 @@ export class RecordImport {
 
     const { vectors, reembedded } = await this.vectorsFor(fresh, stamp);
     const writeId = randomUUID();
-    // As for any write, the slots come before the records (see memory-service.ts writeTurn): each turn's slot
+    // As for any write, the slots come before the records (see domain/bulk-writes.ts): each turn's slot
     // in its agent's sequence and its change-feed entry, all in one round trip.
     const slots = await this.sequences.appendAcross(
       workspace,

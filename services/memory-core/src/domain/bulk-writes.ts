@@ -12,14 +12,32 @@ import type { AddMemoryRequest } from "../records/types.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { gone, type Corrections } from "./corrections.js";
 import { recencyAppend } from "./recency.js";
-import { replayOrConflict, resolveTurn, type TurnIds } from "./turn-writes.js";
+import { addResult, replayOrConflict, resolveTurn, type AddMemoryOutcome, type TurnIds } from "./turn-writes.js";
 
 export type AddMemoriesResult = OperationOutput<"add_memories">;
-type ItemResult = AddMemoriesResult["results"][number];
+
+/** Turns per batch of `add_memory` calls: as many as one `add_memories` call may send. */
+const MAX_JOINED = 500;
+
+/** A turn to write, and who writes it: the items of one batch share a workspace. */
+interface WriteItem {
+  principal: Principal;
+  request: AddMemoryRequest;
+}
+
+/** What became of an item: stored or replayed, or its own refusal (a 4xx). */
+type ItemOutcome = AddMemoryOutcome | CairnError;
+
+interface PendingWrite {
+  item: WriteItem;
+  resolve: (outcome: AddMemoryOutcome) => void;
+  reject: (error: unknown) => void;
+}
 
 /** A turn of the batch that passed its checks. */
 interface Resolved {
   index: number;
+  principal: Principal;
   input: AddMemoryRequest;
   ids: TurnIds;
   keyGiven: boolean;
@@ -32,8 +50,8 @@ interface Fresh extends Resolved {
 }
 
 /**
- * `add_memories`: many turns stored as `add_memory` stores each (memory-service.ts storeTurn), in a few
- * Chroma requests for the whole batch instead of several per turn.
+ * How turns are written: `add_memories`' items, and the `add_memory` calls that come together, in a few Chroma
+ * requests for the whole batch instead of several per turn.
  *
  * Each item is judged in the batch's order exactly as `add_memory` would judge it had the items before it been
  * written one by one: what the store held before the batch is read in three lookups (tombstones and keyed
@@ -44,8 +62,20 @@ interface Fresh extends Resolved {
  * and a provisional audit entry, under a write id of its own) in as few ledger batches as fit, leave their
  * keyed markers in one `add`, and are stored in one `add` and read back in one `get`: a turn another writer
  * stored first under the same id answers as that writer's (a replay or a conflict), like any write.
+ *
+ * `add_memory` writes the same way, in batches of the calls that come together: a call that comes while its
+ * workspace's batch is in flight waits for it and goes with the others that waited, each under its own token
+ * and answered on its own (its turn, a replay, or its own refusal). Chroma applies writes one at a time, and a
+ * batch pays the few requests a single turn would, so concurrent writers share them instead of queueing behind
+ * each other's. A call alone does not wait. What fails a batch (Chroma failing or unreachable) fails each call
+ * in it as it would have failed alone, and each retries with its key.
  */
 export class BulkWrites {
+  /** `add_memory` calls waiting for the workspace's batch in flight to end; present while one runs. */
+  private readonly queues = new Map<string, PendingWrite[]>();
+  /** Turns being stored by a batch on this replica, by `<workspace>/<id>`: a batch that names one waits for it. */
+  private readonly inFlight = new Map<string, Promise<StoredRecord>>();
+
   constructor(
     private readonly store: ChromaStore,
     private readonly embedder: Embedder,
@@ -53,30 +83,73 @@ export class BulkWrites {
     private readonly markers: KeyedMarkers,
     private readonly corrections: Corrections,
     private readonly audit: AuditLog,
-    /** memory-service's writes in flight on this replica, by `<workspace>/<id>`: shared, so each waits for the other. */
-    private readonly inFlight: Map<string, Promise<StoredRecord>>,
   ) {}
 
+  /** `add_memories`: the items in their order, each stored, replayed or refused on its own. */
   async write(principal: Principal, requests: readonly AddMemoryRequest[]): Promise<AddMemoriesResult> {
-    const workspace = principal.workspace;
-    const results: ItemResult[] = new Array<ItemResult>(requests.length);
-    const fail = (index: number, error: unknown) => {
-      const e = itemError(error);
-      results[index] = { error: { code: e.code, message: e.detail, ...(e.hint ? { hint: e.hint } : {}) } };
-    };
-    const answer = (index: number, outcome: () => { result: { id: string; replayed: boolean } }) => {
+    const outcomes = await this.writeItems(
+      principal.workspace,
+      requests.map((request) => ({ principal, request })),
+    );
+    const results = outcomes.map((o) =>
+      o instanceof CairnError
+        ? { error: { code: o.code, message: o.detail, ...(o.hint ? { hint: o.hint } : {}) } }
+        : { id: o.result.id, replayed: o.result.replayed },
+    );
+    const stored = outcomes.filter((o) => !(o instanceof CairnError) && o.created).length;
+    const failed = outcomes.filter((o) => o instanceof CairnError).length;
+    return { results, stored, replayed: results.length - stored - failed, failed };
+  }
+
+  /** `add_memory`'s turn, in the workspace's next batch (see above). */
+  writeOne(principal: Principal, request: AddMemoryRequest): Promise<AddMemoryOutcome> {
+    return new Promise((resolve, reject) => {
+      const pending = { item: { principal, request }, resolve, reject };
+      const queue = this.queues.get(principal.workspace);
+      if (queue) queue.push(pending);
+      else {
+        this.queues.set(principal.workspace, [pending]);
+        void this.drain(principal.workspace);
+      }
+    });
+  }
+
+  /** Writes the workspace's waiting calls batch by batch until none are left. */
+  private async drain(workspace: string): Promise<void> {
+    const queue = this.queues.get(workspace)!;
+    while (queue.length > 0) {
+      const batch = queue.splice(0, MAX_JOINED);
       try {
-        const { id, replayed } = outcome().result;
-        results[index] = { id, replayed };
+        const outcomes = await this.writeItems(
+          workspace,
+          batch.map((p) => p.item),
+        );
+        outcomes.forEach((outcome, i) => (outcome instanceof CairnError ? batch[i]!.reject(outcome) : batch[i]!.resolve(outcome)));
+      } catch (error) {
+        for (const pending of batch) pending.reject(error);
+      }
+    }
+    this.queues.delete(workspace);
+  }
+
+  /** The batch's items judged and stored as described above; anything but an item's own refusal fails the batch. */
+  private async writeItems(workspace: string, items: readonly WriteItem[]): Promise<ItemOutcome[]> {
+    const outcomes: ItemOutcome[] = new Array<ItemOutcome>(items.length);
+    const fail = (index: number, error: unknown) => {
+      outcomes[index] = itemError(error);
+    };
+    const answer = (index: number, outcome: () => AddMemoryOutcome) => {
+      try {
+        outcomes[index] = outcome();
       } catch (error) {
         fail(index, error);
       }
     };
 
     const resolved: Resolved[] = [];
-    requests.forEach((request, index) => {
+    items.forEach(({ principal, request }, index) => {
       try {
-        resolved.push({ index, ...resolveTurn(principal, request) });
+        resolved.push({ index, principal, ...resolveTurn(principal, request) });
       } catch (error) {
         fail(index, error);
       }
@@ -126,7 +199,7 @@ export class BulkWrites {
           if (record instanceof CairnError) throw record;
           return record;
         });
-        for (const record of replaced) this.corrections.assertMayCorrect(principal, record);
+        for (const record of replaced) this.corrections.assertMayCorrect(item.principal, record);
         const existing = found(id);
         if (existing) {
           repeat(item, existing);
@@ -147,18 +220,15 @@ export class BulkWrites {
       }
     }
 
-    const stored = await this.storeFresh(principal, fresh);
+    const stored = await this.storeFresh(workspace, fresh);
     for (const turn of fresh) {
       const record = stored.get(turn.ids.id)!;
-      if (record.metadata.write_id === turn.writeId) results[turn.index] = { id: record.id, replayed: false };
+      if (record.metadata.write_id === turn.writeId) outcomes[turn.index] = { created: true, result: addResult(record, false) };
       else answer(turn.index, () => replayOrConflict(record, turn.ids.hash, turn.keyGiven));
     }
-    await this.supersede(principal, fresh, stored);
+    await this.supersede(workspace, fresh, stored);
     for (const { item, of } of repeats) answer(item.index, () => replayOrConflict(stored.get(of.ids.id)!, item.ids.hash, item.keyGiven));
-
-    const created = new Set(fresh.filter((t) => stored.get(t.ids.id)!.metadata.write_id === t.writeId).map((t) => t.index));
-    const failed = results.filter((r) => "error" in r).length;
-    return { results, stored: created.size, replayed: results.length - created.size - failed, failed };
+    return outcomes;
   }
 
   /** Every memory the batch names in `supersedes`, as stored, or why it cannot be replaced. */
@@ -177,9 +247,8 @@ export class BulkWrites {
   }
 
   /** Stores the new turns (see above); answers with the record that holds each id afterwards. */
-  private async storeFresh(principal: Principal, fresh: readonly Fresh[]): Promise<Map<string, StoredRecord>> {
+  private async storeFresh(workspace: string, fresh: readonly Fresh[]): Promise<Map<string, StoredRecord>> {
     if (fresh.length === 0) return new Map();
-    const workspace = principal.workspace;
     const settle = new Map<string, { resolve: (r: StoredRecord) => void; reject: (e: unknown) => void }>();
     const flights = fresh.map((turn) => {
       const key = `${workspace}/${turn.ids.id}`;
@@ -198,9 +267,9 @@ export class BulkWrites {
           fresh.map((t) => ({
             writeId: t.writeId,
             requests: [
-              recencyAppend(principal.agent, t.ids.id),
+              recencyAppend(t.principal.agent, t.ids.id),
               feedAppend("turns", { record_id: t.ids.id, op: "put", session_id: t.input.session_id }),
-              provisionalAuditAppend({ action: "add", actor: principal.agent, memoryId: t.ids.id }),
+              provisionalAuditAppend({ action: "add", actor: t.principal.agent, memoryId: t.ids.id }),
             ],
           })),
         ),
@@ -215,7 +284,7 @@ export class BulkWrites {
           const { seq, recordedAt } = slots[i]![0]!;
           const record = buildTurnRecord({
             input: t.input,
-            agent: principal.agent,
+            agent: t.principal.agent,
             idempotencyKey: t.ids.key,
             recordedAt,
             seq,
@@ -241,7 +310,7 @@ export class BulkWrites {
   }
 
   /** The memories the stored turns replace, marked superseded by them, each once, as add_memory marks them. */
-  private async supersede(principal: Principal, fresh: readonly Fresh[], stored: Map<string, StoredRecord>): Promise<void> {
+  private async supersede(workspace: string, fresh: readonly Fresh[], stored: Map<string, StoredRecord>): Promise<void> {
     const done = new Set<string>();
     for (const turn of fresh) {
       if (stored.get(turn.ids.id)?.metadata.write_id !== turn.writeId) continue;
@@ -249,8 +318,8 @@ export class BulkWrites {
         if (done.has(record.id) || Number(record.metadata.valid_until) < OPEN_VALIDITY) continue;
         done.add(record.id);
         const reason = `superseded by ${turn.ids.id}`;
-        await this.corrections.supersede(principal, record, turn.ids.id, reason);
-        await this.audit.append(principal.workspace, { action: "supersede", actor: principal.agent, memoryId: record.id, reason });
+        await this.corrections.supersede(turn.principal, record, turn.ids.id, reason);
+        await this.audit.append(workspace, { action: "supersede", actor: turn.principal.agent, memoryId: record.id, reason });
       }
     }
   }

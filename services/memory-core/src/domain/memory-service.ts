@@ -1,11 +1,10 @@
-import { randomUUID } from "node:crypto";
 import type { OperationInput, OperationOutput } from "@cairn/openapi";
 import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import type { Logger } from "../logger.js";
 import { internal, notFound, validationFailed } from "../errors.js";
-import { AuditLog, provisionalAuditAppend } from "../ledger/audit-log.js";
-import { ChangeFeed, feedAppend } from "../ledger/change-feed.js";
+import { AuditLog } from "../ledger/audit-log.js";
+import { ChangeFeed } from "../ledger/change-feed.js";
 import { KeyedMarkers } from "../ledger/keyed-markers.js";
 import { Sequences } from "../ledger/sequences.js";
 import { Verifications } from "../ledger/verifications.js";
@@ -14,9 +13,9 @@ import { bestOf } from "../retrieval/confidence.js";
 import type { Condition } from "../retrieval/filters.js";
 import { decodeCursor, encodeCursor, oldestFirst, positionFrom } from "../records/cursor.js";
 import { summaryId } from "../records/ids.js";
-import { Corrections, gone, verdictState, type Tombstone } from "./corrections.js";
+import { Corrections, verdictState, type Tombstone } from "./corrections.js";
 import { LexicalIndexes, type LexicalStats, type SnapshotOptions } from "../lexical/indexes.js";
-import { RecencyIndex, recencyAppend } from "./recency.js";
+import { RecencyIndex } from "./recency.js";
 import { IntegrityCheck } from "../admin/integrity.js";
 import { RecordExport } from "../admin/record-export.js";
 import { RecordImport } from "../admin/record-import.js";
@@ -26,13 +25,13 @@ import { DEFAULT_TUNING, type RetrievalTuning } from "../retrieval/retrieval-tun
 import { briefOf, listingText, snippetText } from "../records/memory-brief.js";
 import { SessionTurns } from "./session-turns.js";
 import { agentFlag, summaryDocument, summaryFromRecord, summaryMetadata } from "../records/summary-record.js";
-import { buildTurnRecord, memoryFromRecord, OPEN_VALIDITY, parseList, positionOf, reviewOf, turnDocument } from "../records/turn-record.js";
+import { memoryFromRecord, parseList, positionOf, reviewOf } from "../records/turn-record.js";
 import { TeamStatus } from "./team-status.js";
 import { assessChange } from "./change-assessment.js";
 import { writeAdvice } from "../records/write-advice.js";
 import { possibleSupersessions } from "./supersession-candidates.js";
 import { BulkWrites, type AddMemoriesResult } from "./bulk-writes.js";
-import { addResult, replayOrConflict, resolveTurn, type AddMemoryOutcome, type TurnIds } from "./turn-writes.js";
+import type { AddMemoryOutcome } from "./turn-writes.js";
 import type {
   AddMemoryRequest,
   Correction,
@@ -56,9 +55,6 @@ export type { AddMemoryOutcome } from "./turn-writes.js";
 
 export type NewSummary = Omit<Summary, "id" | "covered_through" | "dropped"> & { covered_through?: string; dropped?: Summary["dropped"] };
 
-/** How many failed writes of one id a waiting write sees through before it writes regardless. */
-const MAX_TAKEOVERS = 3;
-
 /** The memory domain: what each operation means, over the store and the embedder, for one principal's scope. */
 export class MemoryService {
   private readonly sequences: Sequences;
@@ -79,8 +75,6 @@ export class MemoryService {
   private readonly bulk: BulkWrites;
   private readonly log: Logger | undefined;
   private readonly now: () => number;
-  /** Identical writes in flight on this replica share one store round trip; other replicas are reconciled in Chroma. */
-  private readonly inFlight = new Map<string, Promise<StoredRecord>>();
 
   constructor(
     private readonly store: ChromaStore,
@@ -109,13 +103,14 @@ export class MemoryService {
     this.reembedding = new Reembedding(store, embedder);
     this.team = new TeamStatus(this.lexical, this.recency);
     this.verifications = new Verifications(store);
-    this.bulk = new BulkWrites(store, embedder, this.sequences, this.keyedMarkers, this.corrections, this.audit, this.inFlight);
+    this.bulk = new BulkWrites(store, embedder, this.sequences, this.keyedMarkers, this.corrections, this.audit);
     this.log = options.log;
   }
 
   /** Stores the turn (once, whatever the retries) and says how it will recall, when it will recall badly. */
   async addMemory(principal: Principal, request: AddMemoryRequest): Promise<AddMemoryOutcome> {
-    const outcome = await this.storeTurn(principal, request);
+    // Concurrent calls on this replica are written together, each judged as if alone (bulk-writes.ts).
+    const outcome = await this.bulk.writeOne(principal, request);
     const advice = writeAdvice(request);
     const possible = await possibleSupersessions(this.retrieval, principal.workspace, request, outcome.result.id, this.now()).catch(
       (error: unknown) => {
@@ -137,125 +132,6 @@ export class MemoryService {
   /** Many turns, each stored as addMemory stores it, in few Chroma requests; one result per item (see bulk-writes.ts). */
   addMemories(principal: Principal, requests: readonly AddMemoryRequest[]): Promise<AddMemoriesResult> {
     return this.bulk.write(principal, requests);
-  }
-
-  private async storeTurn(principal: Principal, request: AddMemoryRequest): Promise<AddMemoryOutcome> {
-    const { input, ids, keyGiven } = resolveTurn(principal, request);
-    const { id, hash } = ids;
-    const flightKey = `${principal.workspace}/${id}`;
-
-    // Registered before the first await: concurrent writes of one id on this replica all join the first, so
-    // none of them takes a recency slot, a feed entry or an audit entry of its own. When the write joined fails,
-    // the first of those waiting takes over and the others join it.
-    for (
-      let round = 0, pending = this.inFlight.get(flightKey);
-      pending && round < MAX_TAKEOVERS;
-      round++, pending = this.inFlight.get(flightKey)
-    ) {
-      const settled = await pending.then(
-        (stored) => ({ stored }),
-        (error: unknown) => ({ error }),
-      );
-      if ("stored" in settled) return replayOrConflict(settled.stored, hash, keyGiven);
-    }
-    const write = this.storeNew(principal, input, ids);
-    const written = write.then((w) => w.stored);
-    written.catch(() => undefined); // awaited by whoever joins it; its own caller awaits `write`
-    this.inFlight.set(flightKey, written);
-    try {
-      const { stored, replaced, writeId } = await write;
-      if (stored.metadata.write_id === writeId) {
-        for (const record of replaced) {
-          if (Number(record.metadata.valid_until) < OPEN_VALIDITY) continue;
-          await this.corrections.supersede(principal, record, id, `superseded by ${id}`);
-          await this.audit.append(principal.workspace, {
-            action: "supersede",
-            actor: principal.agent,
-            memoryId: record.id,
-            reason: `superseded by ${id}`,
-          });
-        }
-        return { created: true, result: addResult(stored, false) };
-      }
-      return replayOrConflict(stored, hash, keyGiven);
-    } finally {
-      if (this.inFlight.get(flightKey) === written) this.inFlight.delete(flightKey);
-    }
-  }
-
-  /** Checks what the write depends on, then stores the turn unless it is stored already, with or without its key. */
-  private async storeNew(
-    principal: Principal,
-    input: AddMemoryRequest,
-    ids: TurnIds,
-  ): Promise<{ stored: StoredRecord; replaced: StoredRecord[]; writeId: string }> {
-    const { id, contentId } = ids;
-    const keyed = id !== contentId;
-    // One lookup for the tombstone and, without a key, for the keyed write whose retry this may be.
-    const { forgotten, keyedTurn: alias } = await this.keyedMarkers.beforeWrite(principal.workspace, id, keyed ? undefined : contentId);
-    if (forgotten) throw gone(id);
-    if (alias !== undefined) {
-      const [original] = await (await this.store.collection(principal.workspace, "turns")).get({ ids: [alias] });
-      if (original) return { stored: original, replaced: [], writeId: "" };
-      // The keyed write it retries was forgotten: the same content does not come back under another id.
-      if (await this.corrections.tombstone(principal.workspace, alias)) throw gone(alias);
-    }
-    // Every memory it replaces must exist and be the caller's to correct, before anything is written.
-    const replaced = await Promise.all((input.supersedes ?? []).map((old) => this.corrections.existing(principal.workspace, old)));
-    for (const record of replaced) this.corrections.assertMayCorrect(principal, record);
-    const writeId = randomUUID();
-    return { stored: await this.writeTurn(principal, input, ids, writeId), replaced, writeId };
-  }
-
-  /**
-   * Stores the turn unless its id exists (or, for a write with a key, unless the same turn was stored without
-   * one); answers with whatever record holds it afterwards.
-   */
-  private async writeTurn(principal: Principal, input: AddMemoryRequest, ids: TurnIds, writeId: string): Promise<StoredRecord> {
-    const { id, key, contentId } = ids;
-    const keyed = id !== contentId;
-    const turns = await this.store.collection(principal.workspace, "turns");
-    const found = new Map((await turns.get({ ids: keyed ? [id, contentId] : [id] })).map((t) => [t.id, t]));
-    // A turn of the same text stored without a key is this write retried with a key only if the rest matches too;
-    // otherwise the key makes it a turn of its own.
-    const byContent = found.get(contentId);
-    const existing = found.get(id) ?? (byContent?.metadata.payload_sha256 === ids.hash ? byContent : undefined);
-    if (existing) return existing;
-    const [embedding] = await this.embedder.embed([turnDocument(input)]);
-    if (!embedding) throw internal();
-    // The slot comes before the turn: a writer that dies in between leaves a slot that readers skip,
-    // never a turn that recency cannot find.
-    // The audit entry goes with them, provisional: it stands once the turn holding this write id is stored,
-    // so a write cut off anywhere, retried or raced, leaves exactly one entry that stands.
-    // All three are taken at once: one `add` and one read-back for the three streams (see ledger/sequences.ts).
-    // A write with a key leaves a marker under its content's id, so that a retry without the key replays it.
-    const [slots] = await Promise.all([
-      this.sequences.appendAcross(
-        principal.workspace,
-        [
-          recencyAppend(principal.agent, id),
-          feedAppend("turns", { record_id: id, op: "put", session_id: input.session_id }),
-          provisionalAuditAppend({ action: "add", actor: principal.agent, memoryId: id }),
-        ],
-        writeId,
-      ),
-      keyed ? this.keyedMarkers.leave(principal.workspace, contentId, id) : undefined,
-    ]);
-    const { seq, recordedAt } = slots[0]!;
-    const record = buildTurnRecord({
-      input,
-      agent: principal.agent,
-      idempotencyKey: key,
-      recordedAt,
-      seq,
-      writeId,
-      source: input.source ?? "agent",
-    });
-    // Chroma keeps the first record for an id: a racing replica's add is ignored, and reading back tells who won.
-    await turns.add([{ id, embedding, ...record }]);
-    const [stored] = await turns.get({ ids: [id] });
-    if (!stored) throw internal();
-    return stored;
   }
 
   async recentTurns(principal: Principal, input: OperationInput<"query_recent_turns">): Promise<RecentTurnsResult> {
