@@ -3,6 +3,8 @@ import { mkdir } from "node:fs/promises";
 import type { Server } from "node:http";
 import { loadTokenRegistry, writeGeneratedTokensFile, type GeneratedToken } from "./auth/tokens.js";
 import { ConfigError, type Config } from "./config.js";
+import { CairnError } from "./errors.js";
+import { EmbeddedChromaError, type EmbeddedChroma } from "./embedded/chroma-server.js";
 import { startOwnedChroma } from "./embedded/owned-chroma.js";
 import type { Embedder } from "./embeddings/embedder.js";
 import { createApp } from "./http/app.js";
@@ -40,6 +42,7 @@ export interface StackOptions {
  */
 export async function startStack({ config, log, embedder, summarizer, console: consoleFiles }: StackOptions): Promise<Stack> {
   const cleanups: Array<() => Promise<void>> = [];
+  let embedded: EmbeddedChroma | undefined;
   const stopAll = async () => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     cleanups.length = 0;
@@ -55,7 +58,11 @@ export async function startStack({ config, log, embedder, summarizer, console: c
 
     let chromaUrl = config.chromaUrl;
     if (!chromaUrl) {
-      const chroma = await startOwnedChroma(config.dataDir);
+      // Nothing restarts it: every request answers 503 from then on, so the operator must hear why at once.
+      const chroma = await startOwnedChroma(config.dataDir, (how, logFile) =>
+        log.error("the embedded chroma stopped; memory-core answers 503 until it is restarted", { how, log_file: logFile }),
+      );
+      embedded = chroma;
       cleanups.push(() => chroma.stop());
       chromaUrl = chroma.url;
     }
@@ -102,9 +109,28 @@ export async function startStack({ config, log, embedder, summarizer, console: c
       stop: stopAll,
     };
   } catch (error) {
+    // Chroma out of reach while the store was read: perhaps because the embedded one crashed.
+    const unreachable = error instanceof CairnError && error.code === "unavailable";
+    const ended = unreachable ? await embedded?.endedWithin(2000) : undefined;
     await stopAll();
+    if (ended && embedded) throw chromaEndedAtStart(ended, embedded.logFile);
     throw error;
   }
+}
+
+/**
+ * The embedded Chroma ended while memory-core read the store at start. Chroma 1.0 crashes (SIGSEGV) rather than
+ * answer an error when a collection's saved vector index is damaged, as a hard kill while it saves one leaves it.
+ */
+function chromaEndedAtStart(how: string, logFile: string): EmbeddedChromaError {
+  const remedy =
+    how === "signal SIGSEGV"
+      ? " A crash as Chroma loads a collection usually means a vector index damaged by a hard kill (SIGKILL, power loss) while Chroma saved it:" +
+        " move the data dir aside, start on an empty one and restore your last backup (cairn restore; docs/operations-cli.md)."
+      : "";
+  return new EmbeddedChromaError(
+    `the embedded Chroma stopped (${how}) while memory-core read the store at start; see its log: ${logFile}.${remedy}`,
+  );
 }
 
 function listen(app: ReturnType<typeof createApp>, port: number, host: string): Promise<Server> {

@@ -1,9 +1,10 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
-import { silentLogger } from "../src/logger.js";
+import { createLogger, silentLogger } from "../src/logger.js";
 import { startStack, type Stack } from "../src/stack.js";
 import { describeStartError } from "../src/start-errors.js";
 import { startEmbeddedChroma } from "../src/embedded/chroma-server.js";
@@ -108,6 +109,64 @@ describe("the embedded default (npm start)", () => {
     expect(describeStartError(error)).toBe("CAIRN_TOKENS_FILE: names a file that does not exist");
   });
 });
+
+describe("an embedded Chroma that crashes", () => {
+  it("is named in the log with how it ended, and requests answer 503 until a restart, which finds every memory", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "cairn-crash-"));
+    const lines: string[] = [];
+    const stack = await startStack({
+      config: embeddedConfig(dataDir),
+      log: createLogger("crash-test", (line) => lines.push(line)),
+      embedder: await sharedEmbedder(),
+    });
+    running.push(stack);
+    const agent = stack.generatedTokens!.find((t) => t.role === "agent")!;
+    const written = await http(stack.url, "POST", "/v1/memories", { token: agent.token, body: turn("crash", 1) });
+    expect(written.status).toBe(201);
+    const recent = (s: Stack) => http(s.url, "GET", "/v1/memories/recent", { token: agent.token });
+    expect((await recent(stack)).body.turns.map((t: { id: string }) => t.id)).toEqual([written.body.id]);
+    const ended = () => lines.map((l) => JSON.parse(l)).filter((l) => l.message.startsWith("the embedded chroma stopped"));
+    expect(ended()).toEqual([]);
+
+    // Chroma 1.0 crashes this way (SIGSEGV) on a vector index damaged by a hard kill while it saved it.
+    process.kill(chromaPid(join(dataDir, "chroma")), "SIGSEGV");
+    await expect.poll(() => ended().length).toBe(1);
+    expect(ended()[0]).toMatchObject({ level: "error", how: "signal SIGSEGV", log_file: join(dataDir, "logs", "chroma.log") });
+    const refused = await recent(stack);
+    expect([refused.status, refused.body.code]).toEqual([503, "unavailable"]);
+    expectNoLeak(refused.text, [stack.chromaUrl.port]);
+    expect(ended()).toHaveLength(1);
+
+    // Its own stop is not a crash: a restart over the same store says nothing of the kind, and finds the turn.
+    await running.pop()!.stop();
+    lines.length = 0;
+    const again = await startStack({
+      config: embeddedConfig(dataDir),
+      log: createLogger("crash-test", (line) => lines.push(line)),
+      embedder: await sharedEmbedder(),
+    });
+    running.push(again);
+    expect((await recent(again)).body.turns.map((t: { id: string }) => t.id)).toEqual([written.body.id]);
+    await running.pop()!.stop();
+    expect(ended()).toEqual([]);
+  });
+});
+
+/** The process of the embedded Chroma serving `path`, found by its command line. */
+function chromaPid(path: string): number {
+  const pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  for (const pid of pids) {
+    const command = (() => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      } catch {
+        return [];
+      }
+    })();
+    if (command.includes("run") && command.includes(path)) return Number(pid);
+  }
+  throw new Error(`no Chroma process serves ${path}`);
+}
 
 describe("embedding stamps", () => {
   it("refuses to start over collections embedded with another model, naming the fix", async () => {

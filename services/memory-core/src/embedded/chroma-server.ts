@@ -11,6 +11,13 @@ export interface EmbeddedChroma {
   url: URL;
   /** The server process's id (a seam for fault-injection tests, which SIGKILL it). */
   pid?: number | undefined;
+  /** Chroma's own output. */
+  logFile: string;
+  /**
+   * How the server ended without being stopped (`signal SIGSEGV`, `code 1`), waiting up to `ms` for it to end:
+   * a crash's refused connections can come before its exit is seen. Undefined while it runs or once stopped.
+   */
+  endedWithin(ms: number): Promise<string | undefined>;
   stop(): Promise<void>;
 }
 
@@ -21,6 +28,8 @@ export interface EmbeddedChromaOptions {
   logFile: string;
   port?: number;
   startTimeoutMs?: number;
+  /** Called once if the server ends without being stopped after it answered, with how it ended and its log. */
+  onEnded?: (how: string, logFile: string) => void;
 }
 
 export class EmbeddedChromaError extends Error {
@@ -39,6 +48,15 @@ export async function startEmbeddedChroma(options: EmbeddedChromaOptions): Promi
   child.stderr?.pipe(log);
   const url = new URL(`http://127.0.0.1:${port}`);
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  let stopping = false;
+  let started = false;
+  let ended: string | undefined;
+  child.once("exit", (code, signal) => {
+    if (stopping) return;
+    ended = signal ? `signal ${signal}` : `code ${code}`;
+    // Ending before it answered is the start's own error (below).
+    if (started) options.onEnded?.(ended, options.logFile);
+  });
 
   const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
   for (;;) {
@@ -52,10 +70,17 @@ export async function startEmbeddedChroma(options: EmbeddedChromaOptions): Promi
     }
     await sleep(100);
   }
+  started = true;
   return {
     url,
     pid: child.pid,
+    logFile: options.logFile,
+    endedWithin: async (ms) => {
+      if (ended === undefined && !stopping) await Promise.race([exited, sleep(ms)]);
+      return ended;
+    },
     async stop() {
+      stopping = true;
       await stopChild(child, exited);
       log.end();
     },
