@@ -34,6 +34,8 @@ async function main(): Promise<void> {
       tokens,
       log,
       processMetrics: false,
+      // Warned of on stderr, like every log line of this transport (stdout carries the protocol).
+      ...(config.memoryLimit ? { memoryLimit: config.memoryLimit } : {}),
     });
     cleanups.push(() => runtime.close());
     const server = buildServer(runtime.executor, principal, "mcp-stdio", log);

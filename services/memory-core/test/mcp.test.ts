@@ -286,9 +286,13 @@ describe("stdio transport", () => {
         CAIRN_TOKENS_FILE: tokensFile,
         CAIRN_CHROMA_URL: chromaUrl().toString(),
         CAIRN_DATA_DIR: dir,
+        // Far below any resident size: the watch must say so on stderr, once.
+        CAIRN_MEMORY_LIMIT_MB: "1",
       },
       stderr: "pipe",
     });
+    let stderr = "";
+    transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
     const stdio = new Client({ name: "cairn-stdio-test", version: "0.0.0" });
     // The child loads the embedder before it answers `initialize`: on a busy machine that outlasts the SDK's 60 s default.
     await stdio.connect(transport, { timeout: 110_000 });
@@ -309,6 +313,16 @@ describe("stdio transport", () => {
       // The same turn is visible over HTTP: one store behind both transports.
       const overHttp = await http(cairn.url, "GET", "/v1/memories/recent?agent=carol", { token: alice.token });
       expect(overHttp.body.turns.map((t: { id: string }) => t.id)).toEqual([written.structuredContent.id]);
+      // The memory watch runs here as it does over HTTP: one warning at the highest share, none at 80%.
+      const lines = stderr
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as { level: string; message: string; limit_source?: string });
+      expect(lines.some((l) => l.message === "watching resident size against the memory limit")).toBe(true);
+      const warnings = lines.filter((l) => l.level === "warn" && l.message.includes("of the memory limit"));
+      expect(warnings.map((w) => [w.message, w.limit_source])).toEqual([
+        ["resident size is above 90% of the memory limit", "CAIRN_MEMORY_LIMIT_MB"],
+      ]);
     } finally {
       await stdio.close();
     }
