@@ -34,8 +34,8 @@ ENV NODE_ENV=production \
     CAIRN_DATA_DIR=/var/lib/cairn
 RUN groupadd --system --gid 10001 cairn \
  && useradd --system --uid 10001 --gid cairn --home-dir /var/lib/cairn --shell /usr/sbin/nologin cairn \
- && mkdir -p /var/lib/cairn \
- && chown cairn:cairn /var/lib/cairn
+ && mkdir -p /var/lib/cairn/lexical \
+ && chown -R cairn:cairn /var/lib/cairn
 WORKDIR /app
 # Owned by root and read-only to the service user: the code cannot be changed by the process that runs it.
 COPY --from=deps /app/ ./

@@ -205,6 +205,18 @@ describe("the compose rules catch", () => {
     );
   });
 
+  it("lexical snapshots off, in the tmpfs data dir, or on a volume another replica writes too", () => {
+    expect(broken((c) => (c.services["memory-core"].environment.CAIRN_INDEX_DIR = "off"))).toContain(
+      "memory-core: keeps no lexical snapshots (CAIRN_INDEX_DIR); a restart reads every record from Chroma",
+    );
+    expect(broken((c) => delete c.services["memory-core-2"].volumes)).toContain(
+      "memory-core-2: CAIRN_INDEX_DIR (/var/lib/cairn/lexical) is not on a named volume",
+    );
+    expect(broken((c) => (c.services["memory-core-3"].volumes = ["memory-core-index:/var/lib/cairn/lexical"]))).toEqual([
+      "memory-core-3: shares the snapshot volume memory-core-index with memory-core",
+    ]);
+  });
+
   it("a scale-out replica that is not memory-core again, or is published", () => {
     expect(
       broken((c) => (c.services["memory-core-2"].environment = { ...c.services["memory-core-2"].environment, CAIRN_PORT: "9000" })),

@@ -91,6 +91,7 @@ export function composeViolations({ compose, envFiles, knownVariables, caddyfile
   }
 
   checkPublished(PUBLISHED_SERVICE, dict(services[PUBLISHED_SERVICE]), defaults, out);
+  checkIndexVolumes(services, [PUBLISHED_SERVICE, ...replicas], out);
   checkScaleOut(services, replicas, caddyfile, envFiles[SCALE_OUT_PROFILE], defaults, out);
   checkTokensSecret(dict(services[PUBLISHED_SERVICE]), secrets, out);
 
@@ -108,6 +109,31 @@ export function composeViolations({ compose, envFiles, knownVariables, caddyfile
   checkEnvFiles(interpolations, envFiles, out);
   checkLocalModelProfile(services, envFiles[LOCAL_MODEL_PROFILE], out);
   return out;
+}
+
+/**
+ * Each memory-core keeps its lexical snapshots (CAIRN_INDEX_DIR) on a named volume of its own: not in its tmpfs
+ * data dir, where they would take RAM and go with the container, and not on another replica's volume.
+ */
+function checkIndexVolumes(services: Dict, names: string[], out: string[]): void {
+  const owner = new Map<string, string>();
+  for (const name of names) {
+    const service = dict(services[name]);
+    const indexDir = dict(service.environment).CAIRN_INDEX_DIR;
+    if (indexDir === undefined || indexDir === "off") {
+      out.push(`${name}: keeps no lexical snapshots (CAIRN_INDEX_DIR); a restart reads every record from Chroma`);
+      continue;
+    }
+    const mount = list(service.volumes).find((v): v is string => typeof v === "string" && v.split(":")[1] === indexDir);
+    if (mount === undefined || !isNamedVolume(mount)) {
+      out.push(`${name}: CAIRN_INDEX_DIR (${String(indexDir)}) is not on a named volume`);
+      continue;
+    }
+    const volume = mount.split(":")[0]!;
+    const other = owner.get(volume);
+    if (other !== undefined) out.push(`${name}: shares the snapshot volume ${volume} with ${other}`);
+    else owner.set(volume, name);
+  }
 }
 
 /**
