@@ -8,7 +8,7 @@ import { ChangeFeed } from "../ledger/change-feed.js";
 import { KeyedMarkers } from "../ledger/keyed-markers.js";
 import { Sequences } from "../ledger/sequences.js";
 import { Verifications } from "../ledger/verifications.js";
-import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
+import { EMBEDDED_COLLECTIONS, type ChromaStore, type StoredRecord } from "../store/chroma-store.js";
 import { bestOf } from "../retrieval/confidence.js";
 import type { Condition } from "../retrieval/filters.js";
 import { decodeCursor, encodeCursor, oldestFirst, positionFrom } from "../records/cursor.js";
@@ -367,7 +367,14 @@ export class MemoryService {
 
   /** Builds the workspace's lexical indexes now rather than at its first query. */
   async warmUp(workspace: string): Promise<void> {
-    await Promise.all([this.lexical.snapshot(workspace, "turns"), this.lexical.snapshot(workspace, "summaries")]);
+    // Chroma loads a collection's vector index at its first search, which in a large store takes seconds: one
+    // search each now, so that it loads while the lexical indexes do, not in the first caller's query. Its
+    // answer does not matter, nor does its failure (the lexical side reports a Chroma out of reach).
+    const probe = Array.from({ length: this.store.stamp.dimension }, (_, i) => (i === 0 ? 1 : 0));
+    const vectors = Promise.all(
+      EMBEDDED_COLLECTIONS.map(async (name) => (await this.store.collection(workspace, name)).query({ embedding: probe, n: 1 })),
+    ).catch(() => undefined);
+    await Promise.all([this.lexical.snapshot(workspace, "turns"), this.lexical.snapshot(workspace, "summaries"), vectors]);
   }
 
   /**

@@ -326,7 +326,10 @@ export class LexicalIndexes {
    * else everything in the collection now, the feed from where it stood before the scan (re-reading is harmless).
    */
   private async build(workspace: string, collection: SearchableCollection): Promise<Entry> {
-    const position = await this.feed.length(workspace, collection);
+    // The feed's length is asked for while the snapshot loads: in a large store Chroma's first answer after a
+    // start takes about as long as the snapshot does (docs/benchmarks.md, "Restart to first answered query").
+    const feedLength = this.feed.length(workspace, collection);
+    feedLength.catch(() => undefined); // awaited below, whatever the snapshot does
     const fetch = async (ids: readonly string[]) =>
       (await this.store.collection(workspace, collection)).get({ ids: [...ids], withDocuments: true });
     const create = () => {
@@ -353,15 +356,17 @@ export class LexicalIndexes {
       removedSincePersisted: false,
     });
     const began = this.now();
+    const ignored = (reason: string) =>
+      this.log?.warn("lexical snapshot ignored; index built from Chroma", { workspace, collection, reason });
     if (this.snapshots) {
       const loaded = create();
-      const header = await this.load(workspace, collection, loaded.index, position).catch((error: unknown) => {
-        this.log?.warn("lexical snapshot ignored; index built from Chroma", {
-          workspace,
-          collection,
-          reason: error instanceof Error ? error.message : String(error),
-        });
+      const header = await this.load(workspace, collection, loaded.index, feedLength).catch((error: unknown) => {
+        ignored(error instanceof Error ? error.message : String(error));
         return undefined;
+      });
+      const position = await feedLength.catch((error: unknown) => {
+        loaded.index.drop();
+        throw error;
       });
       if (header) {
         this.log?.info("lexical index loaded from snapshot", {
@@ -376,6 +381,7 @@ export class LexicalIndexes {
       }
       loaded.index.drop();
     }
+    const position = await feedLength;
     const { ranker, index } = create();
     try {
       const records = await this.store.collection(workspace, collection);
@@ -399,7 +405,7 @@ export class LexicalIndexes {
     workspace: string,
     collection: SearchableCollection,
     index: CollectionIndex,
-    feedLength: number,
+    feedLength: Promise<number>,
   ): Promise<SnapshotHeader | undefined> {
     const file = this.snapshotFile(workspace, collection);
     const exists = await stat(file).then(
@@ -409,7 +415,9 @@ export class LexicalIndexes {
     if (!exists) return undefined;
     const records = await this.store.collection(workspace, collection);
     const fields = this.fieldsOf(collection);
+    let seen: SnapshotHeader | undefined;
     const refuse = (header: SnapshotHeader): string | undefined => {
+      seen = header;
       if (header.analysis !== ANALYSIS_VERSION) return `text analysis ${header.analysis}, not ${ANALYSIS_VERSION}`;
       if (header.workspace !== workspace || header.collection !== collection) return "another workspace or collection";
       if (header.collectionId !== records.chromaId) return "another Chroma collection";
@@ -417,7 +425,6 @@ export class LexicalIndexes {
         return "another embedding stamp";
       }
       if (header.fields.join(",") !== fields.join(",")) return "other fields";
-      if (header.position > feedLength) return `feed position ${header.position} beyond the feed (${feedLength})`;
       return undefined;
     };
     let put = 0;
@@ -425,6 +432,10 @@ export class LexicalIndexes {
       index.putAnalyzed(document);
       if (++put % SNAPSHOT_STRETCH === 0) await yieldToLoop();
     });
+    // Checked once the feed's length is in, which was asked for beside the read: a snapshot from beyond the feed
+    // (a store restored or replaced under it) is named as such, even when its checksum fails too.
+    const length = await feedLength;
+    if (seen && seen.position > length) throw new Error(`feed position ${seen.position} beyond the feed (${length})`);
     if (!read.ok) throw new Error(read.reason);
     return read.header;
   }
