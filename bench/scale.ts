@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -107,7 +108,8 @@ export async function benchScale(argv: string[]): Promise<void> {
     const rss: Array<{ turns: number; rss_mb: number }> = [];
     const stored = (JSON.parse(await request("GET", "/v1/admin/status", tokens[0]!.token)) as { turns: number }).turns;
     const resumedAt = Math.min(10, Math.floor(stored / tenth));
-    if (resumedAt > 0) log(`the store holds ${stored} turns: loading resumes at tenth ${resumedAt + 1} of 10`);
+    if (resumedAt === 10) log(`the store holds ${stored} turns: all ${n} are loaded, measuring at N`);
+    else if (resumedAt > 0) log(`the store holds ${stored} turns: loading resumes at tenth ${resumedAt + 1} of 10`);
     let loaded = resumedAt * tenth;
     let loadedNow = 0;
     let loadMs = 0;
@@ -155,6 +157,9 @@ export async function benchScale(argv: string[]): Promise<void> {
     const recentAtN = await recentP95();
     const hybrid = await searchP95("hybrid");
     const semantic = await searchP95("semantic");
+    // New turns in every run: without a key a turn's id comes from its session and text, so a run over a kept
+    // store would otherwise replay the turns an earlier run wrote here, and time replays.
+    const runTag = randomUUID().slice(0, 8);
     const extra = corpus(samples * 2, { agents: AGENTS, sessions: 50, seed: 7 });
     const writes: number[] = [];
     let nextWrite = 0;
@@ -163,7 +168,11 @@ export async function benchScale(argv: string[]): Promise<void> {
         while (nextWrite < extra.length) {
           const { agent, ...turn } = extra[nextWrite++]!;
           writes.push(
-            (await timed(() => request("POST", "/v1/memories", tokenOf.get(agent)!, { ...turn, session_id: `${turn.session_id}-c16` }))).ms,
+            (
+              await timed(() =>
+                request("POST", "/v1/memories", tokenOf.get(agent)!, { ...turn, session_id: `${turn.session_id}-c16-${runTag}` }),
+              )
+            ).ms,
           );
         }
       }),
