@@ -43,6 +43,10 @@ export async function startEmbeddedChroma(options: EmbeddedChromaOptions): Promi
   const log = createWriteStream(options.logFile, { flags: "a" });
   const child = spawn(process.execPath, [chromaCli(), "run", "--path", options.path, "--host", "127.0.0.1", "--port", String(port)], {
     stdio: ["ignore", "pipe", "pipe"],
+    // A process group of its own: Ctrl-C in a terminal signals the whole foreground group, and Chroma must not
+    // stop before memory-core has written its lexical snapshots, which read the change feed from it. memory-core
+    // stops it itself (stop(), below).
+    detached: true,
   });
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);
@@ -52,7 +56,9 @@ export async function startEmbeddedChroma(options: EmbeddedChromaOptions): Promi
   let started = false;
   let ended: string | undefined;
   child.once("exit", (code, signal) => {
-    if (stopping) return;
+    // A stop signal sent to Chroma's own group (a supervisor stopping every process it started) ends it with
+    // memory-core, which is no news. Anything else (a crash, a kill) is.
+    if (stopping || isStopSignal(signal, code)) return;
     ended = signal ? `signal ${signal}` : `code ${code}`;
     // Ending before it answered is the start's own error (below).
     if (started) options.onEnded?.(ended, options.logFile);
@@ -85,6 +91,14 @@ export async function startEmbeddedChroma(options: EmbeddedChromaOptions): Promi
       log.end();
     },
   };
+}
+
+const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
+/** Ended by a stop signal, or by the exit status a process that handles one conventionally gives (128 + its number). */
+function isStopSignal(signal: NodeJS.Signals | null, code: number | null): boolean {
+  if (signal) return (STOP_SIGNALS as readonly string[]).includes(signal);
+  return code === 0 || code === 128 + 1 || code === 128 + 2 || code === 128 + 15;
 }
 
 function chromaCli(): string {
