@@ -53,6 +53,7 @@ async function main(): Promise<void> {
     transport.onclose = () => void shutdown();
     process.on("SIGINT", () => void shutdown());
     process.on("SIGTERM", () => void shutdown());
+    process.on("SIGHUP", () => void shutdown());
     process.stdin.on("end", () => void shutdown());
     await server.connect(transport);
   } catch (error) {

@@ -113,66 +113,69 @@ describe("the embedded default (npm start)", () => {
   });
 });
 
-describe("Ctrl-C in a terminal", () => {
-  it("stops memory-core before its embedded Chroma, so the lexical snapshots are written, and leaves no Chroma behind", async () => {
-    const stub = await startOpenAIStub({ dimension: 16 });
-    try {
-      const dataDir = await mkdtemp(join(tmpdir(), "cairn-ctrlc-"));
-      const port = await freePort();
-      const main = fileURLToPath(new URL("../../server/src/main.ts", import.meta.url));
-      // A process group of its own, as a terminal's foreground job: Ctrl-C signals every process in it.
-      const child = spawn(process.execPath, ["--import", "tsx", main], {
-        env: {
-          PATH: process.env.PATH ?? "",
-          HOME: process.env.HOME ?? "",
-          CAIRN_DATA_DIR: dataDir,
-          CAIRN_PORT: String(port),
-          CAIRN_HOST: "127.0.0.1",
-          CAIRN_EMBEDDINGS: "openai",
-          CAIRN_EMBEDDINGS_BASE_URL: stub.baseUrl,
-          CAIRN_EMBEDDINGS_MODEL: "stub-embed",
-        },
-        stdio: ["ignore", "pipe", "pipe"],
-        detached: true,
-      });
-      let output = "";
-      child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-      child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-      const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-      const url = new URL(`http://127.0.0.1:${port}`);
-      await expect
-        .poll(
-          () =>
-            fetch(new URL("/readyz", url)).then(
-              (r) => r.ok,
-              () => false,
-            ),
-          { timeout: 110_000, interval: 200 },
-        )
-        .toBe(true);
-      const tokens = (
-        yaml.load(await readFile(join(dataDir, "tokens.yaml"), "utf8")) as {
-          tokens: Array<{ token: string; role: string; workspace: string }>;
-        }
-      ).tokens;
-      const agent = tokens.find((t) => t.role === "agent")!;
-      const written = await http(url, "POST", "/v1/memories", { token: agent.token, body: turn("ctrl-c", 1) });
-      expect(written.status).toBe(201);
-      const chroma = chromaPid(join(dataDir, "chroma"));
+describe("Ctrl-C in a terminal, or the terminal closed", () => {
+  it.each(["SIGINT", "SIGHUP"] as const)(
+    "%s to the group stops memory-core before its embedded Chroma, so the lexical snapshots are written, and leaves no Chroma behind",
+    async (signal) => {
+      const stub = await startOpenAIStub({ dimension: 16 });
+      try {
+        const dataDir = await mkdtemp(join(tmpdir(), "cairn-ctrlc-"));
+        const port = await freePort();
+        const main = fileURLToPath(new URL("../../server/src/main.ts", import.meta.url));
+        // A process group of its own, as a terminal's foreground job: Ctrl-C signals every process in it.
+        const child = spawn(process.execPath, ["--import", "tsx", main], {
+          env: {
+            PATH: process.env.PATH ?? "",
+            HOME: process.env.HOME ?? "",
+            CAIRN_DATA_DIR: dataDir,
+            CAIRN_PORT: String(port),
+            CAIRN_HOST: "127.0.0.1",
+            CAIRN_EMBEDDINGS: "openai",
+            CAIRN_EMBEDDINGS_BASE_URL: stub.baseUrl,
+            CAIRN_EMBEDDINGS_MODEL: "stub-embed",
+          },
+          stdio: ["ignore", "pipe", "pipe"],
+          detached: true,
+        });
+        let output = "";
+        child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+        child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+        const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+        const url = new URL(`http://127.0.0.1:${port}`);
+        await expect
+          .poll(
+            () =>
+              fetch(new URL("/readyz", url)).then(
+                (r) => r.ok,
+                () => false,
+              ),
+            { timeout: 110_000, interval: 200 },
+          )
+          .toBe(true);
+        const tokens = (
+          yaml.load(await readFile(join(dataDir, "tokens.yaml"), "utf8")) as {
+            tokens: Array<{ token: string; role: string; workspace: string }>;
+          }
+        ).tokens;
+        const agent = tokens.find((t) => t.role === "agent")!;
+        const written = await http(url, "POST", "/v1/memories", { token: agent.token, body: turn("ctrl-c", 1) });
+        expect(written.status).toBe(201);
+        const chroma = chromaPid(join(dataDir, "chroma"));
 
-      process.kill(-child.pid!, "SIGINT");
-      expect(await exited).toBe(0);
-      expect(output).toContain('"message":"lexical snapshot written"');
-      expect(output).not.toContain("lexical snapshot not written");
-      expect(output).not.toContain("the embedded chroma stopped");
-      const snapshot = await readFile(join(dataDir, "lexical", encodeURIComponent(agent.workspace), "turns.snap"), "utf8");
-      expect(snapshot).toContain(written.body.id);
-      // Its Chroma went with it, stopped by memory-core.
-      await expect.poll(() => alive(chroma), { timeout: 30_000 }).toBe(false);
-    } finally {
-      await stub.close();
-    }
-  });
+        process.kill(-child.pid!, signal);
+        expect(await exited).toBe(0);
+        expect(output).toContain('"message":"lexical snapshot written"');
+        expect(output).not.toContain("lexical snapshot not written");
+        expect(output).not.toContain("the embedded chroma stopped");
+        const snapshot = await readFile(join(dataDir, "lexical", encodeURIComponent(agent.workspace), "turns.snap"), "utf8");
+        expect(snapshot).toContain(written.body.id);
+        // Its Chroma went with it, stopped by memory-core.
+        await expect.poll(() => alive(chroma), { timeout: 30_000 }).toBe(false);
+      } finally {
+        await stub.close();
+      }
+    },
+  );
 });
 
 const alive = (pid: number) => {

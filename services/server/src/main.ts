@@ -25,6 +25,8 @@ async function main(): Promise<void> {
   };
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
+  // A closed terminal: stopped like Ctrl-C, so that the embedded Chroma (a process group of its own) goes too.
+  process.on("SIGHUP", () => void stop("SIGHUP"));
 }
 
 void main();
