@@ -3,7 +3,7 @@ import { keyedMarkerId, Ledger, tombstoneId } from "./ledger.js";
 
 /**
  * A write with an idempotency key leaves a marker `keyed:<content id>` naming the id it stored the turn under,
- * so that a retry of the same turn without the key replays it (see memory-service.ts).
+ * so that a retry of the same turn without the key replays it (see domain/bulk-writes.ts).
  */
 export class KeyedMarkers {
   private readonly ledger: Ledger;
@@ -13,23 +13,8 @@ export class KeyedMarkers {
   }
 
   /**
-   * What the ledger holds against writing turn `id`, in one lookup: whether it was forgotten and, for a write
-   * without a key (`contentId` given), the turn a write of the same content with a key stored.
-   */
-  async beforeWrite(
-    workspace: string,
-    id: string,
-    contentId: string | undefined,
-  ): Promise<{ forgotten: boolean; keyedTurn: string | undefined }> {
-    const ids = contentId === undefined ? [tombstoneId(id)] : [tombstoneId(id), keyedMarkerId(contentId)];
-    const found = new Map((await this.ledger.get(workspace, ids)).map((m) => [m.id, m.metadata]));
-    const keyedTurn = contentId === undefined ? undefined : found.get(keyedMarkerId(contentId))?.turn_id;
-    return { forgotten: found.has(tombstoneId(id)), keyedTurn: typeof keyedTurn === "string" ? keyedTurn : undefined };
-  }
-
-  /**
-   * `beforeWrite` for many writes in one lookup (a bulk write): the ids of those forgotten, and for each content
-   * id asked about, the turn a write of the same content with a key stored.
+   * What the ledger holds against writing the turns `ids`, in one lookup: the ids of those forgotten, and for each
+   * content id asked about (writes without a key), the turn a write of the same content with a key stored.
    */
   async beforeWrites(
     workspace: string,
@@ -50,7 +35,10 @@ export class KeyedMarkers {
     return { forgotten: new Set(ids.filter((id) => found.has(tombstoneId(id)))), keyedTurns };
   }
 
-  /** `leave` for many turns in one `add`; the first marker of a content id stays, in Chroma and in the list. */
+  /**
+   * Marks that the turn of each content id was stored under its turn id, in one `add`; the first marker of a
+   * content id stays, in Chroma and in the list.
+   */
   async leaveMany(workspace: string, markers: ReadonlyArray<{ contentId: string; turnId: string }>): Promise<void> {
     const first = new Map<string, string>();
     for (const m of markers) if (!first.has(m.contentId)) first.set(m.contentId, m.turnId);
@@ -58,10 +46,5 @@ export class KeyedMarkers {
       workspace,
       [...first].map(([contentId, turnId]) => ({ id: keyedMarkerId(contentId), metadata: { turn_id: turnId } })),
     );
-  }
-
-  /** Marks that the turn of `contentId` was stored under `turnId`; the first marker of a content id stays. */
-  async leave(workspace: string, contentId: string, turnId: string): Promise<void> {
-    await this.ledger.insertIfAbsent(workspace, [{ id: keyedMarkerId(contentId), metadata: { turn_id: turnId } }]);
   }
 }
