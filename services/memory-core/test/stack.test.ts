@@ -14,6 +14,7 @@ import { freePort, startEmbeddedChroma } from "../src/embedded/chroma-server.js"
 import { startOpenAIStub } from "../../../testing/openai-stub.js";
 import { ChromaFaults } from "./support/chroma-faults.js";
 import { expectNoLeak } from "./support/no-leak.js";
+import { alive } from "./support/processes.js";
 import { chromaUrl, http, makeToken, mcpClient, sharedEmbedder, startCairn, turn, uniqueWorkspace } from "./support/harness.js";
 
 const running: Stack[] = [];
@@ -177,15 +178,6 @@ describe("Ctrl-C in a terminal, or the terminal closed", () => {
     },
   );
 });
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe("an embedded Chroma that crashes", () => {
   it("is named in the log with how it ended, and requests answer 503 until a restart, which finds every memory", async () => {

@@ -11,7 +11,8 @@ import { freePort, startEmbeddedChroma, type EmbeddedChroma } from "../../src/em
 
 export { freePort };
 
-const alive = (pid: number) => {
+/** Whether a process of that id is running (signal 0 tests for it). */
+export const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
     return true;
