@@ -19,7 +19,7 @@ import { startHashStub } from "./timed-embedder.js";
  * - `load_turns_per_s`; `rss_mb` at each tenth of N (memory-core's resident size, from its /metrics) and its slope
  *   `rss_mb_per_1k_turns` (least squares over the tenths);
  * - `recent_p95_ms` at N/10 and at N, and their ratio;
- * - at N: `hybrid_p95_ms`, `semantic_p95_ms` (query_raw_memories), `write_p50_ms_c16` (add_memory with 16
+ * - at N: `hybrid_p95_ms`, `semantic_p95_ms` and `lexical_p95_ms` (query_raw_memories; p50s beside them), `write_p50_ms_c16` (add_memory with 16
  *   concurrent writers);
  * - `restart_ready_s`: memory-core stopped and started again over the loaded store, until its first hybrid
  *   query is answered (the embedded Chroma restarts with it, as `npm start` would).
@@ -94,12 +94,12 @@ export async function benchScale(argv: string[]): Promise<void> {
     return summarize(times).p95;
   };
   const queries = corpus(samples, { agents: 1, sessions: 1, seed: 99 }).map((t) => t.thought.split(".")[0]!);
-  const searchP95 = async (mode: "hybrid" | "semantic") => {
+  const searchTimes = async (mode: "hybrid" | "semantic" | "lexical") => {
     const times: number[] = [];
     for (const [i, query] of queries.entries()) {
       times.push((await timed(() => request("POST", "/v1/memories/query", tokens[i % AGENTS]!.token, { query, mode, limit: 10 }))).ms);
     }
-    return summarize(times).p95;
+    return summarize(times);
   };
 
   try {
@@ -155,8 +155,10 @@ export async function benchScale(argv: string[]): Promise<void> {
 
     // 2. At N: reads, then writes with 16 writers.
     const recentAtN = await recentP95();
-    const hybrid = await searchP95("hybrid");
-    const semantic = await searchP95("semantic");
+    const hybrid = await searchTimes("hybrid");
+    const semantic = await searchTimes("semantic");
+    // The lexical side alone, to tell which side a hybrid query's time goes to.
+    const lexical = await searchTimes("lexical");
     // New turns in every run: without a key a turn's id comes from its session and text, so a run over a kept
     // store would otherwise replay the turns an earlier run wrote here, and time replays.
     const runTag = randomUUID().slice(0, 8);
@@ -193,8 +195,12 @@ export async function benchScale(argv: string[]): Promise<void> {
       ...(rss.length > 1 ? { rss_mb_per_1k_turns: round(slope(rss.map((r) => [r.turns / 1000, r.rss_mb])), 3) } : {}),
       restart_ready_s: round(restartReady, 1),
       write_p50_ms_c16: round(summarize(writes).p50, 1),
-      hybrid_p95_ms: round(hybrid, 1),
-      semantic_p95_ms: round(semantic, 1),
+      hybrid_p95_ms: round(hybrid.p95, 1),
+      hybrid_p50_ms: round(hybrid.p50, 1),
+      semantic_p95_ms: round(semantic.p95, 1),
+      semantic_p50_ms: round(semantic.p50, 1),
+      lexical_p95_ms: round(lexical.p95, 1),
+      lexical_p50_ms: round(lexical.p50, 1),
       recent_p95_ms: round(recentAtN, 1),
       ...(recentAtTenth === undefined
         ? {}
