@@ -356,12 +356,14 @@ export class LexicalIndexes {
       removedSincePersisted: false,
     });
     const began = this.now();
-    const ignored = (reason: string) =>
-      this.log?.warn("lexical snapshot ignored; index built from Chroma", { workspace, collection, reason });
     if (this.snapshots) {
       const loaded = create();
       const header = await this.load(workspace, collection, loaded.index, feedLength).catch((error: unknown) => {
-        ignored(error instanceof Error ? error.message : String(error));
+        this.log?.warn("lexical snapshot ignored; index built from Chroma", {
+          workspace,
+          collection,
+          reason: error instanceof Error ? error.message : String(error),
+        });
         return undefined;
       });
       const position = await feedLength.catch((error: unknown) => {
