@@ -5,6 +5,7 @@ import type { Embedder } from "../embeddings/embedder.js";
 import { CairnError, internal } from "../errors.js";
 import { provisionalAuditAppend, type AuditLog } from "../ledger/audit-log.js";
 import { feedAppend } from "../ledger/change-feed.js";
+import { GroupCommit } from "../ledger/group-commit.js";
 import type { KeyedMarkers } from "../ledger/keyed-markers.js";
 import type { Sequences } from "../ledger/sequences.js";
 import { buildTurnRecord, OPEN_VALIDITY, turnDocument } from "../records/turn-record.js";
@@ -71,8 +72,8 @@ interface Fresh extends Resolved {
  * in it as it would have failed alone, and each retries with its key.
  */
 export class BulkWrites {
-  /** `add_memory` calls waiting for the workspace's batch in flight to end; present while one runs. */
-  private readonly queues = new Map<string, PendingWrite[]>();
+  /** `add_memory` calls, written a batch at a time per workspace (see above). */
+  private readonly joined = new GroupCommit<PendingWrite>(MAX_JOINED, (workspace, batch) => this.writeJoined(workspace, batch));
   /** Turns being stored by a batch on this replica, by `<workspace>/<id>`: a batch that names one waits for it. */
   private readonly inFlight = new Map<string, Promise<StoredRecord>>();
 
@@ -103,33 +104,16 @@ export class BulkWrites {
 
   /** `add_memory`'s turn, in the workspace's next batch (see above). */
   writeOne(principal: Principal, request: AddMemoryRequest): Promise<AddMemoryOutcome> {
-    return new Promise((resolve, reject) => {
-      const pending = { item: { principal, request }, resolve, reject };
-      const queue = this.queues.get(principal.workspace);
-      if (queue) queue.push(pending);
-      else {
-        this.queues.set(principal.workspace, [pending]);
-        void this.drain(principal.workspace);
-      }
-    });
+    return new Promise((resolve, reject) => this.joined.add(principal.workspace, [{ item: { principal, request }, resolve, reject }]));
   }
 
-  /** Writes the workspace's waiting calls batch by batch until none are left. */
-  private async drain(workspace: string): Promise<void> {
-    const queue = this.queues.get(workspace)!;
-    while (queue.length > 0) {
-      const batch = queue.splice(0, MAX_JOINED);
-      try {
-        const outcomes = await this.writeItems(
-          workspace,
-          batch.map((p) => p.item),
-        );
-        outcomes.forEach((outcome, i) => (outcome instanceof CairnError ? batch[i]!.reject(outcome) : batch[i]!.resolve(outcome)));
-      } catch (error) {
-        for (const pending of batch) pending.reject(error);
-      }
-    }
-    this.queues.delete(workspace);
+  /** A batch of `add_memory` calls: each answered with its own outcome, or its own refusal. */
+  private async writeJoined(workspace: string, batch: PendingWrite[]): Promise<void> {
+    const outcomes = await this.writeItems(
+      workspace,
+      batch.map((p) => p.item),
+    );
+    outcomes.forEach((outcome, i) => (outcome instanceof CairnError ? batch[i]!.reject(outcome) : batch[i]!.resolve(outcome)));
   }
 
   /** The batch's items judged and stored as described above; anything but an item's own refusal fails the batch. */

@@ -1,5 +1,6 @@
 import { unavailable } from "../errors.js";
 import type { ChromaStore, Metadata } from "../store/chroma-store.js";
+import { GroupCommit } from "./group-commit.js";
 import { Ledger, slotId, type LedgerEntry } from "./ledger.js";
 
 /**
@@ -47,8 +48,8 @@ interface PendingAppend {
 export class Sequences {
   /** Per workspace and stream, a length the sequence is known to have reached: a hint, never the truth. */
   private readonly lengthHints = new Map<string, number>();
-  /** Appends waiting for the workspace's batch in flight to end; present while one runs. */
-  private readonly appendQueues = new Map<string, PendingAppend[]>();
+  /** A workspace's appends, committed a batch at a time (see above). */
+  private readonly appends = new GroupCommit<PendingAppend>(MAX_BATCH, (workspace, batch) => this.appendBatch(workspace, batch));
   private readonly ledger: Ledger;
 
   constructor(
@@ -96,27 +97,8 @@ export class Sequences {
         ),
       ),
     );
-    const waiting = this.appendQueues.get(workspace);
-    if (waiting) waiting.push(...pending);
-    else {
-      this.appendQueues.set(workspace, pending);
-      void this.drain(workspace);
-    }
+    this.appends.add(workspace, pending);
     return appended;
-  }
-
-  /** Commits the workspace's queued appends batch by batch until none are left. */
-  private async drain(workspace: string): Promise<void> {
-    const queue = this.appendQueues.get(workspace)!;
-    while (queue.length > 0) {
-      const batch = queue.splice(0, MAX_BATCH);
-      try {
-        await this.appendBatch(workspace, batch);
-      } catch (error) {
-        for (const pending of batch) pending.reject(error);
-      }
-    }
-    this.appendQueues.delete(workspace);
   }
 
   /** Takes consecutive slots in each stream for the batch; those another writer took first try again at the new end. */
