@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import MiniSearch from "minisearch";
 import { describe, expect, it } from "vitest";
 import { Bm25Index } from "../src/lexical/bm25-index.js";
@@ -195,6 +196,67 @@ describe("Bm25Index", () => {
   });
 });
 
+describe("Bm25Index against a record-by-record reference", () => {
+  it("gives any query, limit and filter the reference's best records with their scores, however few terms it scans", () => {
+    // Corpora where some words are held by most records (lookup tables; scanned only while a bound cannot
+    // prove the page) and others by a few (always scanned), some records removed; queries with feedback
+    // terms, limits from one to past the records, filters that turn down some or most records; both
+    // coordinations. Ties are broken by record order in both.
+    const vocabulary = ["found", "cache", "timeout", "race", "index", "lock", "retry", "leak", "queue", "shard", "alpha", "omega"];
+    const shares = [0.95, 0.7, 0.5, 0.35, 0.25, 0.15, 0.1, 0.06, 0.03, 0.02, 0.01, 0.005];
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 31 - 2 }), (seed) => {
+        let state = seed + 1;
+        const random = () => (state = (state * 48271) % 2147483647) / 2147483647;
+        const size = 20 + Math.floor(random() * 400);
+        const records: Array<[string, { title: string; body: string }]> = Array.from({ length: size }, (_, i) => {
+          const words = vocabulary.filter((_, w) => random() < shares[w]!);
+          const repeated = words.filter(() => random() < 0.2);
+          return [
+            `r${i}`,
+            {
+              title: words.filter(() => random() < 0.3).join(" "),
+              body: [...words, ...repeated, `filler${Math.floor(random() * 5)}`].join(" "),
+            },
+          ];
+        });
+        const idfCoordination = random() < 0.5;
+        const index = new Bm25Index<string>(Object.keys(boosts), boosts, { ...params, idfCoordination });
+        for (const [id, fields] of records) index.put(id, fields, id);
+        const live = records.filter(() => random() >= 0.1);
+        const kept = new Set(live.map(([id]) => id));
+        for (const [id] of records) if (!kept.has(id)) index.remove(id);
+        const pick = () => vocabulary[Math.floor(random() * vocabulary.length)]!;
+        const asked = new Map(
+          Array.from({ length: 1 + Math.floor(random() * 5) }, () => [random() < 0.05 ? "nowhere" : pick(), 1] as const),
+        );
+        const added = new Map(
+          Array.from({ length: Math.floor(random() * 4) }, () => [pick(), 0.1 + random() * 0.4] as const).filter(([t]) => !asked.has(t)),
+        );
+        const limit = 1 + Math.floor(random() * (random() < 0.2 ? 500 : 40));
+        const refusing = random() < 0.5 ? 0 : random() < 0.5 ? 0.2 : 0.9;
+        const refused = new Set(live.filter(() => random() < refusing).map(([id]) => id));
+        const accept = (id: string) => !refused.has(id);
+
+        const expected = reference(live, { asked, added }, idfCoordination).filter((h) => accept(h.id));
+        const actual = index.search({ asked, added }, limit, accept);
+        expect(actual.length).toBe(Math.min(limit, expected.length));
+        // Place by place the same score; the same records wherever the scores are not within rounding of a tie.
+        actual.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[i]!.score, 9));
+        const scoreOf = new Map(expected.map((h) => [h.id, h.score]));
+        for (const hit of actual) {
+          expect(accept(hit.id)).toBe(true);
+          expect(hit.score).toBeCloseTo(scoreOf.get(hit.id)!, 9);
+        }
+        const cut = expected[actual.length];
+        const clear = expected.slice(0, actual.length).filter((h) => cut === undefined || h.score - cut.score > 1e-9);
+        expect(actual.map((h) => h.id)).toEqual(expect.arrayContaining(clear.map((h) => h.id)));
+      }),
+      { seed: 20261201, numRuns: 300 },
+    );
+  });
+});
+
 describe("Bm25Index against MiniSearch", () => {
   it("ranks and scores as MiniSearch does with the same analysis, fields, boosts and BM25+ parameters", () => {
     // A corpus where term frequencies, field lengths and document frequencies all vary.
@@ -250,13 +312,24 @@ describe("Bm25Index against MiniSearch", () => {
 });
 
 /** BM25+ with MiniSearch's multiplier, computed the plain way: every record, every query term, every field. */
-function reference(records: typeof corpus, query: string, idfCoordination = false) {
+/**
+ * BM25+ with MiniSearch's coordination, computed record by record from the texts: the oracle. A query is text, or
+ * weighted terms (`asked`, and `added` by feedback, which count neither as held terms nor for coordination; a
+ * record holding added terms alone counts as holding one).
+ */
+function reference(
+  records: typeof corpus,
+  query: string | { asked: ReadonlyMap<string, number>; added: ReadonlyMap<string, number> },
+  idfCoordination = false,
+) {
   const fields = Object.keys(boosts) as Array<keyof typeof boosts>;
   const termsOf = (text: string) =>
     tokenize(text)
       .map(toTerm)
       .filter((t): t is string => t !== null);
-  const queryTerms = [...new Set(termsOf(query))];
+  const asked = typeof query === "string" ? new Map([...new Set(termsOf(query))].map((t) => [t, 1])) : query.asked;
+  const added = typeof query === "string" ? new Map<string, number>() : query.added;
+  const weighted = [...asked, ...[...added].filter(([t]) => !asked.has(t))];
   const lengthOf = (text: string) => new Set(tokenize(text)).size;
   const averages = new Map(fields.map((f) => [f, records.reduce((sum, [, r]) => sum + lengthOf(r[f]), 0) / records.length]));
   const average = (f: keyof typeof boosts) => averages.get(f)!;
@@ -267,12 +340,12 @@ function reference(records: typeof corpus, query: string, idfCoordination = fals
     const df = Math.max(1, ...fields.map((f) => documentFrequency(f, term)));
     return Math.log(1 + (records.length - df + 0.5) / (df + 0.5));
   };
-  const total = queryTerms.reduce((sum, t) => sum + info(t), 0);
+  const total = [...asked.keys()].reduce((sum, t) => sum + info(t), 0);
   const scored = records.map(([id, record], n) => {
     let sum = 0;
     let matched = 0;
     let held = 0;
-    for (const term of queryTerms) {
+    for (const [term, weight] of weighted) {
       let holds = false;
       for (const f of fields) {
         const freq = termsOf(record[f]).filter((t) => t === term).length;
@@ -281,15 +354,15 @@ function reference(records: typeof corpus, query: string, idfCoordination = fals
         const df = documentFrequency(f, term);
         const idf = Math.log(1 + (records.length - df + 0.5) / (df + 0.5));
         const { k, b, d } = params;
-        sum += boosts[f] * idf * (d + (freq * (k + 1)) / (freq + k * (1 - b + (b * lengthOf(record[f])) / average(f))));
+        sum += weight * boosts[f] * idf * (d + (freq * (k + 1)) / (freq + k * (1 - b + (b * lengthOf(record[f])) / average(f))));
       }
-      if (holds) {
+      if (holds && asked.has(term)) {
         matched += 1;
         held += info(term);
       }
     }
     const informative = Math.min(1, held / total);
-    return { id, n, informative, score: sum * (idfCoordination ? (matched > 0 ? 1 + (queryTerms.length - 1) * informative : 0) : matched) };
+    return { id, n, informative, score: sum * (idfCoordination ? 1 + (asked.size - 1) * informative : Math.max(1, matched)) };
   });
   return scored.filter((s) => s.score > 0).sort((a, b) => b.score - a.score || a.n - b.n);
 }

@@ -133,6 +133,9 @@ function frequencyOf(posting: Posting, n: number): number {
   throw new Error(`record ${n} is not in the posting of ${posting.term}`);
 }
 
+/** Records scored between two reads of the page's floor (each read judges the page's records by the filter). */
+const FLOOR_EVERY = 4096;
+
 /** A posting held by at least this share of the records gets a by-document lookup table. */
 const DENSE_SHARE = 1 / 16;
 
@@ -144,8 +147,9 @@ const DENSE_SHARE = 1 / 16;
  *   of a 100k-record workspace costs a pass over plain arrays, not 100k result objects;
  * - the query's commonest terms (held by most records, so worth least) are not scanned at all when they
  *   need not be: candidates come from the rarer terms, the common ones are looked up for those candidates
- *   only, and a bound proves that no record holding only common terms could have made the list — when the
- *   bound cannot prove it, the query is scored in full instead. Either way the result is exact.
+ *   only, and a common term is scanned only while a bound cannot prove that no record holding none of the
+ *   terms scanned could make the list (MaxScore); a record whose bound falls below the list's floor as its
+ *   terms are looked up is given up there. The result is exact.
  */
 export class Bm25Index<T> {
   private readonly fieldCount: number;
@@ -342,30 +346,41 @@ export class Bm25Index<T> {
   /**
    * The best `limit` records among those `accept` lets through, best first. `accept` judges a record's item,
    * and is asked only of records that would enter the current best `limit`, so a selective filter stays cheap.
+   *
+   * Terms without a lookup table (held by few records) are scanned, and each record they reach is completed with
+   * the other terms by lookup. A term with a table is scanned only while a bound cannot prove that no record
+   * holding none of the terms scanned so far could enter the best `limit` (MaxScore's essential terms, grown a
+   * term at a time, cheapest proof first): the query's commonest terms, held by most records and worth least,
+   * are then never scanned. Each record reached is scored once, in full, so the result is exact.
    */
   search(text: string | WeightedQuery, limit: number, accept: (item: T) => boolean): Array<Bm25Hit<T>> {
     const { plans, info } = this.plan(text);
     if (plans.length === 0 || limit <= 0) return [];
-
-    // Terms with a lookup table need not be scanned: scan the others, or else the one with the fewest entries,
-    // and look the rest up for the records reached.
-    const sparse = plans.filter((t) => !t.dense);
-    const dense = plans.filter((t) => t.dense);
-    if (dense.length > 0 && plans.length > 1) {
-      const scanned = sparse.length > 0 ? sparse : [dense.reduce((a, b) => (entries(b) < entries(a) ? b : a))];
-      const looked = dense.filter((t) => !scanned.includes(t));
-      const { hits, full } = this.score(scanned, looked, limit, accept, info);
-      // A record holding only looked-up terms scores at most (the coordination they could earn it) × (the sum of
-      // their bounds).
-      const ceiling =
-        this.coordination(
-          looked.filter((t) => t.counts).length,
-          looked.reduce((sum, t) => sum + t.info, 0),
-          info,
-        ) * looked.reduce((sum, t) => sum + t.bound, 0);
-      if (full && hits.at(-1)!.score > ceiling) return hits;
+    const scratch = this.scratchFor();
+    const saturation = this.saturation();
+    this.scan(
+      plans.filter((t) => !t.dense),
+      saturation,
+    );
+    const items = this.items;
+    const page = new Page(limit, scratch, (j) => accept(items[scratch.touched[j]!] as T));
+    /** Terms with a table not scanned yet, the terms worth most first: the order they are looked up in. */
+    let unscanned = plans.filter((t) => t.dense).sort((a, b) => b.bound - a.bound || a.index - b.index);
+    /** What each record reached since the last completion lacks: the terms unscanned when it was reached. */
+    let looked = unscanned;
+    let completed = 0;
+    for (;;) {
+      this.complete(completed, looked, saturation, info, page);
+      completed = scratch.reached;
+      if (unscanned.length === 0) break;
+      const floor = page.floor();
+      if (floor > this.ceiling(unscanned, info)) break;
+      const next = this.nextToScan(unscanned, floor, info);
+      looked = unscanned;
+      unscanned = unscanned.filter((t) => t !== next);
+      this.reach(next);
     }
-    return this.score(plans, [], limit, accept, info).hits;
+    return this.hitsOf(page, info);
   }
 
   /**
@@ -376,7 +391,8 @@ export class Bm25Index<T> {
   searchAmong(text: string | WeightedQuery, limit: number, ids: readonly string[]): Array<Bm25Hit<T>> {
     const { plans, info } = this.plan(text);
     if (plans.length === 0 || limit <= 0 || ids.length === 0) return [];
-    const { score, lastTerm, distinct, gained, touched, among } = this.scratchFor();
+    const scratch = this.scratchFor();
+    const { score, lastTerm, distinct, gained, touched, among } = scratch;
     const members: number[] = [];
     for (const id of ids) {
       const n = this.numbers.get(id);
@@ -388,7 +404,7 @@ export class Bm25Index<T> {
     const { d, k1, base, slopes } = this.saturation();
     const add = (term: TermPlan, n: number, field: number, factor: number, freq: number) => {
       if (lastTerm[n] !== term.index) {
-        if (lastTerm[n] === 0) touched.push(n);
+        if (lastTerm[n] === 0) touched[scratch.reached++] = n;
         lastTerm[n] = term.index;
         if (term.counts) distinct[n]! += 1;
         gained[n]! += term.info;
@@ -408,7 +424,9 @@ export class Bm25Index<T> {
       }
     }
     for (const n of members) among[n] = 0;
-    return this.rank(limit, () => true, [], { d, k1, base }, info);
+    const page = new Page(limit, this.scratch, () => true);
+    this.complete(0, [], { d, k1, base, slopes }, info, page);
+    return this.hitsOf(page, info);
   }
 
   /**
@@ -453,15 +471,15 @@ export class Bm25Index<T> {
     return new Map(best > 0 ? scored.map(([term, w]) => [term, (weight * w) / best]) : []);
   }
 
-  /** Scans the postings of `scanned`, then ranks the records reached, adding `looked` to each by lookup. */
-  private score(scanned: TermPlan[], looked: TermPlan[], limit: number, accept: (item: T) => boolean, info: number) {
-    const { score, lastTerm, distinct, gained, touched } = this.scratchFor();
-    // BM25+'s term-frequency part, inlined in the loop below: it runs once per posting entry reached, the
-    // hottest code of a query.
-    const { d, k1, base, slopes } = this.saturation();
+  /** Adds the postings of `terms` to the accumulators of the records they hold, reaching them. */
+  private scan(terms: TermPlan[], { d, k1, base, slopes }: Saturation): void {
+    const { score, lastTerm, distinct, gained, touched } = this.scratch;
     const lengthsByField = this.lengths;
     const ids = this.ids;
-    for (const term of scanned) {
+    let reached = this.scratch.reached;
+    // BM25+'s term-frequency part, inlined in the loop below: it runs once per posting entry reached, the
+    // hottest code of a query.
+    for (const term of terms) {
       const index = term.index;
       const termInfo = term.info;
       const counts = term.counts ? 1 : 0;
@@ -473,7 +491,7 @@ export class Bm25Index<T> {
           const n = docs[i]!;
           if (ids[n] === undefined) continue;
           if (lastTerm[n] !== index) {
-            if (lastTerm[n] === 0) touched.push(n);
+            if (lastTerm[n] === 0) touched[reached++] = n;
             lastTerm[n] = index;
             distinct[n]! += counts;
             gained[n]! += termInfo;
@@ -483,71 +501,126 @@ export class Bm25Index<T> {
         }
       }
     }
-    const lookups = looked.flatMap((term) =>
-      term.fields.map(({ field, posting, factor }, i) => ({
-        table: posting.dense!,
-        lengths: lengthsByField[field]!,
-        slope: slopes[field]!,
-        factor,
-        firstOfTerm: i === 0,
-        info: term.info,
-        counts: term.counts,
-      })),
-    );
-    const hits = this.rank(limit, accept, lookups, { d, k1, base }, info);
-    return { hits, full: hits.length >= limit };
+    this.scratch.reached = reached;
   }
 
   /**
-   * The best `limit` records the current query reached that `accept` lets through, each completed with the
-   * `lookups` (terms not scanned, looked up by document number) in the order a full scan adds them, so that
-   * scores are identical; the accumulators are reset.
+   * Reaches the records holding `term` not reached yet, without scoring them: they hold none of the terms
+   * scanned before, so their scores are whole sums of lookups (`complete`).
    */
-  private rank(
-    limit: number,
-    accept: (item: T) => boolean,
-    lookups: Lookup[],
-    { d, k1, base }: { d: number; k1: number; base: number },
-    info: number,
-  ): Array<Bm25Hit<T>> {
+  private reach(term: TermPlan): void {
+    const { lastTerm, touched } = this.scratch;
+    const ids = this.ids;
+    const index = term.index;
+    let reached = this.scratch.reached;
+    for (const { posting } of term.fields) {
+      const { docs, length } = posting;
+      for (let i = 0; i < length; i++) {
+        const n = docs[i]!;
+        if (lastTerm[n] !== 0 || ids[n] === undefined) continue;
+        lastTerm[n] = index;
+        touched[reached++] = n;
+      }
+    }
+    this.scratch.reached = reached;
+  }
+
+  /**
+   * Scores the records reached from position `from` of `touched` on, and offers them to the page: each one's
+   * accumulators completed with the `looked` terms (not scanned; looked up by document number, the terms worth
+   * most first). Once the page is full, a record is given up as soon as even the most the terms after the ones
+   * looked up could add leaves it below the page's floor: of the many records a common term reaches, most are
+   * given up after a few lookups.
+   */
+  private complete(from: number, looked: TermPlan[], saturation: Saturation, info: number, page: Page): void {
     const { score, distinct, gained, touched, finals, matched, covered } = this.scratch;
-    const reached = touched.length;
-    const count = lookups.length;
-    for (let j = 0; j < reached; j++) {
+    const { d, k1, base, slopes } = saturation;
+    // The looked-up fields as flat arrays, term after term; a term's fields end at `ends[t]`.
+    const tables: Uint16Array[] = [];
+    const lengths: Uint32Array[] = [];
+    const slopeOf: number[] = [];
+    const factorOf: number[] = [];
+    const ends: number[] = [];
+    /** The most the terms after each can add. */
+    const after: number[] = [];
+    const counts: number[] = [];
+    const infos: number[] = [];
+    let lookedCounted = 0;
+    let lookedInfo = 0;
+    for (const [t, term] of looked.entries()) {
+      for (const { field, posting, factor } of term.fields) {
+        tables.push(posting.dense!);
+        lengths.push(this.lengths[field]!);
+        slopeOf.push(slopes[field]!);
+        factorOf.push(factor);
+      }
+      ends.push(tables.length);
+      after.push(looked.slice(t + 1).reduce((sum, u) => sum + u.bound, 0));
+      counts.push(term.counts ? 1 : 0);
+      infos.push(term.info);
+      lookedCounted += counts[t]!;
+      lookedInfo += term.info;
+    }
+    const termCount = looked.length;
+    const coordinate = this.coordinator(info);
+    const reached = this.scratch.reached;
+    let floor = Number.NEGATIVE_INFINITY;
+    let floorAt = from;
+    for (let j = from; j < reached; j++) {
       const n = touched[j]!;
+      // The floor only rises, so one read a while ago is still safe to give up against.
+      if (floor === Number.NEGATIVE_INFINITY ? page.full : j - floorAt >= FLOOR_EVERY) {
+        page.scoredUpTo(j);
+        floor = page.floor();
+        floorAt = j;
+      }
       let sum = score[n]!;
       let terms = distinct[n]!;
       let held = gained[n]!;
-      let termReached = false;
-      for (let l = 0; l < count; l++) {
-        const lookup = lookups[l]!;
-        if (lookup.firstOfTerm) termReached = false;
-        const table = lookup.table;
-        const freq = n < table.length ? table[n]! : 0;
-        if (freq === 0) continue;
-        sum += lookup.factor * (d + (freq * k1) / (freq + base + lookup.slope * lookup.lengths[n]!));
-        if (!termReached) {
-          termReached = true;
-          if (lookup.counts) terms += 1;
-          held += lookup.info;
+      // Raised by a hair, so that rounding in the sum cannot carry a record past it.
+      const most = floor > Number.NEGATIVE_INFINITY ? coordinate(terms + lookedCounted, held + lookedInfo) * (1 + 1e-9) : 0;
+      let givenUp = false;
+      let l = 0;
+      for (let t = 0; t < termCount; t++) {
+        let holds = false;
+        for (const end = ends[t]!; l < end; l++) {
+          const table = tables[l]!;
+          const freq = n < table.length ? table[n]! : 0;
+          if (freq === 0) continue;
+          sum += factorOf[l]! * (d + (freq * k1) / (freq + base + slopeOf[l]! * lengths[l]![n]!));
+          holds = true;
+        }
+        if (holds) {
+          terms += counts[t]!;
+          held += infos[t]!;
+        }
+        if (most * (sum + after[t]!) < floor) {
+          givenUp = true;
+          break;
         }
       }
+      if (givenUp) {
+        finals[j] = Number.NEGATIVE_INFINITY;
+        continue;
+      }
       // A record reached by added terms alone counts as holding one.
-      finals[j] = sum * this.coordination(terms, held, info);
+      const final = sum * coordinate(terms, held);
+      finals[j] = final;
       matched[j] = terms;
       covered[j] = held;
+      if (final >= floor) page.offer(j);
     }
-    // Nearly every record passes the usual filter (validity), so rank by score alone first and judge only the
-    // page; rank again with the filter only when it turns one of them down.
-    const items = this.items;
-    const passes = (j: number) => accept(items[touched[j]!] as T);
-    let page = this.best(limit, reached);
-    if (!page.every(passes)) page = this.best(limit, reached, passes);
-    const hits = page.map((j) => {
+    page.scoredUpTo(reached);
+  }
+
+  /** The page's records as hits, best first; the accumulators are reset. */
+  private hitsOf(page: Page, info: number): Array<Bm25Hit<T>> {
+    const { touched, finals, matched, covered } = this.scratch;
+    const hits = page.positions().map((j) => {
       const n = touched[j]!;
       return {
         id: this.ids[n]!,
-        item: items[n] as T,
+        item: this.items[n] as T,
         score: finals[j]!,
         matchedTerms: matched[j]!,
         informative: info > 0 ? Math.min(1, covered[j]! / info) : 0,
@@ -557,13 +630,46 @@ export class Bm25Index<T> {
     return hits;
   }
 
-  /** Positions in `touched` of the best `limit` final scores (among those `passes` lets through), best first. */
-  private best(limit: number, reached: number, passes?: (j: number) => boolean): number[] {
-    const heap = new BoundedHeap(limit, this.scratch.finals, this.scratch.touched);
-    for (let j = 0; j < reached; j++) {
-      if (heap.wouldTake(j) && (!passes || passes(j))) heap.push(j);
+  /**
+   * The most a record holding only (some of) `terms` can score: the coordination they could earn it times the
+   * sum of their bounds, raised by a hair so that rounding in a record's own sum cannot pass it.
+   */
+  private ceiling(terms: TermPlan[], info: number): number {
+    let bound = 0;
+    let held = 0;
+    let counted = 0;
+    for (const term of terms) {
+      bound += term.bound;
+      held += term.info;
+      if (term.counts) counted += 1;
     }
-    return heap.drain();
+    return this.coordination(counted, held, info) * bound * (1 + 1e-9);
+  }
+
+  /**
+   * The term to scan next: of those whose scan would prove the rest cannot reach the page (the ceiling of the
+   * others below its floor), the one with the fewest posting entries; when none would, the one that lowers the
+   * ceiling most per entry scanned.
+   */
+  private nextToScan(unscanned: TermPlan[], floor: number, info: number): TermPlan {
+    const ceiling = this.ceiling(unscanned, info);
+    let proving: TermPlan | undefined;
+    let steepest = unscanned[0]!;
+    let steepestRate = Number.NEGATIVE_INFINITY;
+    for (const term of unscanned) {
+      const after = this.ceiling(
+        unscanned.filter((t) => t !== term),
+        info,
+      );
+      const cost = Math.max(1, entries(term));
+      if (floor > after && (!proving || cost < entries(proving))) proving = term;
+      const rate = (ceiling - after) / cost;
+      if (rate > steepestRate) {
+        steepestRate = rate;
+        steepest = term;
+      }
+    }
+    return proving ?? steepest;
   }
 
   /**
@@ -571,9 +677,19 @@ export class Bm25Index<T> {
    * its information `info` (Bm25Params.coordination). A record reached by added terms alone counts as holding one.
    */
   private coordination(terms: number, held: number, info: number): number {
+    return this.coordinator(info)(terms, held);
+  }
+
+  /** `coordination` for a query whose distinct terms hold `info`, as a function of a record's terms and their idf. */
+  private coordinator(info: number): (terms: number, held: number) => number {
     const { coordination: power = 1, idfCoordination } = this.params;
-    const base = idfCoordination ? 1 + (this.scratch.asked - 1) * (info > 0 ? Math.min(1, held / info) : 0) : Math.max(1, terms);
-    return power === 1 ? base : base ** power;
+    const spread = this.scratch.asked - 1;
+    if (idfCoordination) {
+      return power === 1
+        ? (_, held) => 1 + spread * (info > 0 ? Math.min(1, held / info) : 0)
+        : (_, held) => (1 + spread * (info > 0 ? Math.min(1, held / info) : 0)) ** power;
+    }
+    return power === 1 ? (terms) => Math.max(1, terms) : (terms) => Math.max(1, terms) ** power;
   }
 
   /** Accumulators for one query, as large as the index. */
@@ -591,7 +707,7 @@ export class Bm25Index<T> {
    * The constants of BM25+'s term-frequency part on the current length statistics:
    * d + tf·k1 / (tf + base + slope[field]·length).
    */
-  private saturation() {
+  private saturation(): Saturation {
     const { k, b, d } = this.params;
     return { d, k1: k + 1, base: k * (1 - b), slopes: this.totalLength.map((total) => (k * b) / (total / this.size || 1)) };
   }
@@ -687,18 +803,72 @@ export class Bm25Index<T> {
   }
 }
 
-/** A term's field not scanned but looked up for each record reached: its table and constants. */
-interface Lookup {
-  table: Uint16Array;
-  lengths: Uint32Array;
-  slope: number;
-  /** weight × boost × idf */
-  factor: number;
-  /** The first of its term's fields: a record reached here or in the term's next fields counts the term once. */
-  firstOfTerm: boolean;
-  /** Its term's idf over records (TermPlan.info). */
-  info: number;
-  counts: boolean;
+/** BM25+'s term-frequency part as constants: d + tf·k1 / (tf + base + slopes[field]·length). */
+interface Saturation {
+  d: number;
+  k1: number;
+  base: number;
+  slopes: number[];
+}
+
+/**
+ * The best `limit` of the records a query reached, kept as they are scored (positions in the scratch's `touched`).
+ * Nearly every record passes the usual filter (validity), so records are ranked by score alone and only the page
+ * is judged; once the filter turns one of its records down, the page is made again of the records it lets
+ * through, and from then on a record is judged when it would enter.
+ */
+class Page {
+  private heap: BoundedHeap;
+  private filtered = false;
+
+  constructor(
+    private readonly limit: number,
+    private readonly scratch: Scratch,
+    private readonly passes: (position: number) => boolean,
+  ) {
+    this.heap = new BoundedHeap(limit, scratch.finals, scratch.touched);
+  }
+
+  /** Positions scored so far: 0 up to (not including) this. */
+  private scored = 0;
+
+  /** Offers the record at position `j`, scored. */
+  offer(j: number): void {
+    if (this.heap.wouldTake(j) && (!this.filtered || this.passes(j))) this.heap.push(j);
+  }
+
+  /**
+   * Marks the records before position `to` scored: each either offered or left out because it provably stays
+   * out (given up, or below a floor), and it is then −∞ or below the floor for good.
+   */
+  scoredUpTo(to: number): void {
+    this.scored = to;
+  }
+
+  /** Whether the page holds `limit` records (judged or not). */
+  get full(): boolean {
+    return this.heap.full;
+  }
+
+  /** The score a record must beat to enter the page (−∞ while it is not full). */
+  floor(): number {
+    this.judge();
+    return this.heap.floor();
+  }
+
+  /** The page, best first. */
+  positions(): number[] {
+    this.judge();
+    return this.heap.drain();
+  }
+
+  private judge(): void {
+    if (this.filtered || this.heap.held().every(this.passes)) return;
+    this.filtered = true;
+    this.heap = new BoundedHeap(this.limit, this.scratch.finals, this.scratch.touched);
+    const { finals } = this.scratch;
+    for (let j = 0; j < this.scored; j++) if (finals[j]! > Number.NEGATIVE_INFINITY) this.offer(j);
+  }
 }
 
 /** Posting entries a scan of the term would read. */
@@ -758,8 +928,9 @@ class Scratch {
   readonly gained: Float64Array;
   /** 1 for the records a `searchAmong` is limited to, while it runs. */
   readonly among: Uint8Array;
-  /** Document numbers of the records the query reached, in the order reached. */
-  readonly touched: number[] = [];
+  /** Document numbers of the records the query reached, in the order reached: the first `reached`. */
+  readonly touched: Int32Array;
+  reached = 0;
   /** By position in `touched`: the record's final score, and the distinct query terms it holds. */
   readonly finals: Float64Array;
   readonly matched: Uint16Array;
@@ -776,20 +947,23 @@ class Scratch {
     this.score = new Float64Array(capacity);
     this.lastTerm = new Uint32Array(capacity);
     this.distinct = new Uint16Array(capacity);
+    this.touched = new Int32Array(capacity);
   }
 
   begin() {
-    this.touched.length = 0;
+    this.reached = 0;
     return this;
   }
 
   end(): void {
-    for (const n of this.touched) {
-      this.score[n] = 0;
-      this.lastTerm[n] = 0;
-      this.distinct[n] = 0;
-      this.gained[n] = 0;
+    const { touched, score, lastTerm, distinct, gained } = this;
+    for (let j = 0; j < this.reached; j++) {
+      const n = touched[j]!;
+      score[n] = 0;
+      lastTerm[n] = 0;
+      distinct[n] = 0;
+      gained[n] = 0;
     }
-    this.touched.length = 0;
+    this.reached = 0;
   }
 }

@@ -32,6 +32,20 @@ export class BoundedHeap {
     }
   }
 
+  get full(): boolean {
+    return this.size === this.capacity;
+  }
+
+  /** The lowest score held once full; −∞ before, when any entry would enter. */
+  floor(): number {
+    return this.capacity > 0 && this.size === this.capacity ? this.scores[this.heap[0]!]! : Number.NEGATIVE_INFINITY;
+  }
+
+  /** The positions held, in no order. */
+  held(): Int32Array {
+    return this.heap.subarray(0, this.size);
+  }
+
   /** The positions held, best first. */
   drain(): number[] {
     const held = Array.from(this.heap.subarray(0, this.size));
