@@ -152,6 +152,31 @@ describe("Bm25Index", () => {
     expect(index.searchAmong("found cache", 15, ["r1"]).length).toBeLessThanOrEqual(1);
   });
 
+  it("scores a frequency too large for a lookup table's byte exactly, looked up or scanned", () => {
+    // "cache" is held by every record (looked up, never scanned); one record holds it 300 times, one 254, one 255.
+    const records: Array<[string, { title: string; body: string }]> = Array.from({ length: 60 }, (_, i) => [
+      `r${i}`,
+      {
+        title: i % 7 === 0 ? "timeout" : "note",
+        body: `cache ${i === 3 ? "cache ".repeat(299) : i === 4 ? "cache ".repeat(253) : i === 5 ? "cache ".repeat(254) : ""}timeout${i % 2}`,
+      },
+    ]);
+    const index = indexOf(records);
+    for (const query of ["cache timeout", "cache", "cache timeout1"]) {
+      const expected = reference(records, query).slice(0, 10);
+      const actual = index.search(query, 10, all);
+      expect(actual.map((h) => h.id)).toEqual(expected.map((h) => h.id));
+      actual.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i]!.score, 9));
+      const among = index.searchAmong(query, 10, ["r3", "r4", "r5", "r6"]);
+      const allowed = new Set(["r3", "r4", "r5", "r6"]);
+      expect(among.map((h) => h.score)).toEqual(index.search(query, 10, (id) => allowed.has(id)).map((h) => h.score));
+    }
+    // The record holding it most comes first for the word alone, and the three counts stay apart.
+    const alone = index.search("cache", 3, all);
+    expect(alone.map((h) => h.id)).toEqual(["r3", "r5", "r4"]);
+    expect(new Set(alone.map((h) => h.score)).size).toBe(3);
+  });
+
   it("finds nothing for stop words alone, and the same query with a content word finds its record", () => {
     const index = indexOf(corpus);
     expect(index.search("the of and", 5, all)).toEqual([]);

@@ -52,8 +52,11 @@ interface Posting {
   /** Bounds over every entry ever added (a superset of the live ones), for the score bound of the term. */
   maxFreq: number;
   minLength: number;
-  /** Term frequency by document number, kept once the posting is dense (see DENSE_SHARE). */
-  dense?: Uint16Array;
+  /**
+   * Term frequency by document number, kept once the posting is dense (see DENSE_SHARE): a byte each, so a
+   * frequency of 255 or more reads as TALLY_ESCAPE, and the posting itself says how many.
+   */
+  dense?: Uint8Array;
 }
 
 /** A query term in one field, ready to score. */
@@ -120,7 +123,8 @@ export function analyzeField(text: string): AnalyzedField {
 
 /** Record n's frequency in a posting that holds it (entries are in ascending record order). */
 function frequencyOf(posting: Posting, n: number): number {
-  if (posting.dense && n < posting.dense.length && posting.dense[n]! > 0) return posting.dense[n]!;
+  const tally = posting.dense && n < posting.dense.length ? posting.dense[n]! : 0;
+  if (tally > 0 && tally < TALLY_ESCAPE) return tally;
   let lo = 0;
   let hi = posting.length - 1;
   while (lo <= hi) {
@@ -138,6 +142,9 @@ const FLOOR_EVERY = 4096;
 
 /** A posting held by at least this share of the records gets a by-document lookup table. */
 const DENSE_SHARE = 1 / 16;
+
+/** A lookup table's entry for a frequency too large for a byte: the posting holds the frequency. */
+const TALLY_ESCAPE = 255;
 
 /**
  * BM25+ over fielded text (each field scored on its own length statistics, weighted by its boost, summed),
@@ -416,7 +423,10 @@ export class Bm25Index<T> {
       for (const { field, posting, factor } of term.fields) {
         if (posting.dense) {
           const dense = posting.dense;
-          for (const n of members) if (n < dense.length && dense[n]! > 0) add(term, n, field, factor, dense[n]!);
+          for (const n of members) {
+            const tally = n < dense.length ? dense[n]! : 0;
+            if (tally > 0) add(term, n, field, factor, tally === TALLY_ESCAPE ? frequencyOf(posting, n) : tally);
+          }
         } else {
           const { docs, freqs, length } = posting;
           for (let i = 0; i < length; i++) if (among[docs[i]!] === 1) add(term, docs[i]!, field, factor, freqs[i]!);
@@ -536,7 +546,8 @@ export class Bm25Index<T> {
     const { score, distinct, gained, touched, finals, matched, covered } = this.scratch;
     const { d, k1, base, slopes } = saturation;
     // The looked-up fields as flat arrays, term after term; a term's fields end at `ends[t]`.
-    const tables: Uint16Array[] = [];
+    const tables: Uint8Array[] = [];
+    const postings: Posting[] = [];
     const lengths: Uint32Array[] = [];
     const slopeOf: number[] = [];
     const factorOf: number[] = [];
@@ -550,6 +561,7 @@ export class Bm25Index<T> {
     for (const [t, term] of looked.entries()) {
       for (const { field, posting, factor } of term.fields) {
         tables.push(posting.dense!);
+        postings.push(posting);
         lengths.push(this.lengths[field]!);
         slopeOf.push(slopes[field]!);
         factorOf.push(factor);
@@ -585,8 +597,9 @@ export class Bm25Index<T> {
         let holds = false;
         for (const end = ends[t]!; l < end; l++) {
           const table = tables[l]!;
-          const freq = n < table.length ? table[n]! : 0;
-          if (freq === 0) continue;
+          const tally = n < table.length ? table[n]! : 0;
+          if (tally === 0) continue;
+          const freq = tally === TALLY_ESCAPE ? frequencyOf(postings[l]!, n) : tally;
           sum += factorOf[l]! * (d + (freq * k1) / (freq + base + slopeOf[l]! * lengths[l]![n]!));
           holds = true;
         }
@@ -743,7 +756,7 @@ export class Bm25Index<T> {
         const posting = byField[f];
         if (!posting || posting.live === 0) continue;
         this.compactIfDirty(posting);
-        if (!posting.dense && posting.live >= documents * DENSE_SHARE) posting.dense = denseOf(posting);
+        if (!posting.dense && posting.live >= documents * DENSE_SHARE) posting.dense = denseOf(posting, this.ids.length);
         dense &&= posting.dense !== undefined;
         df = Math.max(df, posting.live);
         const idf = Math.log(1 + (documents - posting.live + 0.5) / (posting.live + 0.5));
@@ -874,9 +887,10 @@ class Page {
 /** Posting entries a scan of the term would read. */
 const entries = (term: TermPlan) => term.fields.reduce((sum, f) => sum + f.posting.length, 0);
 
-function denseOf(posting: Posting): Uint16Array {
-  let dense: Uint16Array = new Uint16Array(Math.max(1024, (posting.length > 0 ? posting.docs[posting.length - 1]! : 0) * 2));
-  for (let i = 0; i < posting.length; i++) dense = setDense(dense, posting.docs[i]!, posting.freqs[i]!);
+/** A posting's lookup table, sized for the records numbered so far and an eighth more. */
+function denseOf(posting: Posting, numbered: number): Uint8Array {
+  const dense = new Uint8Array(Math.max(1024, numbered + (numbered >> 3)));
+  for (let i = 0; i < posting.length; i++) dense[posting.docs[i]!] = Math.min(posting.freqs[i]!, TALLY_ESCAPE);
   return dense;
 }
 
@@ -907,10 +921,10 @@ function grown<T extends Uint8Array | Uint16Array | Uint32Array>(table: T, n: nu
   return larger;
 }
 
-/** Term frequencies above 65535 saturate BM25 long before; they are stored as the largest that fits. */
-function setDense(dense: Uint16Array, n: number, freq: number): Uint16Array {
-  const table = grown(dense, n, (length) => new Uint16Array(length));
-  table[n] = Math.min(freq, 0xffff);
+/** Sets record n's entry in a lookup table, or in a copy half as long again when n is past its end. */
+function setDense(dense: Uint8Array, n: number, freq: number): Uint8Array {
+  const table = grown(dense, n, (length) => new Uint8Array(length));
+  table[n] = Math.min(freq, TALLY_ESCAPE);
   return table;
 }
 
