@@ -133,6 +133,7 @@ async function inProcess(n: number): Promise<void> {
       query: async () => [],
       dump: async () => ({ documents: [], next: undefined }),
       stats: async () => undefined,
+      prepare: async () => undefined,
       drop() {},
     };
     const index = new CollectionIndex(nowhere, ["agent", "session_id", "kind", "check_status", "review_state"]);

@@ -374,7 +374,9 @@ export class MemoryService {
     const vectors = Promise.all(
       EMBEDDED_COLLECTIONS.map(async (name) => (await this.store.collection(workspace, name)).query({ embedding: probe, n: 1 })),
     ).catch(() => undefined);
-    await Promise.all([this.lexical.snapshot(workspace, "turns"), this.lexical.snapshot(workspace, "summaries"), vectors]);
+    // Ready means answering: each index is awaited until the ranking thread has indexed what it was sent.
+    const ready = (collection: "turns" | "summaries") => this.lexical.snapshot(workspace, collection).then((index) => index.ready());
+    await Promise.all([ready("turns"), ready("summaries"), vectors]);
   }
 
   /**

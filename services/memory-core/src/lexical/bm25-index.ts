@@ -204,6 +204,11 @@ export class Bm25Index<T> {
     return { documents: this.numbers.size, terms: this.postings.size };
   }
 
+  /** Allocates the accumulators a query over the records held needs, which the first query would otherwise. */
+  prepare(): void {
+    this.scratchFor();
+  }
+
   /**
    * Adds a record, or replaces the one with its id; `item` comes back with its hits and is what filters judge.
    */

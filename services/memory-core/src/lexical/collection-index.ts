@@ -234,6 +234,11 @@ export class CollectionIndex {
     });
   }
 
+  /** Resolves once the ranking thread has indexed every change made before the call, ready to query (RankingHandle.prepare). */
+  ready(): Promise<void> {
+    return this.ranker.prepare();
+  }
+
   /**
    * The best `limit` records that meet the conditions, ranked on the ranking thread; scored among the filter's
    * records only when a key field tells which they are.

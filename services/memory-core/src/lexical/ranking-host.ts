@@ -11,6 +11,7 @@ export type RankingRequest =
   | { type: "remove"; ranking: number; id: string }
   | { type: "query"; ranking: number; call: number; query: LexicalQuery }
   | { type: "stats"; ranking: number; call: number }
+  | { type: "prepare"; ranking: number; call: number }
   | { type: "dump"; ranking: number; call: number; from: number; limit: number }
   | { type: "heap"; call: number };
 
@@ -18,6 +19,7 @@ export type RankingReply =
   | { call: number; hits: LexicalHit[] }
   | { call: number; stats: RankingStats | undefined }
   | { call: number; heapUsedBytes: number }
+  | { call: number; prepared: true }
   | { call: number; dump: RankingDump }
   | { call: number; failure: string };
 
@@ -33,6 +35,12 @@ export interface RankingHandle {
   query(query: LexicalQuery): Promise<LexicalHit[]>;
   /** Its sizes, after every change made before the call (for /metrics); undefined once dropped. */
   stats(): Promise<RankingStats | undefined>;
+  /**
+   * Answered after every change made before the call, once the ranking has allocated what a query over its
+   * records needs: a load's records reach the thread faster than it indexes them, and the first query after
+   * it would otherwise wait for them and then pay for that allocation.
+   */
+  prepare(): Promise<void>;
   drop(): void;
 }
 
@@ -73,6 +81,7 @@ export class RankingHost {
         return reply.dump;
       },
       stats: () => thread.ask({ type: "stats", ranking }).then((reply) => ("stats" in reply ? reply.stats : undefined)),
+      prepare: () => thread.ask({ type: "prepare", ranking }).then(() => undefined),
       drop: () => thread.send({ type: "drop", ranking }),
     };
   }

@@ -37,6 +37,9 @@ function handle(request: RankingRequest): RankingReply | undefined {
     }
     case "stats":
       return { call: request.call, stats: rankings.get(request.ranking)?.stats() };
+    case "prepare":
+      rankings.get(request.ranking)?.prepare();
+      return { call: request.call, prepared: true };
     case "heap":
       return { call: request.call, heapUsedBytes: getHeapStatistics().used_heap_size };
   }

@@ -165,6 +165,11 @@ export class Ranking {
     return this.bm25.stats();
   }
 
+  /** Allocates what a query over the records held needs (Bm25Index.prepare). */
+  prepare(): void {
+    this.bm25.prepare();
+  }
+
   /** The best `limit` records that meet the conditions. */
   query({ text, limit, conditions, among }: LexicalQuery): LexicalHit[] {
     const question = weightedTerms(text);
