@@ -2,6 +2,8 @@ import { parseArgs } from "node:util";
 import MiniSearch from "minisearch";
 import { Bm25Index } from "../services/memory-core/src/lexical/bm25-index.js";
 import { Ranking } from "../services/memory-core/src/lexical/ranking.js";
+import { readSnapshot } from "../services/memory-core/src/lexical/snapshot.js";
+import type { Condition } from "../services/memory-core/src/retrieval/filters.js";
 import { DEFAULT_TUNING } from "../services/memory-core/src/retrieval/retrieval-tuning.js";
 import { tokenize, toTerm } from "../services/memory-core/src/lexical/text-analysis.js";
 import { corpus } from "./corpus.js";
@@ -15,6 +17,14 @@ import { prng, round, summarize } from "./stats.js";
  * spaces, Russian, Arabic and code (`--analysis-texts` of each).
  *
  *   npm run bench -- lexical [--sizes 10000,100000] [--samples 200] [--limit 200] [--analysis-texts 20000] [--json]
+ *
+ * With `--snapshot FILE` it ranks a kept store's turns instead: a lexical snapshot (DIR/lexical/<workspace>/turns.snap
+ * of `bench scale --data-dir DIR`) loaded into a ranking as memory-core's ranking thread holds it, then the bench's
+ * queries asked as query_raw_memories asks them (the default tuning: feedback, turn context, the validity filter;
+ * 10 hits), `--rounds` times; each round's p50/p95. The first round's first queries include one-time costs: the
+ * query accumulators and the lookup tables of the terms first asked about.
+ *
+ *   npm run bench -- lexical --snapshot FILE [--samples 100] [--rounds 3] [--json]
  */
 export async function benchLexical(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -24,9 +34,12 @@ export async function benchLexical(argv: string[]): Promise<void> {
       samples: { type: "string", default: "200" },
       limit: { type: "string", default: "200" },
       "analysis-texts": { type: "string", default: "20000" },
+      snapshot: { type: "string" },
+      rounds: { type: "string", default: "3" },
       json: { type: "boolean", default: false },
     },
   });
+  if (values.snapshot !== undefined) return benchSnapshot(values.snapshot, Number(values.samples), Number(values.rounds), values.json);
   const samples = Number(values.samples);
   const limit = Number(values.limit);
   const boosts = DEFAULT_TUNING.turnFields;
@@ -102,6 +115,50 @@ export async function benchLexical(argv: string[]): Promise<void> {
     console.log(`analysis, ${set}: ${cost.us_per_text} µs per text (${cost.chars_per_text} characters, ${cost.tokens_per_text} tokens)`);
   }
   if (values.json) console.log(JSON.stringify({ sizes: reports, analysis }));
+}
+
+/** Query p50/p95 over a kept store's lexical snapshot, round by round (see above). */
+async function benchSnapshot(file: string, samples: number, rounds: number, json: boolean): Promise<void> {
+  const tuning = DEFAULT_TUNING;
+  const ranking = new Ranking({
+    boosts: tuning.turnFields,
+    bm25: tuning.bm25,
+    neighbourShare: tuning.neighbourShare,
+    feedback: tuning.feedback,
+  });
+  let records = 0;
+  const started = performance.now();
+  const read = await readSnapshot(
+    file,
+    () => undefined,
+    (document) => {
+      ranking.put(document);
+      records += 1;
+    },
+  );
+  if (!read.ok) throw new Error(`${file}: ${read.reason}`);
+  const loadS = round((performance.now() - started) / 1000, 1);
+  console.log(`${records} records loaded in ${loadS} s`);
+  const queries = corpus(samples, { agents: 1, sessions: 1, seed: 99 }).map((t) => t.thought.split(".")[0]!);
+  const at = Date.now();
+  // What query_raw_memories asks by default: valid now.
+  const conditions: Condition[] = [
+    { field: "valid_until", op: "gt", value: at },
+    { field: "valid_from", op: "lte", value: at },
+  ];
+  const byRound = [];
+  for (let r = 0; r < rounds; r++) {
+    const times: number[] = [];
+    for (const text of queries) {
+      const t = performance.now();
+      ranking.query({ text, limit: 10, conditions });
+      times.push(performance.now() - t);
+    }
+    const { p50, p95 } = summarize(times);
+    byRound.push({ p50, p95 });
+    console.log(`round ${r + 1}: p50 ${p50} ms, p95 ${p95} ms`);
+  }
+  if (json) console.log(JSON.stringify({ records, load_s: loadS, rounds: byRound }));
 }
 
 /** Sentences of the kinds of text that take the analyzer's other paths. */
