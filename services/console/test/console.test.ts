@@ -260,10 +260,10 @@ describe("the team page", () => {
   it("shows each agent's newest turn and next step, most recently active first, linking to their timelines", async () => {
     const page = await signedIn(bob.token);
     await page.getByRole("link", { name: "Team" }).click();
+    // The page signed in on has rows of its own until the team's replace them: wait for the team's.
     const rows = page.locator(".rows > li");
-    await rows.first().waitFor();
-    expect(await rows.count()).toBeGreaterThanOrEqual(2);
-    const names = await rows.locator(".agent").allTextContents();
+    await expect.poll(() => rows.locator("a.agent").count()).toBeGreaterThanOrEqual(2);
+    const names = await rows.locator("a.agent").allTextContents();
     expect(names).toContain("alice");
     expect(names).toContain("bob");
     await page.getByRole("link", { name: "bob", exact: true }).click();

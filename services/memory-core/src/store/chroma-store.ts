@@ -197,8 +197,9 @@ export class ChromaStore {
 
   /**
    * A stamp is written only when the collection is created; an existing one keeps its own. An existing
-   * collection persisting its vector index more often than HNSW_SYNC_THRESHOLD is set to it, which Chroma
-   * applies from its next start.
+   * collection writing its vector index more often than HNSW_SYNC_THRESHOLD is set to it, which Chroma applies
+   * when it next loads the collection's index: at once when nothing has read the collection since Chroma
+   * started, else at its next start.
    */
   private async openOrCreate(client: ChromaClient, name: string, stamp: EmbeddingStamp, what: string): Promise<Collection> {
     const collection = await this.guard(what, () =>
@@ -212,7 +213,7 @@ export class ChromaStore {
     const persistsEvery = collection.configuration?.hnsw?.sync_threshold;
     if (typeof persistsEvery === "number" && persistsEvery < HNSW_SYNC_THRESHOLD) {
       await this.guard(`${name}.configure`, () => collection.modify({ configuration: { hnsw: { sync_threshold: HNSW_SYNC_THRESHOLD } } }));
-      this.log.info("chroma index persistence set, from chroma's next start", { collection: name, every: HNSW_SYNC_THRESHOLD });
+      this.log.info("chroma vector index writes set", { collection: name, every_records: HNSW_SYNC_THRESHOLD });
     }
     return collection;
   }
