@@ -363,7 +363,8 @@ export class Bm25Index<T> {
    * the other terms by lookup. A term with a table is scanned only while a bound cannot prove that no record
    * holding none of the terms scanned so far could enter the best `limit` (MaxScore's essential terms, grown a
    * term at a time, cheapest proof first): the query's commonest terms, held by most records and worth least,
-   * are then never scanned. Each record reached is scored once, in full, so the result is exact.
+   * are then never scanned. Each record reached is scored once, or given up once it provably cannot enter
+   * (`complete`), so the result is exact.
    */
   search(text: string | WeightedQuery, limit: number, accept: (item: T) => boolean): Array<Bm25Hit<T>> {
     const { plans, info } = this.plan(text);
