@@ -79,14 +79,6 @@ export const RECENCY_STAMP: EmbeddingStamp = { model: "none", dimension: 1 };
 const TENANT = "default_tenant";
 
 /**
- * Records a collection takes between two writes of its vector index to disk (Chroma's `sync_threshold`,
- * 1,000 by default). Chroma writes the whole index each time, so at a million turns its default made the
- * index writes most of a bulk load's cost; records not yet written are replayed from Chroma's log at its next
- * start, which this bounds (docs/benchmarks.md, "How often Chroma writes its vector index").
- */
-export const HNSW_SYNC_THRESHOLD = 20_000;
-
-/**
  * A read of Chroma not answered by then answers 503 rather than holding the request open. Node's fetch, which
  * the chromadb client used, waited up to 300 s for headers; the slowest read here (a filtered query over 100k
  * records) takes under a second.
@@ -195,27 +187,16 @@ export class ChromaStore {
     this.log.info("re-embedded collection swapped in", { collection: name });
   }
 
-  /**
-   * A stamp is written only when the collection is created; an existing one keeps its own. An existing
-   * collection writing its vector index more often than HNSW_SYNC_THRESHOLD is set to it, which Chroma applies
-   * when it next loads the collection's index: at once when nothing has read the collection since Chroma
-   * started, else at its next start.
-   */
-  private async openOrCreate(client: ChromaClient, name: string, stamp: EmbeddingStamp, what: string): Promise<Collection> {
-    const collection = await this.guard(what, () =>
+  /** A stamp is written only when the collection is created; an existing one keeps its own. */
+  private openOrCreate(client: ChromaClient, name: string, stamp: EmbeddingStamp, what: string): Promise<Collection> {
+    return this.guard(what, () =>
       client.getOrCreateCollection({
         name,
         embeddingFunction: null,
-        configuration: { hnsw: { space: "cosine", sync_threshold: HNSW_SYNC_THRESHOLD } },
+        configuration: { hnsw: { space: "cosine" } },
         metadata: stampMetadata(stamp),
       }),
     );
-    const persistsEvery = collection.configuration?.hnsw?.sync_threshold;
-    if (typeof persistsEvery === "number" && persistsEvery < HNSW_SYNC_THRESHOLD) {
-      await this.guard(`${name}.configure`, () => collection.modify({ configuration: { hnsw: { sync_threshold: HNSW_SYNC_THRESHOLD } } }));
-      this.log.info("chroma vector index writes set", { collection: name, every_records: HNSW_SYNC_THRESHOLD });
-    }
-    return collection;
   }
 
   private existing(client: ChromaClient, name: string): Promise<Collection | undefined> {
