@@ -32,6 +32,7 @@ export class BoundedHeap {
     }
   }
 
+  /** Whether it holds `capacity` entries: from then on an entry enters only by evicting the weakest. */
   get full(): boolean {
     return this.size === this.capacity;
   }
