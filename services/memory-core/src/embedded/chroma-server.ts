@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { mkdir } from "node:fs/promises";
+import { constants } from "node:os";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
@@ -98,7 +99,7 @@ const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 /** Ended by a stop signal, or by the exit status a process that handles one conventionally gives (128 + its number). */
 function isStopSignal(signal: NodeJS.Signals | null, code: number | null): boolean {
   if (signal) return (STOP_SIGNALS as readonly string[]).includes(signal);
-  return code === 0 || code === 128 + 1 || code === 128 + 2 || code === 128 + 15;
+  return code === 0 || STOP_SIGNALS.some((name) => code === 128 + constants.signals[name]);
 }
 
 function chromaCli(): string {

@@ -414,7 +414,8 @@ export class Bm25Index<T> {
         members.push(n);
       }
     }
-    const { d, k1, base, slopes } = this.saturation();
+    const saturation = this.saturation();
+    const { d, k1, base, slopes } = saturation;
     const add = (term: TermPlan, n: number, field: number, factor: number, freq: number) => {
       if (lastTerm[n] !== term.index) {
         if (lastTerm[n] === 0) touched[scratch.reached++] = n;
@@ -440,8 +441,8 @@ export class Bm25Index<T> {
       }
     }
     for (const n of members) among[n] = 0;
-    const page = new Page(limit, this.scratch, () => true);
-    this.complete(0, [], { d, k1, base, slopes }, info, page);
+    const page = new Page(limit, scratch, () => true);
+    this.complete(0, [], saturation, info, page);
     return this.hitsOf(page, info);
   }
 
@@ -602,6 +603,8 @@ export class Bm25Index<T> {
       for (let t = 0; t < termCount; t++) {
         let holds = false;
         for (const end = ends[t]!; l < end; l++) {
+          // Inlined rather than shared with searchAmong: this runs once per record and field looked up, the hottest
+          // loop of a query, and a call here measured slower.
           const table = tables[l]!;
           const tally = n < table.length ? table[n]! : 0;
           if (tally === 0) continue;
