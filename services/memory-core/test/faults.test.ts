@@ -5,6 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import yaml from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOpenAIStub, type OpenAIStub } from "../../../testing/openai-stub.js";
+import { fieldsOf } from "../src/ledger/ledger.js";
 import { silentLogger } from "../src/logger.js";
 import { ChromaStore, type Metadata } from "../src/store/chroma-store.js";
 import { makeToken, turn, uniqueWorkspace, type TestToken } from "./support/harness.js";
@@ -283,7 +284,7 @@ async function rawAnomalies(ws: Workspace): Promise<{ orphanSlots: string[]; dup
     const slots: Array<{ id: string; metadata: Metadata }> = [];
     for (let offset = 0; ; offset += 500) {
       const page = await recency.get({ limit: 500, offset });
-      slots.push(...page);
+      slots.push(...page.map((slot) => ({ id: slot.id, metadata: fieldsOf(slot.metadata) })));
       if (page.length < 500) break;
     }
     const agents = new Set(ws.clients.map((c) => c.agent));

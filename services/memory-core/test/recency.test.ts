@@ -153,6 +153,36 @@ describe("the recency sequence over real Chroma", () => {
     }
   });
 
+  it("keeps a slot's fields in one metadata key, and reads and marks slots written one key per field", async () => {
+    const ws = uniqueWorkspace("fields");
+    const sequences = new Sequences(cairn.runtime.store);
+    const recency = await cairn.runtime.store.collection(ws, "recency");
+    // A slot as every slot was written before: one metadata key per field.
+    await recency.add([
+      {
+        id: slotId("old", 0),
+        embedding: RECENCY_VECTOR,
+        document: "",
+        metadata: { stream: "old", seq: 0, turn_id: "t_before", write_id: "w0", recorded_at: 1 },
+      },
+    ]);
+    expect((await sequences.append(ws, "old", { turn_id: "t_after" }, "w1")).seq).toBe(1);
+    const [written] = await recency.get({ ids: [slotId("old", 1)] });
+    expect(Object.keys(written!.metadata)).toEqual(["fields"]);
+
+    const turnsOf = async () =>
+      [...(await sequences.read(ws, "old", [0, 1]))].map(([seq, slot]) => [seq, slot.turn_id, slot.void ?? false]);
+    expect(await turnsOf()).toEqual([
+      [0, "t_before", false],
+      [1, "t_after", false],
+    ]);
+    await sequences.mark(ws, "old", [0, 1], true);
+    expect(await turnsOf()).toEqual([
+      [0, "t_before", true],
+      [1, "t_after", true],
+    ]);
+  });
+
   it("skips a slot whose turn never arrived and lists a raced turn once", async () => {
     const dave = makeToken(workspace, "dave");
     const daves = await startCairn([dave]);

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AUDIT_STREAM } from "../src/ledger/audit-log.js";
-import { slotId } from "../src/ledger/ledger.js";
+import { Ledger, slotId } from "../src/ledger/ledger.js";
 import { Sequences } from "../src/ledger/sequences.js";
+import type { Metadata } from "../src/store/chroma-store.js";
 import { ChromaFaults, type ChromaCall } from "./support/chroma-faults.js";
 import { expectContractOutput } from "./support/contract-schemas.js";
 import { chromaUrl, http, makeToken, mcpClient, startCairn, turn, uniqueWorkspace, type TestCairn } from "./support/harness.js";
@@ -191,7 +192,6 @@ describe("repair_store over REST", () => {
     // What a crash between a write and its entry left behind before entries were written with the record, and
     // what a replay that wrote the entry again would leave.
     const sequences = new Sequences(cairn.runtime.store);
-    const recency = await cairn.runtime.store.collection(workspace, "recency");
     const length = await sequences.length(workspace, AUDIT_STREAM);
     const entries = await sequences.read(
       workspace,
@@ -200,7 +200,9 @@ describe("repair_store over REST", () => {
     );
     const [seqOfLost, slotOfLost] = [...entries].find(([, e]) => e.memory_id === lost.body.id && e.action === "add")!;
     // The slot stays (sequences are dense) but names no memory any more: the turn has no entry at all.
-    await recency.updateMetadata([{ id: slotId(AUDIT_STREAM, seqOfLost), metadata: { ...slotOfLost, memory_id: `t_${"0".repeat(32)}` } }]);
+    await new Ledger(cairn.runtime.store).update(workspace, [
+      { id: slotId(AUDIT_STREAM, seqOfLost), metadata: { ...slotOfLost, memory_id: `t_${"0".repeat(32)}` } },
+    ]);
     await sequences.append(workspace, AUDIT_STREAM, { action: "add", actor: "alice", memory_id: doubled.body.id }, "an-earlier-replay");
     expect((await auditOf(lost.body.id)).filter((e) => e.action === "add")).toHaveLength(0);
     expect((await auditOf(doubled.body.id)).filter((e) => e.action === "add")).toHaveLength(2);
@@ -221,9 +223,17 @@ describe("repair_store over REST", () => {
     // What a repair run leaves when it comes while this write is still in flight past the time a write may
     // take: its recency slot, feed entry and audit entry retired, then its turn stored.
     const sequences = new Sequences(cairn.runtime.store);
-    const recency = await cairn.runtime.store.collection(workspace, "recency");
     const writeId = (await (await cairn.runtime.store.collection(workspace, "turns")).get({ ids: [id] }))[0]!.metadata.write_id;
-    const mine = (await recency.get({ where: { write_id: String(writeId) } })).map((s) => s.metadata);
+    const mine: Metadata[] = [];
+    for (const stream of [AUDIT_STREAM, "@turns", "alice"]) {
+      const length = await sequences.length(workspace, stream);
+      const slots = await sequences.read(
+        workspace,
+        stream,
+        Array.from({ length }, (_, n) => n),
+      );
+      mine.push(...[...slots.values()].filter((slot) => slot.write_id === writeId));
+    }
     expect(mine.map((m) => m.stream).sort()).toEqual(["@audit", "@turns", "alice"]);
     const newest = async () =>
       ((await http(cairn.url, "GET", "/v1/memories/recent?limit=100", { token: alice.token })).body.turns as Array<{ id: string }>).map(

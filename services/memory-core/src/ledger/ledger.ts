@@ -13,6 +13,11 @@ import type { ChromaStore, Metadata, StoredRecord, Where } from "../store/chroma
  *
  * Every record is written with Chroma's `add`, which keeps the first record of an id: an insert-if-absent, so
  * whoever reads back its own write id won. Ids are looked up, never scanned for, except where noted.
+ *
+ * An entry's fields are stored as one JSON string under `fields` (see `stored`), except a tombstone's, which are
+ * found by a filter on them. Chroma keeps a row and an index entry per metadata key of every record, and a
+ * workspace's ledger holds several records per turn: one key instead of seven or eight is what keeps its writes
+ * cheap as it grows (docs/benchmarks.md). Entries written before, one key per field, read as they always did.
  */
 
 /** The collection's records carry this constant vector; the collection is stamped `none`/1 to match (see the store). */
@@ -32,6 +37,19 @@ export const leaseId = (sessionId: string, n: number) => `lease:${sessionId}:${n
 /** The one record of a workspace that says how its last integrity check went. */
 export const LAST_VERIFY_ID = "verify:last";
 
+const FIELDS = "fields";
+
+/** An entry's metadata as Chroma keeps it: its fields in one key, unless a filter must find them (tombstones). */
+function stored(entry: LedgerEntry): Metadata {
+  return entry.id.startsWith(TOMBSTONE_PREFIX) ? entry.metadata : { [FIELDS]: JSON.stringify(entry.metadata) };
+}
+
+/** An entry's fields from the metadata Chroma keeps: in one key, or one key per field as written before. */
+export function fieldsOf(metadata: Metadata): Metadata {
+  const fields = metadata[FIELDS];
+  return typeof fields === "string" ? (JSON.parse(fields) as Metadata) : metadata;
+}
+
 /** A record of the log: its id and what it says. */
 export interface LedgerEntry {
   id: string;
@@ -45,13 +63,13 @@ export class Ledger {
   async insertIfAbsent(workspace: string, entries: readonly LedgerEntry[]): Promise<void> {
     if (entries.length === 0) return;
     const records = await this.records(workspace);
-    await records.add(entries.map((e) => ({ id: e.id, embedding: RECENCY_VECTOR, document: "", metadata: e.metadata })));
+    await records.add(entries.map((e) => ({ id: e.id, embedding: RECENCY_VECTOR, document: "", metadata: stored(e) })));
   }
 
   /** The entries of these ids that exist. */
   async get(workspace: string, ids: readonly string[]): Promise<StoredRecord[]> {
     if (ids.length === 0) return [];
-    return (await this.records(workspace)).get({ ids: [...ids] });
+    return read(await (await this.records(workspace)).get({ ids: [...ids] }));
   }
 
   /** Which of these ids exist, without their metadata. */
@@ -59,15 +77,18 @@ export class Ledger {
     return (await this.records(workspace)).present(ids);
   }
 
-  /** Rewrites entries' metadata in place: for marks on a record (void, a lease renewed), never to take an id. */
+  /**
+   * Rewrites entries' metadata in place: for marks on a record (void, a lease renewed), never to take an id. An
+   * entry written one key per field keeps those keys (Chroma merges an update); its fields key now says it all.
+   */
   async update(workspace: string, entries: readonly LedgerEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    await (await this.records(workspace)).updateMetadata(entries);
+    await (await this.records(workspace)).updateMetadata(entries.map((e) => ({ id: e.id, metadata: stored(e) })));
   }
 
   /** Entries matching a filter: a scan of the whole collection on this Chroma, for what is rare (tombstones). */
   async find(workspace: string, where: Where): Promise<StoredRecord[]> {
-    return (await this.records(workspace)).get({ where });
+    return read(await (await this.records(workspace)).get({ where }));
   }
 
   async count(workspace: string): Promise<number> {
@@ -78,3 +99,5 @@ export class Ledger {
     return this.store.collection(workspace, "recency");
   }
 }
+
+const read = (records: StoredRecord[]): StoredRecord[] => records.map((r) => ({ ...r, metadata: fieldsOf(r.metadata) }));
