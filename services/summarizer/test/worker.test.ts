@@ -1,5 +1,5 @@
 import { feedStream } from "../../memory-core/src/ledger/change-feed.js";
-import { leaseId as leaseSlotId, RECENCY_VECTOR } from "../../memory-core/src/ledger/ledger.js";
+import { Ledger, leaseId as leaseSlotId, RECENCY_VECTOR } from "../../memory-core/src/ledger/ledger.js";
 import { Sequences } from "../../memory-core/src/ledger/sequences.js";
 import { SessionLeases } from "../../memory-core/src/ledger/session-leases.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -211,7 +211,7 @@ describe("the session lease", () => {
     await summarizer.runOnce();
     expect(await storedSummary(cairn.url, alice.token, "crashed-1")).toMatchObject({ turn_count: 1 });
     expect(stub.chat.calls).toBe(before + 1);
-    const [takeover] = await recency.get({ ids: [leaseSlotId("crashed-1", 1)] });
+    const [takeover] = await new Ledger(cairn.runtime.store).get(workspace, [leaseSlotId("crashed-1", 1)]);
     expect(takeover?.metadata).toMatchObject({ released: true });
     await summarizer.stop();
   });
