@@ -24,7 +24,10 @@ import { startHashStub } from "./timed-embedder.js";
  * - `restart_ready_s`: memory-core stopped and started again over the loaded store, until its first hybrid
  *   query is answered (the embedded Chroma restarts with it, as `npm start` would).
  *
- *   npm run bench -- scale --n N [--samples 100] [--concurrency 2] [--data-dir DIR] [--json]
+ *   npm run bench -- scale --n N [--samples 100] [--concurrency 2] [--data-dir DIR] [--add K] [--json]
+ *
+ * `--add K` then loads K more turns on top, timed on their own (`added_turns_per_s`): the rate of a bulk load at
+ * the size the store has reached, where `load_turns_per_s` is the average since its first turn.
  *
  * With `--data-dir` the store is kept there, and a run over a store a run with the same N left part-loaded
  * (stopped, or killed) resumes at the first tenth not stored whole: the turns of each tenth are the same in
@@ -43,13 +46,16 @@ export async function benchScale(argv: string[]): Promise<void> {
       samples: { type: "string", default: "100" },
       concurrency: { type: "string", default: "2" },
       "data-dir": { type: "string" },
+      add: { type: "string", default: "0" },
       json: { type: "boolean", default: false },
     },
   });
   const n = Number(values.n);
   const samples = Number(values.samples);
   const concurrency = Number(values.concurrency);
+  const add = Number(values.add);
   if (!Number.isInteger(n) || n < 1000) throw new Error("--n is a whole number of turns, at least 1000");
+  if (!Number.isInteger(add) || add < 0) throw new Error("--add is a whole number of turns");
   const log = (line: string) => process.stderr.write(`${line}\n`);
 
   const AGENTS = 20;
@@ -102,6 +108,37 @@ export async function benchScale(argv: string[]): Promise<void> {
     return summarize(times);
   };
 
+  /**
+   * Sends `size` corpus turns (from `seed`) through add_memories, grouped by agent into batches, `concurrency` in
+   * flight; their sessions end in `-<tag>`, their keys are `scale-<keys>-<i>`. The time it took, in ms.
+   */
+  const bulkLoad = async (size: number, seed: number, tag: string, keys: string) => {
+    const turns = corpus(size, { agents: AGENTS, sessions: Math.max(1, Math.floor(size / 25)), seed });
+    const batches: Array<{ agent: string; memories: object[] }> = [];
+    const byAgent = new Map<string, object[]>();
+    for (const [i, { agent, ...turn }] of turns.entries()) {
+      const memory = { ...turn, session_id: `${turn.session_id}-${tag}`, idempotency_key: `scale-${keys}-${i}` };
+      const list = byAgent.get(agent) ?? [];
+      list.push(memory);
+      if (list.length === BATCH) {
+        batches.push({ agent, memories: list });
+        byAgent.set(agent, []);
+      } else byAgent.set(agent, list);
+    }
+    for (const [agent, list] of byAgent) if (list.length > 0) batches.push({ agent, memories: list });
+    let next = 0;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < batches.length) {
+          const batch = batches[next++]!;
+          await request("POST", "/v1/memories/batch", tokenOf.get(batch.agent)!, { memories: batch.memories });
+        }
+      }),
+    );
+    return performance.now() - started;
+  };
+
   try {
     // 1. The load, a tenth at a time: each tenth's turns grouped by agent into batches, `concurrency` in flight.
     const tenth = Math.floor(n / 10);
@@ -116,30 +153,7 @@ export async function benchScale(argv: string[]): Promise<void> {
     let recentAtTenth: number | undefined;
     for (let part = resumedAt; part < 10; part++) {
       const size = part === 9 ? n - loaded : tenth;
-      const turns = corpus(size, { agents: AGENTS, sessions: Math.max(1, Math.floor(size / 25)), seed: 1000 + part });
-      const batches: Array<{ agent: string; memories: object[] }> = [];
-      const byAgent = new Map<string, object[]>();
-      for (const [i, { agent, ...turn }] of turns.entries()) {
-        const memory = { ...turn, session_id: `${turn.session_id}-p${part}`, idempotency_key: `scale-${part}-${i}` };
-        const list = byAgent.get(agent) ?? [];
-        list.push(memory);
-        if (list.length === BATCH) {
-          batches.push({ agent, memories: list });
-          byAgent.set(agent, []);
-        } else byAgent.set(agent, list);
-      }
-      for (const [agent, list] of byAgent) if (list.length > 0) batches.push({ agent, memories: list });
-      let next = 0;
-      const started = performance.now();
-      await Promise.all(
-        Array.from({ length: concurrency }, async () => {
-          while (next < batches.length) {
-            const batch = batches[next++]!;
-            await request("POST", "/v1/memories/batch", tokenOf.get(batch.agent)!, { memories: batch.memories });
-          }
-        }),
-      );
-      const partMs = performance.now() - started;
+      const partMs = await bulkLoad(size, 1000 + part, `p${part}`, String(part));
       loadMs += partMs;
       loaded += size;
       loadedNow += size;
@@ -151,6 +165,16 @@ export async function benchScale(argv: string[]): Promise<void> {
       log(
         `loaded ${loaded}/${n} turns (this tenth ${round(size / (partMs / 1000), 1)} turns/s, this run ${round(loadedNow / (loadMs / 1000), 1)}), memory-core resident ${rss.at(-1)!.rss_mb} MB`,
       );
+    }
+
+    // 1b. More turns on top of the store as it stands, timed on their own: a bulk load's rate at the size reached,
+    // rather than the average since the first turn. Each run's are new (a tag of their own), not replays.
+    let addedPerS: number | undefined;
+    if (add > 0) {
+      const tag = `a${randomUUID().slice(0, 8)}`;
+      const addMs = await bulkLoad(add, 2000, tag, tag);
+      addedPerS = add / (addMs / 1000);
+      log(`added ${add} turns on top (${round(addedPerS, 1)} turns/s)`);
     }
 
     // 2. At N: reads, then writes with 16 writers.
@@ -191,6 +215,7 @@ export async function benchScale(argv: string[]): Promise<void> {
       n,
       ...(resumedAt > 0 ? { resumed_at: resumedAt * tenth } : {}),
       ...(loadedNow > 0 ? { load_turns_per_s: round(loadedNow / (loadMs / 1000), 1) } : {}),
+      ...(addedPerS === undefined ? {} : { added: add, added_turns_per_s: round(addedPerS, 1) }),
       rss_mb: rss.map((r) => r.rss_mb),
       ...(rss.length > 1 ? { rss_mb_per_1k_turns: round(slope(rss.map((r) => [r.turns / 1000, r.rss_mb])), 3) } : {}),
       restart_ready_s: round(restartReady, 1),
