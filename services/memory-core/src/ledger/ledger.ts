@@ -15,9 +15,9 @@ import type { ChromaStore, Metadata, StoredRecord, Where } from "../store/chroma
  * whoever reads back its own write id won. Ids are looked up, never scanned for, except where noted.
  *
  * An entry's fields are stored as one JSON string under `fields` (see `stored`), except a tombstone's, which are
- * found by a filter on them. Chroma keeps a row and an index entry per metadata key of every record, and a
- * workspace's ledger holds several records per turn: one key instead of seven or eight is what keeps its writes
- * cheap as it grows (docs/benchmarks.md). Entries written before, one key per field, read as they always did.
+ * found by a filter on them. Chroma keeps a row and index entries per metadata key of every record, and a
+ * workspace's ledger holds several records per turn: one key instead of seven or eight makes its writes cheaper
+ * (docs/benchmarks.md). Entries written before, one key per field, read as they always did.
  */
 
 /** The collection's records carry this constant vector; the collection is stamped `none`/1 to match (see the store). */
