@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOpenAIStub, type OpenAIStub } from "../../../testing/openai-stub.js";
 import { fieldsOf } from "../src/ledger/ledger.js";
 import { silentLogger } from "../src/logger.js";
-import { ChromaStore, type Metadata } from "../src/store/chroma-store.js";
+import { ChromaStore, LEDGER_COLLECTIONS, type Metadata } from "../src/store/chroma-store.js";
 import { makeToken, turn, uniqueWorkspace, type TestToken } from "./support/harness.js";
 import { startKillableChroma, startMemoryCoreProcess, type KillableChroma, type MemoryCoreProcess } from "./support/processes.js";
 
@@ -280,12 +280,14 @@ async function rawAnomalies(ws: Workspace): Promise<{ orphanSlots: string[]; dup
       for (const record of page) turns.set(record.id, record.metadata);
       if (page.length < 500) break;
     }
-    const recency = await store.collection(ws.name, "recency");
     const slots: Array<{ id: string; metadata: Metadata }> = [];
-    for (let offset = 0; ; offset += 500) {
-      const page = await recency.get({ limit: 500, offset });
-      slots.push(...page.map((slot) => ({ id: slot.id, metadata: fieldsOf(slot.metadata) })));
-      if (page.length < 500) break;
+    for (const name of LEDGER_COLLECTIONS) {
+      const ledger = await store.collection(ws.name, name);
+      for (let offset = 0; ; offset += 500) {
+        const page = await ledger.get({ limit: 500, offset });
+        slots.push(...page.map((slot) => ({ id: slot.id, metadata: fieldsOf(slot.metadata) })));
+        if (page.length < 500) break;
+      }
     }
     const agents = new Set(ws.clients.map((c) => c.agent));
     const orphanSlots: string[] = [];

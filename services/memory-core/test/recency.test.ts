@@ -4,8 +4,11 @@ import { LexicalIndexes } from "../src/lexical/indexes.js";
 import { DEFAULT_TUNING } from "../src/retrieval/retrieval-tuning.js";
 import { SessionTurns } from "../src/domain/session-turns.js";
 import { feedStream } from "../src/ledger/change-feed.js";
-import { RECENCY_VECTOR, slotId } from "../src/ledger/ledger.js";
+import { AUDIT_STREAM } from "../src/ledger/audit-log.js";
+import { KeyedMarkers } from "../src/ledger/keyed-markers.js";
+import { keyedMarkerId, RECENCY_VECTOR, slotId } from "../src/ledger/ledger.js";
 import { Sequences } from "../src/ledger/sequences.js";
+import type { LedgerCollectionName, Metadata } from "../src/store/chroma-store.js";
 import { http, makeToken, startCairn, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
 
 const workspace = uniqueWorkspace("recent");
@@ -153,22 +156,47 @@ describe("the recency sequence over real Chroma", () => {
     }
   });
 
-  it("keeps a slot's fields in one metadata key, and reads and marks slots written one key per field", async () => {
-    const ws = uniqueWorkspace("fields");
-    const sequences = new Sequences(cairn.runtime.store);
-    const recency = await cairn.runtime.store.collection(ws, "recency");
-    // A slot as every slot was written before: one metadata key per field.
+  it("keeps each kind of ledger entry in a collection of its own, its fields in one metadata key", async () => {
+    const ws = uniqueWorkspace("kinds");
+    const store = cairn.runtime.store;
+    const sequences = new Sequences(store);
+    await sequences.appendAcross(
+      ws,
+      [
+        { stream: "ann", payload: { turn_id: "t_1" } },
+        { stream: feedStream("turns"), payload: { record_id: "t_1", op: "put" } },
+        { stream: AUDIT_STREAM, payload: { action: "add", actor: "ann", memory_id: "t_1" } },
+      ],
+      "w1",
+    );
+    await new KeyedMarkers(store).leaveMany(ws, [{ contentId: "t_content", turnId: "t_1" }]);
+    const idsIn = async (name: LedgerCollectionName) => (await (await store.collection(ws, name)).get({})).map((r) => r.id);
+    expect(await idsIn("ledger-slots")).toEqual([slotId("ann", 0)]);
+    expect(await idsIn("ledger-feed")).toEqual([slotId("@turns", 0)]);
+    expect(await idsIn("ledger-audit")).toEqual([slotId("@audit", 0)]);
+    expect(await idsIn("ledger-keyed")).toEqual([keyedMarkerId("t_content")]);
+    expect(await idsIn("recency")).toEqual([]);
+    const [slot] = await (await store.collection(ws, "ledger-slots")).get({ ids: [slotId("ann", 0)] });
+    expect(Object.keys(slot!.metadata)).toEqual(["fields"]);
+    expect((await sequences.read(ws, "ann", [0])).get(0)).toMatchObject({ turn_id: "t_1", write_id: "w1" });
+  });
+
+  it("reads and marks what a store written before kept in recency, one key per field, and goes on past it", async () => {
+    const ws = uniqueWorkspace("legacy");
+    const store = cairn.runtime.store;
+    const recency = await store.collection(ws, "recency");
+    // Entries as every entry was written before: all in `recency`, one metadata key per field.
+    const before = (id: string, metadata: Metadata) => ({ id, embedding: RECENCY_VECTOR, document: "", metadata });
     await recency.add([
-      {
-        id: slotId("old", 0),
-        embedding: RECENCY_VECTOR,
-        document: "",
-        metadata: { stream: "old", seq: 0, turn_id: "t_before", write_id: "w0", recorded_at: 1 },
-      },
+      before(slotId("old", 0), { stream: "old", seq: 0, turn_id: "t_before", write_id: "w0", recorded_at: 1 }),
+      before(slotId("@turns", 0), { stream: "@turns", seq: 0, record_id: "t_before", op: "put", write_id: "w0", recorded_at: 1 }),
+      before(keyedMarkerId("c_before"), { turn_id: "t_before" }),
     ]);
+    const sequences = new Sequences(store);
     expect((await sequences.append(ws, "old", { turn_id: "t_after" }, "w1")).seq).toBe(1);
-    const [written] = await recency.get({ ids: [slotId("old", 1)] });
-    expect(Object.keys(written!.metadata)).toEqual(["fields"]);
+    expect((await sequences.append(ws, feedStream("turns"), { record_id: "t_after", op: "put" }, "w1")).seq).toBe(1);
+    expect(await recency.present([slotId("old", 1), slotId("@turns", 1)])).toEqual(new Set());
+    expect(await (await store.collection(ws, "ledger-slots")).present([slotId("old", 1)])).toEqual(new Set([slotId("old", 1)]));
 
     const turnsOf = async () =>
       [...(await sequences.read(ws, "old", [0, 1]))].map(([seq, slot]) => [seq, slot.turn_id, slot.void ?? false]);
@@ -180,6 +208,19 @@ describe("the recency sequence over real Chroma", () => {
     expect(await turnsOf()).toEqual([
       [0, "t_before", true],
       [1, "t_after", true],
+    ]);
+    expect([...(await sequences.read(ws, feedStream("turns"), [0, 1]))].map(([, e]) => e.record_id)).toEqual(["t_before", "t_after"]);
+
+    // A keyed marker written before is found, and stays the first of its content id; a new one is found beside it.
+    const markers = new KeyedMarkers(store);
+    await markers.leaveMany(ws, [
+      { contentId: "c_before", turnId: "t_later" },
+      { contentId: "c_new", turnId: "t_new" },
+    ]);
+    const { keyedTurns } = await markers.beforeWrites(ws, [], ["c_before", "c_new", "c_none"]);
+    expect([...keyedTurns]).toEqual([
+      ["c_before", "t_before"],
+      ["c_new", "t_new"],
     ]);
   });
 
@@ -193,9 +234,9 @@ describe("the recency sequence over real Chroma", () => {
     };
     const ids: string[] = [];
     for (let n = 0; n < 3; n++) ids.push(await write(n));
-    const recency = await cairn.runtime.store.collection(workspace, "recency");
+    const slots = await cairn.runtime.store.collection(workspace, "ledger-slots");
     // Slot 3: a writer that died before storing its turn. Slot 4: a loser of a race that names turn 1.
-    await recency.add([
+    await slots.add([
       {
         id: slotId("dave", 3),
         embedding: RECENCY_VECTOR,

@@ -306,9 +306,9 @@ describe("writers racing on one key", () => {
       expect(others.every((r) => r.body.code === "idempotency_conflict")).toBe(true);
 
       // Recency costs what it costs for an agent that never raced: one slot for one turn, one feed entry.
-      const recency = await replica.runtime.store.collection(racing, "recency");
+      const ledger = new Ledger(replica.runtime.store);
       expect(
-        [...(await recency.present([slotId("carol", 0), slotId("carol", 1), slotId("@turns", 0), slotId("@turns", 1)]))].sort(),
+        [...(await ledger.present(racing, [slotId("carol", 0), slotId("carol", 1), slotId("@turns", 0), slotId("@turns", 1)]))].sort(),
       ).toEqual([slotId("@turns", 0), slotId("carol", 0)]);
       const recent = await http(replica.url, "GET", "/v1/memories/recent", { token: carol.token });
       expect(recent.body.turns.map((t: { id: string }) => t.id)).toEqual([results[0]!.body.id]);
@@ -407,8 +407,10 @@ describe("writers joined to a write that fails", () => {
       expect(cut).toBe(true);
       expect(results.map((r) => r.status).sort((a, b) => a - b)).toEqual([...Array(8).fill(200), 201, 503]);
       // The failed write's slot, and the one of the write that took over.
-      const recency = await replica.runtime.store.collection(ws, "recency");
-      const slots = await recency.present(Array.from({ length: 10 }, (_, n) => slotId("erin", n)));
+      const slots = await new Ledger(replica.runtime.store).present(
+        ws,
+        Array.from({ length: 10 }, (_, n) => slotId("erin", n)),
+      );
       expect([...slots].sort()).toEqual([slotId("erin", 0), slotId("erin", 1)]);
     } finally {
       faults.set(() => "pass");

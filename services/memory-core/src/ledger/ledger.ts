@@ -1,9 +1,17 @@
-import type { ChromaStore, Metadata, StoredRecord, Where } from "../store/chroma-store.js";
+import {
+  LEDGER_COLLECTIONS,
+  type ChromaStore,
+  type LedgerCollectionName,
+  type Metadata,
+  type RecordCollection,
+  type StoredRecord,
+  type Where,
+} from "../store/chroma-store.js";
 
 /**
- * Chroma used as a log: the workspace's `recency` collection holds no meaning to search, only records that
- * other records are ordered, announced, audited, forgotten and coordinated by. This module is the only one that
- * writes them and the only one that knows their ids; the parts beside it give each kind its meaning:
+ * Chroma used as a log: the workspace's ledger collections hold no meaning to search, only records that other
+ * records are ordered, announced, audited, forgotten and coordinated by. This module is the only one that writes
+ * them and the only one that knows their ids; the parts beside it give each kind its meaning:
  *
  *   seq:<stream>:<n>       a slot of a sequence (sequences.ts): an agent's turns, a change feed
  *                          (change-feed.ts, streams `@turns` and `@summaries`), the audit log (audit-log.ts, `@audit`)
@@ -14,23 +22,34 @@ import type { ChromaStore, Metadata, StoredRecord, Where } from "../store/chroma
  * Every record is written with Chroma's `add`, which keeps the first record of an id: an insert-if-absent, so
  * whoever reads back its own write id won. Ids are looked up, never scanned for, except where noted.
  *
+ * Each kind that a write adds keeps a collection of its own (see `home`): agents' slots `ledger-slots`, the change
+ * feeds `ledger-feed`, the audit log `ledger-audit`, keyed markers `ledger-keyed`; the rest, which are few, stay
+ * in `recency`. Chroma writes a collection's vector index back every so many records, and with it a map of all
+ * the collection's ids, so an `add` costs more as its collection grows; a turn adds one record to each of four
+ * collections instead of four to one four times the size (docs/benchmarks.md). Stores written before kept every
+ * kind in `recency`: a stream's slots below the length it had reached there are read there (`legacyLength`), and
+ * keyed markers are looked for in both, the one in `recency` first, as the first written.
+ *
  * An entry's fields are stored as one JSON string under `fields` (see `stored`), except a tombstone's, which are
  * found by a filter on them. Chroma keeps a row and index entries per metadata key of every record, and a
  * workspace's ledger holds several records per turn: one key instead of seven or eight makes its writes cheaper
  * (docs/benchmarks.md). Entries written before, one key per field, read as they always did.
  */
 
-/** The collection's records carry this constant vector; the collection is stamped `none`/1 to match (see the store). */
+/** The ledger's records carry this constant vector; its collections are stamped `none`/1 to match (see the store). */
 export const RECENCY_VECTOR: number[] = [1];
 
-export const slotId = (stream: string, seq: number) => `seq:${stream}:${seq}`;
+const SEQ_PREFIX = "seq:";
+const KEYED_PREFIX = "keyed:";
+
+export const slotId = (stream: string, seq: number) => `${SEQ_PREFIX}${stream}:${seq}`;
 
 const TOMBSTONE_PREFIX = "tomb:";
 export const tombstoneId = (memoryId: string) => `${TOMBSTONE_PREFIX}${memoryId}`;
 /** The memory a tombstone's id names. */
 export const memoryOfTombstone = (id: string) => id.slice(TOMBSTONE_PREFIX.length);
 
-export const keyedMarkerId = (contentId: string) => `keyed:${contentId}`;
+export const keyedMarkerId = (contentId: string) => `${KEYED_PREFIX}${contentId}`;
 
 export const leaseId = (sessionId: string, n: number) => `lease:${sessionId}:${n}`;
 
@@ -56,47 +75,170 @@ export interface LedgerEntry {
   metadata: Metadata;
 }
 
+/** The collection an entry of this id is written to: its kind's. */
+function home(id: string): LedgerCollectionName {
+  const stream = streamOf(id);
+  if (stream === undefined) return id.startsWith(KEYED_PREFIX) ? "ledger-keyed" : "recency";
+  if (stream === "@audit") return "ledger-audit";
+  // Agents' names cannot start with `@` (auth/tokens.ts): the other streams are the change feeds.
+  return stream.startsWith("@") ? "ledger-feed" : "ledger-slots";
+}
+
+/** The stream and position of a slot's id; undefined for any other id. */
+function slotOf(id: string): { stream: string; seq: number } | undefined {
+  if (!id.startsWith(SEQ_PREFIX)) return undefined;
+  const at = id.lastIndexOf(":");
+  return { stream: id.slice(SEQ_PREFIX.length, at), seq: Number(id.slice(at + 1)) };
+}
+const streamOf = (id: string) => slotOf(id)?.stream;
+
+/** Legacy lengths remembered per workspace and stream, at most this many (cleared when full, then probed again). */
+const MAX_LEGACY = 10_000;
+/** Ids per lookup when probing a legacy length: the probe narrows 64 ways a round. */
+const PROBE_WIDTH = 64;
+
 export class Ledger {
+  /** Per workspace and stream, how far it had reached in `recency` when kinds moved out (see above): fixed since. */
+  private readonly legacy = new Map<string, Promise<number>>();
+
   constructor(private readonly store: ChromaStore) {}
 
   /** Writes each entry unless its id is taken; says nothing of who won: read the entries back to know. */
   async insertIfAbsent(workspace: string, entries: readonly LedgerEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    const records = await this.records(workspace);
-    await records.add(entries.map((e) => ({ id: e.id, embedding: RECENCY_VECTOR, document: "", metadata: stored(e) })));
+    const homes = await this.locate(workspace, entries, (e) => e.id);
+    await Promise.all(
+      [...homes].map(async ([name, part]) =>
+        (await this.records(workspace, name)).add(
+          part.map((e) => ({ id: e.id, embedding: RECENCY_VECTOR, document: "", metadata: stored(e) })),
+        ),
+      ),
+    );
   }
 
   /** The entries of these ids that exist. */
   async get(workspace: string, ids: readonly string[]): Promise<StoredRecord[]> {
     if (ids.length === 0) return [];
-    return read(await (await this.records(workspace)).get({ ids: [...ids] }));
+    const found = await this.lookUp(workspace, ids, async (records, part) => records.get({ ids: part }));
+    return read(found);
   }
 
   /** Which of these ids exist, without their metadata. */
   async present(workspace: string, ids: readonly string[]): Promise<Set<string>> {
-    return (await this.records(workspace)).present(ids);
+    if (ids.length === 0) return new Set();
+    const found = await this.lookUp(workspace, ids, async (records, part) => [...(await records.present(part))].map((id) => ({ id })));
+    return new Set(found.map((r) => r.id));
   }
 
   /**
    * Rewrites entries' metadata in place: for marks on a record (void, a lease renewed), never to take an id. An
    * entry written one key per field keeps those keys (Chroma merges an update); its fields key now says it all.
+   * Keyed markers are never rewritten.
    */
   async update(workspace: string, entries: readonly LedgerEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    await (await this.records(workspace)).updateMetadata(entries.map((e) => ({ id: e.id, metadata: stored(e) })));
+    const homes = await this.locate(workspace, entries, (e) => e.id);
+    await Promise.all(
+      [...homes].map(async ([name, part]) =>
+        (await this.records(workspace, name)).updateMetadata(part.map((e) => ({ id: e.id, metadata: stored(e) }))),
+      ),
+    );
   }
 
-  /** Entries matching a filter: a scan of the whole collection on this Chroma, for what is rare (tombstones). */
+  /** Entries matching a filter: a scan of `recency` on this Chroma, for what is rare and stays there (tombstones). */
   async find(workspace: string, where: Where): Promise<StoredRecord[]> {
-    return read(await (await this.records(workspace)).get({ where }));
+    return read(await (await this.records(workspace, "recency")).get({ where }));
   }
 
+  /** The entries of every kind. */
   async count(workspace: string): Promise<number> {
-    return (await this.records(workspace)).count();
+    const counts = await Promise.all(LEDGER_COLLECTIONS.map(async (name) => (await this.records(workspace, name)).count()));
+    return counts.reduce((a, b) => a + b, 0);
   }
 
-  private records(workspace: string) {
-    return this.store.collection(workspace, "recency");
+  /**
+   * Ids looked up where they are: each slot in the one collection that holds its position, a keyed marker in
+   * its kind's and, in a store written before kinds moved out, in `recency` too, whose marker comes first.
+   */
+  private async lookUp<R extends { id: string }>(
+    workspace: string,
+    ids: readonly string[],
+    look: (records: RecordCollection, ids: string[]) => Promise<R[]>,
+  ): Promise<R[]> {
+    const homes = await this.locate(workspace, ids, (id) => id);
+    const keyed = homes.get("ledger-keyed");
+    if (keyed && (await this.legacyLength(workspace, "@turns")) > 0) homes.set("recency", [...(homes.get("recency") ?? []), ...keyed]);
+    const parts = await Promise.all(
+      [...homes].map(async ([name, part]) => ({ name, found: await look(await this.records(workspace, name), part) })),
+    );
+    const byId = new Map<string, R>();
+    for (const name of LEDGER_COLLECTIONS)
+      for (const r of parts.find((p) => p.name === name)?.found ?? []) if (!byId.has(r.id)) byId.set(r.id, r);
+    return [...byId.values()];
+  }
+
+  /** Items grouped by the collection that holds (or will hold) their id. */
+  private async locate<T>(workspace: string, items: readonly T[], idOf: (item: T) => string): Promise<Map<LedgerCollectionName, T[]>> {
+    const streams = [...new Set(items.flatMap((item) => slotOf(idOf(item))?.stream ?? []))];
+    const lengths = new Map(
+      await Promise.all(streams.map(async (stream) => [stream, await this.legacyLength(workspace, stream)] as const)),
+    );
+    const homes = new Map<LedgerCollectionName, T[]>();
+    for (const item of items) {
+      const id = idOf(item);
+      const slot = slotOf(id);
+      const name = slot && slot.seq < (lengths.get(slot.stream) ?? 0) ? "recency" : home(id);
+      const list = homes.get(name) ?? [];
+      list.push(item);
+      homes.set(name, list);
+    }
+    return homes;
+  }
+
+  /**
+   * How long a stream had grown in `recency` before its kind moved out: 0 in a store written since. Nothing
+   * writes a moved kind to `recency` any more, so it is found once: slot 0, then exponentially, then narrowed.
+   */
+  private legacyLength(workspace: string, stream: string): Promise<number> {
+    const key = `${workspace}|${stream}`;
+    let length = this.legacy.get(key);
+    if (!length) {
+      if (this.legacy.size >= MAX_LEGACY) this.legacy.clear();
+      length = this.probeLegacy(workspace, stream);
+      this.legacy.set(key, length);
+      length.catch(() => this.legacy.delete(key));
+    }
+    return length;
+  }
+
+  private async probeLegacy(workspace: string, stream: string): Promise<number> {
+    const records = await this.records(workspace, "recency");
+    let low = 0; // slots below `low` exist
+    let high = Number.MAX_SAFE_INTEGER; // slot `high` does not
+    const probe = async (points: number[]) => {
+      const ids = points.map((n) => slotId(stream, n));
+      const present = await records.present(ids);
+      points.forEach((p, i) => {
+        if (present.has(ids[i]!)) low = Math.max(low, p + 1);
+        else high = Math.min(high, p);
+      });
+    };
+    await probe([0]);
+    if (high === 0) return 0;
+    await probe(Array.from({ length: 48 }, (_, k) => 2 ** k - 1));
+    while (high > low) {
+      const span = high - low;
+      await probe(
+        span <= PROBE_WIDTH
+          ? Array.from({ length: span }, (_, i) => low + i)
+          : Array.from({ length: PROBE_WIDTH }, (_, i) => low + Math.floor((span * i) / PROBE_WIDTH)),
+      );
+    }
+    return low;
+  }
+
+  private records(workspace: string, name: LedgerCollectionName) {
+    return this.store.collection(workspace, name);
   }
 }
 

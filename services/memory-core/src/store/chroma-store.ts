@@ -49,11 +49,21 @@ export interface EmbeddingStamp {
   dimension: number;
 }
 
-export type CollectionName = "turns" | "summaries" | "recency";
-export const COLLECTIONS: readonly CollectionName[] = ["turns", "summaries", "recency"];
 /** The collections whose vectors come from the embedder. */
 export type EmbeddedCollectionName = "turns" | "summaries";
 export const EMBEDDED_COLLECTIONS: readonly EmbeddedCollectionName[] = ["turns", "summaries"];
+/** The ledger's collections (see ledger/ledger.ts): no meaning to search, only records kept in order. */
+export type LedgerCollectionName = "recency" | "ledger-slots" | "ledger-feed" | "ledger-audit" | "ledger-keyed";
+export const LEDGER_COLLECTIONS: readonly LedgerCollectionName[] = [
+  "recency",
+  "ledger-slots",
+  "ledger-feed",
+  "ledger-audit",
+  "ledger-keyed",
+];
+export type CollectionName = EmbeddedCollectionName | LedgerCollectionName;
+export const COLLECTIONS: readonly CollectionName[] = [...EMBEDDED_COLLECTIONS, ...LEDGER_COLLECTIONS];
+const embedded = (name: CollectionName): name is EmbeddedCollectionName => name === "turns" || name === "summaries";
 
 /** A collection as it is, whatever its stamp: what integrity checks, exports and re-embedding read. */
 export interface InspectedCollection {
@@ -71,8 +81,8 @@ const stagingName = (name: EmbeddedCollectionName) => `${name}-reembed`;
 const SWAP_MARK = "reembed_complete";
 
 /**
- * `recency` holds no meaning to search: it is the ledger (see ledger/ledger.ts), whose records carry a constant
- * one-dimensional vector, and is stamped as such, whatever the embedder.
+ * The ledger's collections hold no meaning to search (see ledger/ledger.ts): their records carry a constant
+ * one-dimensional vector, and they are stamped as such, whatever the embedder.
  */
 export const RECENCY_STAMP: EmbeddingStamp = { model: "none", dimension: 1 };
 
@@ -140,8 +150,8 @@ export class ChromaStore {
 
   private async open(workspace: string, name: CollectionName): Promise<RecordCollection> {
     const client = await this.client(workspace);
-    if (name !== "recency") await this.finishSwap(workspace, client, name);
-    const expected = name === "recency" ? RECENCY_STAMP : this.stamp;
+    if (embedded(name)) await this.finishSwap(workspace, client, name);
+    const expected = embedded(name) ? this.stamp : RECENCY_STAMP;
     const collection = await this.openOrCreate(client, name, expected, "open collection");
     const stored = stampOf(collection);
     if (!sameStamp(stored, expected)) throw new StampMismatchError(workspace, name, stored, expected);
@@ -151,7 +161,7 @@ export class ChromaStore {
   /** The collection as stored, without the stamp check; undefined when it does not exist yet. */
   async inspect(workspace: string, name: CollectionName): Promise<InspectedCollection | undefined> {
     const client = await this.client(workspace);
-    if (name !== "recency") await this.finishSwap(workspace, client, name);
+    if (embedded(name)) await this.finishSwap(workspace, client, name);
     const collection = await this.existing(client, name);
     return collection ? { stamp: stampOf(collection), records: this.wrap(collection, name) } : undefined;
   }
