@@ -266,7 +266,7 @@ async function auditEntries(ws: Workspace): Promise<Array<{ action: string; memo
 }
 
 /**
- * Reads the workspace's `recency` collection straight from Chroma, independently of memory-core's own checks:
+ * Reads the workspace's ledger collections straight from Chroma, independently of memory-core's own checks:
  * recency slots that do not name a turn holding that very slot (orphans left by a writer that died between
  * taking a slot and storing its turn, then retried), and turns announced more than once on the change feed.
  */

@@ -172,7 +172,9 @@ export class IntegrityCheck {
       collections.push({ collection: name, count, stamp: inspected.stamp, stamp_matches: matches });
     }
 
-    collections.push({ collection: "recency", count: await this.ledger.count(workspace), stamp: RECENCY_STAMP, stamp_matches: true });
+    for (const { collection, count } of await this.ledger.counts(workspace)) {
+      collections.push({ collection, count, stamp: RECENCY_STAMP, stamp_matches: true });
+    }
     const tombstones = await this.tombstones.all(workspace);
     const forgotten = new Set(tombstones.map((t) => t.memoryId));
     for (const id of forgotten) if (turns.has(id)) findings.add("forgotten_present", "turns", "a forgotten memory is still stored", id);
@@ -202,14 +204,14 @@ export class IntegrityCheck {
             lostWrites.add(slot.write_id);
             findings.add(
               "orphan_slot",
-              "recency",
+              "ledger-slots",
               `${label} #${seq} is left by a write that did not land; the turn is at #${turn.seq}`,
               id,
             );
             retire(agent, seq);
             touch(id, "retired a recency slot of a write that did not land");
           } else {
-            findings.add("dangling_slot", "recency", `${label} #${seq} names a record that is neither stored nor forgotten`, id);
+            findings.add("dangling_slot", "ledger-slots", `${label} #${seq} names a record that is neither stored nor forgotten`, id);
             if (dead(slot)) {
               lostWrites.add(slot.write_id);
               retire(agent, seq);
@@ -255,7 +257,7 @@ export class IntegrityCheck {
           const id = String(slot.record_id);
           if (slot.op === "remove") removed.add(id);
           else if (collection === "turns" && lostWrites.has(slot.write_id) && slot.write_id !== turns.get(id)?.writeId) {
-            findings.add("duplicate_feed_entry", "recency", `${label} #${seq} is left by a write that did not land`, id);
+            findings.add("duplicate_feed_entry", "ledger-feed", `${label} #${seq} is left by a write that did not land`, id);
             retire(stream, seq);
             if (turns.has(id)) touch(id, "retired a change-feed entry of a write that did not land");
           } else if (!exists(id)) missing.push({ seq, id, slot });
@@ -266,7 +268,7 @@ export class IntegrityCheck {
       );
       for (const { seq, id, slot } of missing) {
         if (removed.has(id)) continue;
-        findings.add("dangling_slot", "recency", `${label} #${seq} names a record that is neither stored nor forgotten`, id);
+        findings.add("dangling_slot", "ledger-feed", `${label} #${seq} names a record that is neither stored nor forgotten`, id);
         if (dead(slot)) retire(stream, seq);
       }
     }
@@ -284,7 +286,7 @@ export class IntegrityCheck {
       const count = (written.get(id) ?? 0) + 1;
       written.set(id, count);
       if (count > 1 && turns.has(id)) {
-        findings.add("doubled_audit_entry", "recency", `audit entry #${seq} records the writing of this memory again`, id);
+        findings.add("doubled_audit_entry", "ledger-audit", `audit entry #${seq} records the writing of this memory again`, id);
         retire(AUDIT_STREAM, seq);
         touch(id, "retired a doubled audit entry");
       }
@@ -298,7 +300,7 @@ export class IntegrityCheck {
     }
     for (const [id, turn] of turns) {
       if (written.has(id)) continue;
-      findings.add("missing_audit_entry", "recency", "no audit entry records the writing of this memory", id);
+      findings.add("missing_audit_entry", "ledger-audit", "no audit entry records the writing of this memory", id);
       mends.missingAudit.push({ memoryId: id, agent: turn.agent });
       touch(id, "wrote the missing audit entry");
     }

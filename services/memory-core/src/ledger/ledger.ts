@@ -150,10 +150,11 @@ export class Ledger {
     return read(await (await this.records(workspace, "recency")).get({ where }));
   }
 
-  /** The entries of every kind. */
-  async count(workspace: string): Promise<number> {
-    const counts = await Promise.all(LEDGER_COLLECTIONS.map(async (name) => (await this.records(workspace, name)).count()));
-    return counts.reduce((a, b) => a + b, 0);
+  /** How many entries each of the ledger's collections holds. */
+  async counts(workspace: string): Promise<Array<{ collection: LedgerCollectionName; count: number }>> {
+    return Promise.all(
+      LEDGER_COLLECTIONS.map(async (collection) => ({ collection, count: await (await this.records(workspace, collection)).count() })),
+    );
   }
 
   /**
