@@ -52,7 +52,10 @@ export interface EmbeddingStamp {
 /** The collections whose vectors come from the embedder. */
 export type EmbeddedCollectionName = "turns" | "summaries";
 export const EMBEDDED_COLLECTIONS: readonly EmbeddedCollectionName[] = ["turns", "summaries"];
-/** The ledger's collections (see ledger/ledger.ts): no meaning to search, only records kept in order. */
+/**
+ * The ledger's collections (see ledger/ledger.ts): no meaning to search, only records kept in order. `recency`
+ * comes first: it held every kind before the others existed, so an id found there and in another was written there first.
+ */
 export type LedgerCollectionName = "recency" | "ledger-slots" | "ledger-feed" | "ledger-audit" | "ledger-keyed";
 export const LEDGER_COLLECTIONS: readonly LedgerCollectionName[] = [
   "recency",
