@@ -94,8 +94,42 @@ const streamOf = (id: string) => slotOf(id)?.stream;
 
 /** Legacy lengths remembered per workspace and stream, at most this many (cleared when full, then probed again). */
 const MAX_LEGACY = 10_000;
-/** Ids per lookup when probing a legacy length: the probe narrows 64 ways a round. */
+/** Positions per lookup while narrowing a sequence's length: 64 ways a round. */
 const PROBE_WIDTH = 64;
+
+/**
+ * The length of `stream`, a dense sequence (every position below its length holds a slot, none past it) whose
+ * first `known` slots exist: `first` positions past them are probed, then exponentially further for a bound, then
+ * the bound is narrowed 64 ways a round. `present` answers which of some slot ids exist.
+ */
+export async function denseLength(
+  stream: string,
+  known: number,
+  first: number,
+  present: (ids: string[]) => Promise<Set<string>>,
+): Promise<number> {
+  let low = known; // slots below `low` exist
+  let high = Number.MAX_SAFE_INTEGER; // slot `high` does not
+  const probe = async (points: number[]) => {
+    const ids = points.map((n) => slotId(stream, n));
+    const found = await present(ids);
+    points.forEach((p, i) => {
+      if (found.has(ids[i]!)) low = Math.max(low, p + 1);
+      else high = Math.min(high, p);
+    });
+  };
+  await probe(Array.from({ length: first }, (_, k) => low + 2 ** k - 1));
+  if (high === Number.MAX_SAFE_INTEGER) await probe(Array.from({ length: 48 }, (_, k) => low + 2 ** k - 1));
+  while (high > low) {
+    const span = high - low;
+    await probe(
+      span <= PROBE_WIDTH
+        ? Array.from({ length: span }, (_, i) => low + i)
+        : Array.from({ length: PROBE_WIDTH }, (_, i) => low + Math.floor((span * i) / PROBE_WIDTH)),
+    );
+  }
+  return low;
+}
 
 export class Ledger {
   /** Per workspace and stream, how far it had reached in `recency` when kinds moved out (see above): fixed since. */
@@ -214,28 +248,7 @@ export class Ledger {
 
   private async probeLegacy(workspace: string, stream: string): Promise<number> {
     const records = await this.records(workspace, "recency");
-    let low = 0; // slots below `low` exist
-    let high = Number.MAX_SAFE_INTEGER; // slot `high` does not
-    const probe = async (points: number[]) => {
-      const ids = points.map((n) => slotId(stream, n));
-      const present = await records.present(ids);
-      points.forEach((p, i) => {
-        if (present.has(ids[i]!)) low = Math.max(low, p + 1);
-        else high = Math.min(high, p);
-      });
-    };
-    await probe([0]);
-    if (high === 0) return 0;
-    await probe(Array.from({ length: 48 }, (_, k) => 2 ** k - 1));
-    while (high > low) {
-      const span = high - low;
-      await probe(
-        span <= PROBE_WIDTH
-          ? Array.from({ length: span }, (_, i) => low + i)
-          : Array.from({ length: PROBE_WIDTH }, (_, i) => low + Math.floor((span * i) / PROBE_WIDTH)),
-      );
-    }
-    return low;
+    return denseLength(stream, 0, 1, (ids) => records.present(ids));
   }
 
   private records(workspace: string, name: LedgerCollectionName) {

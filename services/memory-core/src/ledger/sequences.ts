@@ -1,7 +1,7 @@
 import { unavailable } from "../errors.js";
 import type { ChromaStore, Metadata } from "../store/chroma-store.js";
 import { GroupCommit } from "./group-commit.js";
-import { Ledger, slotId, type LedgerEntry } from "./ledger.js";
+import { denseLength, Ledger, slotId, type LedgerEntry } from "./ledger.js";
 
 /**
  * Append-only sequences kept in Chroma, for orders that Chroma cannot give: an agent's turns newest first,
@@ -212,32 +212,15 @@ export class Sequences {
     }
   }
 
-  /** Slots are dense, so existence is monotone in n: probe exponentially for a bound, then narrow 64 ways. */
+  /** The stream's length, from this replica's hint on (see denseLength). */
   private async lengthOf(workspace: string, stream: string): Promise<number> {
-    let low = this.lengthHints.get(`${workspace}|${stream}`) ?? 0; // slots below `low` exist
-    let high = Number.MAX_SAFE_INTEGER; // slot `high` does not
-    const probe = async (points: number[]) => {
-      const ids = points.map((n) => slotId(stream, n));
-      const present = await this.ledger.present(workspace, ids);
-      points.forEach((p, i) => {
-        if (present.has(ids[i]!)) low = Math.max(low, p + 1);
-        else high = Math.min(high, p);
-      });
-    };
     // Probed before every query: the hint is usually exact or a few slots behind, and a few ids cost Chroma
     // less than many. Past them, the bound is found exponentially.
-    await probe(Array.from({ length: 8 }, (_, k) => low + 2 ** k - 1));
-    if (high === Number.MAX_SAFE_INTEGER) await probe(Array.from({ length: 48 }, (_, k) => low + 2 ** k - 1));
-    while (high > low) {
-      const span = high - low;
-      await probe(
-        span <= 64
-          ? Array.from({ length: span }, (_, i) => low + i)
-          : Array.from({ length: 64 }, (_, i) => low + Math.floor((span * i) / 64)),
-      );
-    }
-    this.remember(workspace, stream, low);
-    return low;
+    const length = await denseLength(stream, this.lengthHints.get(`${workspace}|${stream}`) ?? 0, 8, (ids) =>
+      this.ledger.present(workspace, ids),
+    );
+    this.remember(workspace, stream, length);
+    return length;
   }
 
   private remember(workspace: string, stream: string, length: number) {
