@@ -19,6 +19,11 @@ export type AddMemoriesResult = OperationOutput<"add_memories">;
 
 /** Turns per batch of `add_memory` calls: as many as one `add_memories` call may send. */
 const MAX_JOINED = 500;
+/**
+ * How long a batch of `add_memory` calls that follows another waits for the writers the last one answered (see
+ * GroupCommit): longer than their round trip back on a busy machine, short beside a batch's own time.
+ */
+const GATHER_MS = 30;
 
 /** A turn to write, and who writes it: the items of one batch share a workspace. */
 interface WriteItem {
@@ -55,10 +60,10 @@ interface Fresh extends Resolved {
  * requests for the whole batch instead of several per turn.
  *
  * Each item is judged in the batch's order exactly as `add_memory` would judge it had the items before it been
- * written one by one: what the store held before the batch is read in three lookups (tombstones and keyed
- * markers; the turns under every id and content id; the memories named in `supersedes`), and what the earlier
- * items of the batch will store is kept beside it, so a key repeated in the batch replays (or conflicts with)
- * its first use. An item that fails its checks stores nothing and the others go on. The new turns are then
+ * written one by one: what the store held before the batch is read in three lookups sent together (tombstones
+ * and keyed markers; the turns under every id and content id; the memories named in `supersedes`), and what the
+ * earlier items of the batch will store is kept beside it, so a key repeated in the batch replays (or conflicts
+ * with) its first use. An item that fails its checks stores nothing and the others go on. The new turns are then
  * embedded in one call, take their slots (each its agent's recency slot, in batch order, a change-feed entry
  * and a provisional audit entry, under a write id of its own) in as few ledger batches as fit, leave their
  * keyed markers in one `add`, and are stored in one `add` and read back in one `get`: a turn another writer
@@ -69,11 +74,12 @@ interface Fresh extends Resolved {
  * and answered on its own (its turn, a replay, or its own refusal). Chroma applies writes one at a time, and a
  * batch pays the few requests a single turn would, so concurrent writers share them instead of queueing behind
  * each other's. A call alone does not wait. What fails a batch (Chroma failing or unreachable) fails each call
- * in it as it would have failed alone, and each retries with its key.
+ * in it as it would have failed alone, and each retries with its key. A batch that follows another waits a
+ * moment for the writers the last one answered, so that writers who write turn after turn go together.
  */
 export class BulkWrites {
   /** `add_memory` calls, written a batch at a time per workspace (see above). */
-  private readonly joined = new GroupCommit<PendingWrite>(MAX_JOINED, (workspace, batch) => this.writeJoined(workspace, batch));
+  private readonly joined = new GroupCommit<PendingWrite>(MAX_JOINED, (workspace, batch) => this.writeJoined(workspace, batch), GATHER_MS);
   /** Turns being stored by a batch on this replica, by `<workspace>/<id>`: a batch that names one waits for it. */
   private readonly inFlight = new Map<string, Promise<StoredRecord>>();
 
@@ -142,15 +148,21 @@ export class BulkWrites {
     await Promise.all(resolved.map((r) => this.inFlight.get(`${workspace}/${r.ids.id}`)?.catch(() => undefined)));
 
     const keyed = (r: Resolved) => r.ids.id !== r.ids.contentId;
-    const { forgotten, keyedTurns } = await this.markers.beforeWrites(
-      workspace,
-      resolved.map((r) => r.ids.id),
-      resolved.filter((r) => !keyed(r)).map((r) => r.ids.contentId),
-    );
+    // The lookups go together; only a turn that a keyed marker names, and that is not among the turns asked
+    // for already (a retry without its key), takes one more.
     const turns = await this.store.collection(workspace, "turns");
-    const lookFor = new Set([...resolved.flatMap((r) => [r.ids.id, r.ids.contentId]), ...keyedTurns.values()]);
-    const inStore = new Map((await turns.get({ ids: [...lookFor] })).map((t) => [t.id, t]));
-    const replacing = await this.replacedMemories(workspace, resolved);
+    const asked = new Set(resolved.flatMap((r) => [r.ids.id, r.ids.contentId]));
+    const [{ forgotten, keyedTurns }, inStore, replacing] = await Promise.all([
+      this.markers.beforeWrites(
+        workspace,
+        resolved.map((r) => r.ids.id),
+        resolved.filter((r) => !keyed(r)).map((r) => r.ids.contentId),
+      ),
+      turns.get({ ids: [...asked] }).then((found) => new Map(found.map((t) => [t.id, t]))),
+      this.replacedMemories(workspace, resolved),
+    ]);
+    const named = [...new Set(keyedTurns.values())].filter((id) => !asked.has(id));
+    for (const t of await turns.get({ ids: named })) inStore.set(t.id, t);
 
     // In the batch's order, as add_memory would judge each after the ones before it.
     const fresh: Fresh[] = [];
