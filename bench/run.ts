@@ -1,4 +1,5 @@
 import { benchBulk } from "./bulk.js";
+import { benchChromaWrites } from "./chroma-writes.js";
 import { benchLexical } from "./lexical.js";
 import { benchLocomo } from "./locomo.js";
 import { tuneLocomo } from "./locomo-tune.js";
@@ -18,6 +19,7 @@ import { benchWrites } from "./writes.js";
 const benches: Record<string, (argv: string[]) => Promise<void>> = {
   "memory-core": benchMemoryCore,
   bulk: benchBulk,
+  "chroma-writes": benchChromaWrites,
   lexical: benchLexical,
   locomo: benchLocomo,
   "locomo-tune": tuneLocomo,

@@ -1,0 +1,88 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { startEmbeddedChroma } from "../services/memory-core/src/embedded/chroma-server.js";
+import { RECENCY_VECTOR } from "../services/memory-core/src/ledger/ledger.js";
+import { silentLogger } from "../services/memory-core/src/logger.js";
+import { ChromaStore, type LedgerCollectionName, type NewRecord } from "../services/memory-core/src/store/chroma-store.js";
+import { summarize } from "./stats.js";
+
+/**
+ * What a write request costs Chroma, through memory-core's store: `add`s of ledger-shaped records (the constant
+ * vector, fields in one key) of a few sizes, three `add`s sent at once to three ledger collections (what a write
+ * batch sends for its agents' slots, feed entries and audit entries) against one `add` of the same records, and
+ * `add`s of turn-shaped records (512 dimensions, the text as the document). Over a fresh embedded Chroma, each
+ * measured `--samples` times, one after another.
+ *
+ *   npm run bench -- chroma-writes [--samples 100] [--json]
+ */
+export async function benchChromaWrites(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      samples: { type: "string", default: "100" },
+      json: { type: "boolean", default: false },
+    },
+  });
+  const samples = Number(values.samples);
+  if (!Number.isInteger(samples) || samples < 1) throw new Error("--samples is a whole number, at least 1");
+  const dir = await mkdtemp(join(tmpdir(), "cairn-bench-chroma-writes-"));
+  const chroma = await startEmbeddedChroma({ path: join(dir, "chroma"), logFile: join(dir, "chroma.log") });
+  const store = new ChromaStore(chroma.url, { model: "hash-512", dimension: 512 }, silentLogger);
+  try {
+    const workspace = "bench";
+    const ledger = (name: LedgerCollectionName) => store.collection(workspace, name);
+    const [slots, feed, audit] = await Promise.all([ledger("ledger-slots"), ledger("ledger-feed"), ledger("ledger-audit")]);
+    const turns = await store.collection(workspace, "turns");
+    let next = 0;
+    const ledgerRecords = (n: number): NewRecord[] =>
+      Array.from({ length: n }, () => {
+        const seq = next++;
+        const fields = { record_id: `turn-${seq}`, op: "put", session_id: "session-1", stream: "@turns", seq, write_id: `write-${seq}` };
+        return { id: `bench:${seq}`, embedding: RECENCY_VECTOR, document: "", metadata: { fields: JSON.stringify(fields) } };
+      });
+    const text = "We tried the retry loop with backoff, measured it, and kept the simpler version. ".repeat(12);
+    const turnRecords = (n: number): NewRecord[] =>
+      Array.from({ length: n }, () => {
+        const seq = next++;
+        return {
+          id: `turn:${seq}`,
+          embedding: Array.from({ length: 512 }, (_, i) => Math.sin(seq + i)),
+          document: `${seq} ${text}`,
+          metadata: { agent: "agent-1", session_id: "session-1", kind: "turn", recorded_at: Date.now(), seq },
+        };
+      });
+    const time = async (run: () => Promise<unknown>) => {
+      const ms: number[] = [];
+      for (let i = 0; i < samples; i++) {
+        const started = performance.now();
+        await run();
+        ms.push(performance.now() - started);
+      }
+      return Math.round(summarize(ms).p50 * 10) / 10;
+    };
+
+    const report = {
+      samples,
+      ledger_add_1_p50_ms: await time(() => slots.add(ledgerRecords(1))),
+      ledger_add_16_p50_ms: await time(() => slots.add(ledgerRecords(16))),
+      ledger_add_48_p50_ms: await time(() => slots.add(ledgerRecords(48))),
+      ledger_three_adds_of_16_p50_ms: await time(() => Promise.all([slots, feed, audit].map((c) => c.add(ledgerRecords(16))))),
+      turns_add_1_p50_ms: await time(() => turns.add(turnRecords(1))),
+      turns_add_16_p50_ms: await time(() => turns.add(turnRecords(16))),
+    };
+    const ratio = Math.round((report.ledger_three_adds_of_16_p50_ms / report.ledger_add_48_p50_ms) * 100) / 100;
+    const out = { ...report, three_adds_over_one_ratio: ratio };
+    if (!values.json) {
+      process.stderr.write(
+        `three adds of 16 ledger records: ${report.ledger_three_adds_of_16_p50_ms} ms; one add of 48: ${report.ledger_add_48_p50_ms} ms (${ratio}x)\n`,
+      );
+    }
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+  } finally {
+    store.close();
+    await chroma.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
