@@ -12,8 +12,10 @@ import { summarize } from "./stats.js";
  * What a write request costs Chroma, through memory-core's store: `add`s of ledger-shaped records (the constant
  * vector, fields in one key) of a few sizes, three `add`s sent at once to three ledger collections (what a write
  * batch sends for its agents' slots, feed entries and audit entries) against one `add` of the same records, and
- * `add`s of turn-shaped records (512 dimensions, the text as the document). Over a fresh embedded Chroma, each
- * measured `--samples` times, one after another.
+ * `add`s of turn-shaped records (512 dimensions, the text as the document). And what a change to one ledger
+ * record per batch would cost: a bulk batch's ledger entries as written now against its slots with the feed and
+ * audit entries as a few records holding many items; a record of 500 items written, and written and read back.
+ * Over a fresh embedded Chroma, each measured `--samples` times, one after another.
  *
  *   npm run bench -- chroma-writes [--samples 100] [--json]
  */
@@ -36,10 +38,23 @@ export async function benchChromaWrites(argv: string[]): Promise<void> {
     const [slots, feed, audit] = await Promise.all([ledger("ledger-slots"), ledger("ledger-feed"), ledger("ledger-audit")]);
     const turns = await store.collection(workspace, "turns");
     let next = 0;
+    const feedFields = (seq: number) => ({ record_id: `turn-${seq}`, op: "put", session_id: "session-1", write_id: crypto.randomUUID() });
     const ledgerRecords = (n: number): NewRecord[] =>
       Array.from({ length: n }, () => {
         const seq = next++;
-        const fields = { record_id: `turn-${seq}`, op: "put", session_id: "session-1", stream: "@turns", seq, write_id: `write-${seq}` };
+        const fields = { ...feedFields(seq), stream: "@turns", seq, recorded_at: Date.now() };
+        return { id: `bench:${seq}`, embedding: RECENCY_VECTOR, document: "", metadata: { fields: JSON.stringify(fields) } };
+      });
+    /** `slots` records holding `items` feed-shaped items each, as one slot of a batch's entries would. */
+    const itemRecords = (slots: number, items: number): NewRecord[] =>
+      Array.from({ length: slots }, () => {
+        const seq = next++;
+        const fields = {
+          items: Array.from({ length: items }, (_, i) => feedFields(seq * 1000 + i)),
+          stream: "@turns",
+          seq,
+          recorded_at: Date.now(),
+        };
         return { id: `bench:${seq}`, embedding: RECENCY_VECTOR, document: "", metadata: { fields: JSON.stringify(fields) } };
       });
     const text = "We tried the retry loop with backoff, measured it, and kept the simpler version. ".repeat(12);
@@ -69,6 +84,17 @@ export async function benchChromaWrites(argv: string[]): Promise<void> {
       ledger_add_16_p50_ms: await time(() => slots.add(ledgerRecords(16))),
       ledger_add_48_p50_ms: await time(() => slots.add(ledgerRecords(48))),
       ledger_three_adds_of_16_p50_ms: await time(() => Promise.all([slots, feed, audit].map((c) => c.add(ledgerRecords(16))))),
+      // A bulk batch of 500 turns: each turn's slot, feed entry and audit entry in three collections at once (as
+      // written now), against its 500 slots and the feed and audit entries as slots of 125 items, in one `add`.
+      ledger_bulk_500_three_adds_p50_ms: await time(() => Promise.all([slots, feed, audit].map((c) => c.add(ledgerRecords(500))))),
+      ledger_bulk_500_one_add_of_item_slots_p50_ms: await time(() => slots.add([...ledgerRecords(500), ...itemRecords(8, 125)])),
+      // One slot of 500 items, and the read of one back: what the size of a slot costs.
+      ledger_add_slot_of_500_items_p50_ms: await time(() => slots.add(itemRecords(1, 500))),
+      ledger_get_slot_of_500_items_p50_ms: await time(async () => {
+        const [record] = itemRecords(1, 500);
+        await slots.add([record!]);
+        await slots.get({ ids: [record!.id] });
+      }),
       turns_add_1_p50_ms: await time(() => turns.add(turnRecords(1))),
       turns_add_16_p50_ms: await time(() => turns.add(turnRecords(16))),
     };
