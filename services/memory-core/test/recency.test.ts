@@ -8,6 +8,7 @@ import { AUDIT_STREAM } from "../src/ledger/audit-log.js";
 import { KeyedMarkers } from "../src/ledger/keyed-markers.js";
 import { keyedMarkerId, RECENCY_VECTOR, slotId } from "../src/ledger/ledger.js";
 import { Sequences } from "../src/ledger/sequences.js";
+import { batchPayload, itemsOf } from "../src/ledger/slot-items.js";
 import type { LedgerCollectionName, Metadata } from "../src/store/chroma-store.js";
 import { http, makeToken, startCairn, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
 
@@ -222,6 +223,46 @@ describe("the recency sequence over real Chroma", () => {
       ["c_before", "t_before"],
       ["c_new", "t_new"],
     ]);
+  });
+
+  it("reads a batch slot's entries one by one, each with its own write id, and retires or puts back one of them alone", async () => {
+    const ws = uniqueWorkspace("batch-slot");
+    const sequences = new Sequences(cairn.runtime.store);
+    const stream = feedStream("turns");
+    // A flat entry, then a batch's three in one slot, as a write batch is to take them (slot-items.ts).
+    await sequences.append(ws, stream, { record_id: "t_flat", op: "put" }, "w_flat");
+    const entries = ["t_a", "t_b", "t_c"].map((id, i) => ({ record_id: id, op: "put", session_id: "s", write_id: `w_${i}` }));
+    const { seq } = await sequences.append(ws, stream, batchPayload(entries), "w_attempt");
+    expect(seq).toBe(1);
+    expect(await sequences.length(ws, stream)).toBe(2);
+
+    const read = async () =>
+      [...(await sequences.read(ws, stream, [0, 1]))].flatMap(([, slot]) =>
+        itemsOf(slot).map((e) => [e.seq, e.item, e.record_id, e.write_id, e.void ?? false]),
+      );
+    expect(await read()).toEqual([
+      [0, 0, "t_flat", "w_flat", false],
+      [1, 0, "t_a", "w_0", false],
+      [1, 1, "t_b", "w_1", false],
+      [1, 2, "t_c", "w_2", false],
+    ]);
+    await sequences.markItems(ws, stream, [{ seq: 1, item: 1 }], true);
+    expect((await read()).map((e) => e[4])).toEqual([false, false, true, false]);
+    // A batch slot retired whole (as `mark` retires a slot) puts back one entry alone; a flat slot's entry is the slot.
+    await sequences.mark(ws, stream, [1], true);
+    expect((await read()).map((e) => e[4])).toEqual([false, true, true, true]);
+    await sequences.markItems(
+      ws,
+      stream,
+      [
+        { seq: 1, item: 2 },
+        { seq: 0, item: 0 },
+      ],
+      false,
+    );
+    expect((await read()).map((e) => e[4])).toEqual([false, true, true, false]);
+    await sequences.markItems(ws, stream, [{ seq: 0, item: 0 }], true);
+    expect((await read()).map((e) => e[4])).toEqual([true, true, true, false]);
   });
 
   it("skips a slot whose turn never arrived and lists a raced turn once", async () => {

@@ -2,6 +2,7 @@ import { unavailable } from "../errors.js";
 import type { ChromaStore, Metadata } from "../store/chroma-store.js";
 import { GroupCommit } from "./group-commit.js";
 import { denseLength, Ledger, slotId, type LedgerEntry } from "./ledger.js";
+import { markItems } from "./slot-items.js";
 
 /**
  * Append-only sequences kept in Chroma, for orders that Chroma cannot give: an agent's turns newest first,
@@ -208,6 +209,31 @@ export class Sequences {
       await this.ledger.update(
         workspace,
         found.map((s) => ({ id: s.id, metadata: { ...s.metadata, void: retired } })),
+      );
+    }
+  }
+
+  /**
+   * Marks entries of slots void, or not, one by one (slot-items.ts): an entry of a batch slot alone, or a flat
+   * slot's one entry (item 0) as `mark` does.
+   */
+  async markItems(
+    workspace: string,
+    stream: string,
+    targets: ReadonlyArray<{ seq: number; item: number }>,
+    retired: boolean,
+  ): Promise<void> {
+    const bySeq = new Map<number, Set<number>>();
+    for (const { seq, item } of targets) bySeq.set(seq, (bySeq.get(seq) ?? new Set()).add(item));
+    const seqs = [...bySeq.keys()];
+    for (let i = 0; i < seqs.length; i += MAX_BATCH) {
+      const found = await this.ledger.get(
+        workspace,
+        seqs.slice(i, i + MAX_BATCH).map((n) => slotId(stream, n)),
+      );
+      await this.ledger.update(
+        workspace,
+        found.map((s) => ({ id: s.id, metadata: markItems(s.metadata, bySeq.get(Number(s.metadata.seq))!, retired) })),
       );
     }
   }
