@@ -3,7 +3,9 @@ import { RecencyIndex } from "../src/domain/recency.js";
 import { LexicalIndexes } from "../src/lexical/indexes.js";
 import { DEFAULT_TUNING } from "../src/retrieval/retrieval-tuning.js";
 import { SessionTurns } from "../src/domain/session-turns.js";
-import { feedStream } from "../src/ledger/change-feed.js";
+import { FEED_PENDING_MS, feedStream } from "../src/ledger/change-feed.js";
+import { summarizerPort } from "../src/domain/summarizer-port.js";
+import { TokenRegistry } from "../src/auth/tokens.js";
 import { AUDIT_STREAM } from "../src/ledger/audit-log.js";
 import { KeyedMarkers } from "../src/ledger/keyed-markers.js";
 import { keyedMarkerId, RECENCY_VECTOR, slotId } from "../src/ledger/ledger.js";
@@ -263,6 +265,116 @@ describe("the recency sequence over real Chroma", () => {
     expect((await read()).map((e) => e[4])).toEqual([false, true, true, false]);
     await sequences.markItems(ws, stream, [{ seq: 0, item: 0 }], true);
     expect((await read()).map((e) => e[4])).toEqual([true, true, true, false]);
+  });
+
+  it("catches the lexical index up through a batch slot's entries, waiting at one in flight without taking those before it again", async () => {
+    // Real turns, written through REST elsewhere and copied into a workspace whose change feed is only the slots
+    // below, so that the index can find them through those slots alone.
+    const writer = makeToken(uniqueWorkspace("batch-lexical-src"), "writer");
+    const source = await startCairn([writer]);
+    const ws = uniqueWorkspace("batch-lexical");
+    const words = ["QUOKKA", "NARWHAL", "AXOLOTL", "PANGOLIN"];
+    // The index's clock runs with the real one, moved on below to take the writer in flight for dead.
+    let skew = 0;
+    const indexes = new LexicalIndexes(cairn.runtime.store, new Sequences(cairn.runtime.store), DEFAULT_TUNING, {
+      now: () => Date.now() + skew,
+    });
+    try {
+      const ids: string[] = [];
+      for (const [n, word] of words.entries()) {
+        const res = await http(source.url, "POST", "/v1/memories", {
+          token: writer.token,
+          body: turn("batch-lexical", n, { thought: `Fed the ${word} at noon.` }),
+        });
+        expect(res.status).toBe(201);
+        ids.push(res.body.id as string);
+      }
+      const index = await indexes.snapshot(ws, "turns");
+      expect(index.size).toBe(0);
+      const puts = new Map<string, number>();
+      const put = index.put.bind(index);
+      index.put = (document) => {
+        puts.set(document.id, (puts.get(document.id) ?? 0) + 1);
+        put(document);
+      };
+      const copies = await (
+        await cairn.runtime.store.collection(writer.workspace, "turns")
+      ).get({ ids, withDocuments: true, withEmbeddings: true });
+      await (
+        await cairn.runtime.store.collection(ws, "turns")
+      ).add(copies.map((r) => ({ id: r.id, embedding: r.embedding!, document: r.document!, metadata: r.metadata })));
+      // One batch slot whose third entry names a turn that is not there (recorded now: a write in flight), then a
+      // flat slot.
+      const sequences = new Sequences(cairn.runtime.store);
+      const entry = (id: string, i: number) => ({ record_id: id, op: "put", session_id: "batch-lexical", write_id: `w_${i}` });
+      await sequences.append(ws, feedStream("turns"), batchPayload([ids[0]!, ids[1]!, "t_never_written", ids[2]!].map(entry)), "w_batch");
+      await sequences.append(ws, feedStream("turns"), { record_id: ids[3]!, op: "put", session_id: "batch-lexical" }, "w_flat");
+
+      const found = async () => {
+        const caughtUp = await indexes.snapshot(ws, "turns");
+        const hits = await Promise.all(words.map(async (w) => (await caughtUp.query(w, 5, [])).map((h) => h.id)));
+        return hits.map((h, n) => h.includes(ids[n]!));
+      };
+      expect(await found()).toEqual([true, true, false, false]);
+      expect(await indexes.snapshot(ws, "turns", "complete")).toBeUndefined();
+      // Asked again while the entry is still in flight: the entries before it are not taken a second time.
+      expect(await found()).toEqual([true, true, false, false]);
+      expect(Object.fromEntries(puts)).toEqual({ [ids[0]!]: 1, [ids[1]!]: 1 });
+
+      // Once the writer is taken for dead, the entries after it are taken, each once.
+      skew = FEED_PENDING_MS + 1;
+      expect(await found()).toEqual([true, true, true, true]);
+      expect(await indexes.snapshot(ws, "turns", "complete")).toBeDefined();
+      expect(Object.fromEntries(puts)).toEqual(Object.fromEntries(ids.map((id) => [id, 1])));
+    } finally {
+      await indexes.close();
+      await source.close();
+    }
+  });
+
+  it("tells each entry of a batch slot to the summarizer as a change under the slot's number", async () => {
+    const ws = uniqueWorkspace("batch-summarizer");
+    const sequences = new Sequences(cairn.runtime.store);
+    const stream = feedStream("turns");
+    await sequences.append(ws, stream, { record_id: "t_flat", op: "put", session_id: "s_flat" }, "w_flat");
+    const entries = [
+      { record_id: "t_a", op: "put", session_id: "s_one", write_id: "w_a" },
+      { record_id: "t_b", op: "put", session_id: "s_two", write_id: "w_b" },
+      { record_id: "t_c", op: "remove", session_id: "s_one", write_id: "w_c" },
+    ];
+    await sequences.append(ws, stream, batchPayload(entries), "w_batch");
+    await sequences.append(ws, stream, { record_id: "t_last", op: "put", session_id: "s_two" }, "w_last");
+    const port = summarizerPort({
+      store: cairn.runtime.store,
+      memories: cairn.runtime.memories,
+      embedder: cairn.runtime.embedder,
+      tokens: new TokenRegistry([]),
+    });
+    expect(await port.changesEnd(ws)).toBe(3);
+    const told = async (from: number, count: number) => {
+      const { changes, next } = await port.sessionChanges(ws, from, count);
+      return { changes: changes.map((c) => [c.turnId, c.sessionId, c.forgotten]), next };
+    };
+    expect(await told(0, 3)).toEqual({
+      changes: [
+        ["t_flat", "s_flat", false],
+        ["t_a", "s_one", false],
+        ["t_b", "s_two", false],
+        ["t_c", "s_one", true],
+        ["t_last", "s_two", false],
+      ],
+      next: 3,
+    });
+    // The slot's number carries its entries: read from it, they are all told; read past it, none is.
+    expect(await told(1, 1)).toEqual({
+      changes: [
+        ["t_a", "s_one", false],
+        ["t_b", "s_two", false],
+        ["t_c", "s_one", true],
+      ],
+      next: 2,
+    });
+    expect(await told(2, 1)).toEqual({ changes: [["t_last", "s_two", false]], next: 3 });
   });
 
   it("skips a slot whose turn never arrived and lists a raced turn once", async () => {

@@ -1,6 +1,7 @@
 import type { TokenRegistry } from "../auth/tokens.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import { ChangeFeed } from "../ledger/change-feed.js";
+import { itemsOf } from "../ledger/slot-items.js";
 import { Sequences } from "../ledger/sequences.js";
 import type { ChromaStore, Metadata, StoredRecord } from "../store/chroma-store.js";
 import { summaryId } from "../records/ids.js";
@@ -60,12 +61,15 @@ export interface SummarizerPort {
   removeSummary(workspace: string, sessionId: string): Promise<void>;
   /** Read once when a summarizer starts on a workspace (sessions written while none ran). */
   sessionsOverview(workspace: string): Promise<SessionsOverview>;
-  /** Where the change feed ends now: changes are numbered from 0 up to it. */
+  /**
+   * Where the change feed ends now: changes are numbered from 0 up to it. A number is a slot of the feed, which
+   * may carry several changes (a write batch's), told together.
+   */
   changesEnd(workspace: string): Promise<number>;
   /**
-   * The changes numbered `from` to `from + count - 1` (all below `changesEnd`), in order; `next` is where to
-   * read on. A change announced but not yet readable (a write in flight) holds `next` back, so it and those
-   * after it are told again.
+   * The changes numbered `from` to `from + count - 1` (all below `changesEnd`), in order, each number's changes
+   * together; `next` is where to read on. A change announced but not yet readable (a write in flight) holds `next`
+   * back, so it and those after it are told again.
    */
   sessionChanges(workspace: string, from: number, count: number): Promise<{ changes: SessionChange[]; next: number }>;
   /** Leases on sessions held as `holder` for `ttlMs` at a time: one summarizer per session at once. */
@@ -143,16 +147,18 @@ export function summarizerPort(parts: {
       const seqs = Array.from({ length: Math.max(0, count) }, (_, i) => from + i);
       if (seqs.length === 0) return { changes: [], next: from };
       const slots = await feed.read(workspace, "turns", seqs);
-      const unnamed = [...slots.values()].filter((s) => typeof s.session_id !== "string");
+      // A slot may hold a batch's entries (slot-items.ts): each is a change, under the slot's number.
+      const entries = [...slots].sort(([a], [b]) => a - b).flatMap(([, slot]) => itemsOf(slot));
+      const unnamed = entries.filter((e) => typeof e.session_id !== "string");
       const sessionOf = await sessionsOf(
         workspace,
-        unnamed.map((s) => String(s.record_id)),
+        unnamed.map((e) => String(e.record_id)),
       );
       const changes: SessionChange[] = [];
-      for (const [, slot] of [...slots].sort(([a], [b]) => a - b)) {
-        const turnId = String(slot.record_id);
-        const sessionId = typeof slot.session_id === "string" ? slot.session_id : sessionOf.get(turnId);
-        if (sessionId !== undefined) changes.push({ sessionId, turnId, forgotten: slot.op === "remove", at: Number(slot.recorded_at) });
+      for (const e of entries) {
+        const turnId = String(e.record_id);
+        const sessionId = typeof e.session_id === "string" ? e.session_id : sessionOf.get(turnId);
+        if (sessionId !== undefined) changes.push({ sessionId, turnId, forgotten: e.op === "remove", at: Number(e.recorded_at) });
       }
       // Slots are dense; a missing one is a write whose append is in flight: read on from it next time (the
       // changes after it are told now and again then).

@@ -1,6 +1,7 @@
 import type { Logger } from "../logger.js";
 import { ChangeFeed, FEED_PENDING_MS, type FeedCollection } from "../ledger/change-feed.js";
 import type { Sequences } from "../ledger/sequences.js";
+import { itemsOf, type SlotItem } from "../ledger/slot-items.js";
 import { Tombstones } from "../ledger/tombstones.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { CollectionIndex, type LexicalDocument } from "./collection-index.js";
@@ -63,8 +64,15 @@ interface Entry {
   index: CollectionIndex;
   /** The index's ranking on the ranking thread, asked for its sizes. */
   ranker: RankingHandle;
-  /** Feed entries consumed. */
+  /** Feed slots consumed: a snapshot's position, so always a whole slot in one. */
   position: number;
+  /**
+   * Entries of the slot at `position` consumed already: a catch-up held back by an entry in flight in the middle
+   * of a batch slot resumes there, without putting or removing the entries before it again. Never saved.
+   */
+  item: number;
+  /** Feed entries consumed since the snapshot on disk: a batch slot counts for each of its entries. */
+  changes: number;
   /** Catch-ups of one index run one at a time. */
   syncing: Promise<void>;
   /** False while a write in flight holds the last catch-up back (it waits up to FEED_PENDING_MS). */
@@ -154,7 +162,7 @@ export class LexicalIndexes {
             which === "all" ||
             entry.persisted === undefined ||
             entry.removedSincePersisted ||
-            entry.position - entry.persisted >= Math.max(options.minChanges, entry.index.size / 100) ||
+            entry.changes >= Math.max(options.minChanges, entry.index.size / 100) ||
             this.now() - entry.persistedAt >= options.maxAgeMs;
           if (due) await this.write(workspace, collection, entry);
         } catch (error) {
@@ -180,8 +188,10 @@ export class LexicalIndexes {
 
   /** Writes the index as it stands at its feed position; given up when a record leaves it meanwhile. */
   private async write(workspace: string, collection: SearchableCollection, entry: Entry): Promise<void> {
-    if (!entry.complete) return; // a write in flight holds the catch-up back: the next pass tries again
+    // A write in flight holds the catch-up back, maybe in the middle of a slot: the next pass tries again.
+    if (!entry.complete || entry.item !== 0) return;
     const position = entry.position;
+    const changes = entry.changes;
     const removals = entry.removals;
     const records = await this.store.collection(workspace, collection);
     const index = entry.index;
@@ -210,6 +220,8 @@ export class LexicalIndexes {
     );
     entry.persisted = position;
     entry.persistedAt = this.now();
+    // Entries taken while the snapshot was written are not in it (or not surely): they count toward the next.
+    entry.changes -= changes;
     // A record that left after the last stretch was read may be in the file: the next pass writes it again.
     entry.removedSincePersisted = entry.removals !== removals;
     this.log?.info("lexical snapshot written", { workspace, collection, position, records: written.records, bytes: written.bytes });
@@ -348,6 +360,8 @@ export class LexicalIndexes {
       index,
       ranker,
       position: at,
+      item: 0,
+      changes: 0,
       syncing: Promise.resolve(),
       complete: false,
       persisted,
@@ -448,39 +462,67 @@ export class LexicalIndexes {
     while (entry.position < length) {
       const seqs = Array.from({ length: Math.min(PAGE, length - entry.position) }, (_, i) => entry.position + i);
       const slots = await this.feed.read(workspace, collection, seqs);
-      const ids = [...new Set([...slots.values()].map((s) => String(s.record_id)))];
-      const byId = new Map((await records.get({ ids, withDocuments: true })).map((r) => [r.id, r]));
+      // A slot may hold a batch's entries (slot-items.ts): a page of slots names many more records than slots.
+      const itemsAt = new Map([...slots].map(([seq, slot]) => [seq, itemsOf(slot)]));
+      const ids = [...new Set([...itemsAt.values()].flatMap((items) => items.map((e) => String(e.record_id))))];
+      const byId = new Map<string, StoredRecord>();
+      for (const part of chunks(ids)) for (const r of await records.get({ ids: part, withDocuments: true })) byId.set(r.id, r);
       // A record that is missing because it was forgotten is not a write in flight.
       const missing = ids.filter((id) => !byId.has(id));
-      const forgotten = new Set((await this.tombstones.of(workspace, missing)).keys());
+      const forgotten = new Set<string>();
+      for (const part of chunks(missing)) for (const id of (await this.tombstones.of(workspace, part)).keys()) forgotten.add(id);
       for (const seq of seqs) {
-        const slot = slots.get(seq);
-        const record = slot ? byId.get(String(slot.record_id)) : undefined;
-        if (slot?.void === true) {
-          // Retired by repair_store: left by a write that did not land.
-          entry.position = seq + 1;
-          continue;
+        const items = itemsAt.get(seq) ?? [];
+        // Entries of this slot before `entry.item` were taken by a catch-up that stopped in it.
+        for (const item of seq === entry.position ? items.slice(entry.item) : items) {
+          if (!this.take(collection, entry, item, byId, forgotten)) {
+            entry.position = seq;
+            entry.item = item.item;
+            entry.complete = false;
+            return;
+          }
+          entry.changes += 1;
         }
-        if (slot?.op === "remove") {
-          // A forgotten record leaves the lexical index on every replica with its next query, and its
-          // snapshot at the next background pass.
-          entry.index.remove(String(slot.record_id));
-          entry.removals += 1;
-          entry.removedSincePersisted = true;
-          entry.position = seq + 1;
-          continue;
-        }
-        const inFlight = slot && !record && !forgotten.has(String(slot.record_id));
-        if (inFlight && this.now() - Number(slot.recorded_at) < FEED_PENDING_MS) {
-          entry.complete = false;
-          return;
-        }
-        if (record) entry.index.put(toDocument(collection, record));
         entry.position = seq + 1;
+        entry.item = 0;
       }
     }
     entry.complete = true;
   }
+
+  /** Applies one feed entry to the index; false when it is a write in flight that the catch-up must wait for. */
+  private take(
+    collection: SearchableCollection,
+    entry: Entry,
+    item: SlotItem,
+    byId: ReadonlyMap<string, StoredRecord>,
+    forgotten: ReadonlySet<string>,
+  ): boolean {
+    const id = String(item.record_id);
+    // Retired by repair_store: left by a write that did not land.
+    if (item.void === true) return true;
+    if (item.op === "remove") {
+      // A forgotten record leaves the lexical index on every replica with its next query, and its
+      // snapshot at the next background pass.
+      entry.index.remove(id);
+      entry.removals += 1;
+      entry.removedSincePersisted = true;
+      return true;
+    }
+    const record = byId.get(id);
+    if (!record && !forgotten.has(id) && this.now() - Number(item.recorded_at) < FEED_PENDING_MS) return false;
+    if (record) entry.index.put(toDocument(collection, record));
+    return true;
+  }
+}
+
+/** Ids to ask Chroma for at a time: a get names every id in one request. */
+const GET_CHUNK = 1000;
+
+function chunks<T>(all: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < all.length; i += GET_CHUNK) out.push(all.slice(i, i + GET_CHUNK));
+  return out;
 }
 
 function toDocument(collection: SearchableCollection, record: StoredRecord): LexicalDocument {
