@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import { Corrections } from "../src/domain/corrections.js";
 import { LexicalIndexes } from "../src/lexical/indexes.js";
 import { DEFAULT_TUNING } from "../src/retrieval/retrieval-tuning.js";
+import { AUDIT_STREAM } from "../src/ledger/audit-log.js";
 import { Sequences } from "../src/ledger/sequences.js";
+import { batchPayload } from "../src/ledger/slot-items.js";
 import { OPEN_VALIDITY } from "../src/records/turn-record.js";
 import { expectContractOutput } from "./support/contract-schemas.js";
 import { http, makeToken, mcpClient, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
@@ -15,7 +17,13 @@ const admin = makeToken(workspace, "ops", "admin");
 const lone = makeToken(uniqueWorkspace("fix-lone"), "lone");
 /** Alone in its workspace, so that its change feed holds only what its test writes. */
 const racing = makeToken(uniqueWorkspace("fix-race"), "racer");
-const cairn = useCairn([alice, bob, admin, lone, racing]);
+/** Admins of workspaces whose audit logs hold only what their tests seed, one log per transport. */
+const batchOps = makeToken(uniqueWorkspace("fix-audit-batch"), "ops", "admin");
+const batchMcpOps = makeToken(uniqueWorkspace("fix-audit-batch-mcp"), "ops", "admin");
+/** A writer and an admin of a workspace where provisional entries in a batch slot are judged. */
+const provisionalWriter = makeToken(uniqueWorkspace("fix-audit-prov"), "writer");
+const provisionalOps = makeToken(provisionalWriter.workspace, "ops", "admin");
+const cairn = useCairn([alice, bob, admin, lone, racing, batchOps, batchMcpOps, provisionalWriter, provisionalOps]);
 
 const add = async (token: string, body: Record<string, unknown>) => {
   const res = await http(cairn.url, "POST", "/v1/memories", { token, body });
@@ -450,6 +458,34 @@ describe("provenance and checks", () => {
   });
 });
 
+const cursorOf = (value: unknown) => Buffer.from(JSON.stringify(value), "utf8").toString("base64url");
+const decoded = (cursor: string | null) => (cursor === null ? null : JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")));
+
+/** A memory id of the contract's form that reads back as `label` (`labelOf`), so that a test's entries say whose they are. */
+const memoryIdOf = (label: string) => `t_${Buffer.from(label, "utf8").toString("hex").padEnd(32, "0")}`;
+const labelOf = (id: string) => Buffer.from(id.slice(2), "hex").toString("utf8").replace(/\0+$/, "");
+
+/** A flat entry at slot 0, then a batch's five entries in slot 1, as a write batch is to leave them. */
+async function seedBatchLog(workspace: string): Promise<string[]> {
+  const sequences = new Sequences(cairn.runtime.store);
+  await sequences.append(
+    workspace,
+    AUDIT_STREAM,
+    { action: "forget", actor: "ops", memory_id: memoryIdOf("m_flat"), reason: "flat" },
+    "w_flat",
+  );
+  const entries = ["m_0", "m_1", "m_2", "m_3", "m_4"].map((id, i) => ({
+    action: i % 2 === 0 ? "supersede" : "forget",
+    actor: "ops",
+    memory_id: memoryIdOf(id),
+    reason: `batch ${i}`,
+    write_id: `w_${i}`,
+  }));
+  const { seq } = await sequences.append(workspace, AUDIT_STREAM, batchPayload(entries), "w_batch");
+  expect(seq).toBe(1);
+  return ["m_flat", ...entries.map((e) => labelOf(e.memory_id))];
+}
+
 describe("get_audit_log over REST", () => {
   it("records every mutation exactly once, for admins only, and never the content", async () => {
     const written = await add(alice.token, turn("fix-audit", 1, { thought: "secret-ish content AUDIT-SECRET" }));
@@ -494,7 +530,141 @@ describe("get_audit_log over REST", () => {
   });
 });
 
+describe("get_audit_log of batch slots over REST", () => {
+  type Page = { entries: Array<{ action: string; memory_id: string; reason?: string }>; next_cursor: string | null };
+  const get = async (query: string) => http(cairn.url, "GET", `/v1/audit?${query}`, { token: batchOps.token });
+  const page = async (query: string) => {
+    const res = await get(query);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expectContractOutput("get_audit_log", res.body);
+    return res.body as Page;
+  };
+
+  it("reads a batch slot's entries one by one and pages within it, with cursors at a slot's start as they were", async () => {
+    const ids = await seedBatchLog(batchOps.workspace);
+    const whole = await page("limit=100");
+    expect(whole.entries.map((e) => [labelOf(e.memory_id), e.action, e.reason])).toEqual([
+      ["m_flat", "forget", "flat"],
+      ["m_0", "supersede", "batch 0"],
+      ["m_1", "forget", "batch 1"],
+      ["m_2", "supersede", "batch 2"],
+      ["m_3", "forget", "batch 3"],
+      ["m_4", "supersede", "batch 4"],
+    ]);
+    expect(whole.next_cursor).toBeNull();
+
+    // Ending at a slot's end issues exactly the cursor issued before slots held several entries.
+    const first = await page("limit=1");
+    expect(first.entries.map((e) => labelOf(e.memory_id))).toEqual(["m_flat"]);
+    expect(first.next_cursor).toBe(cursorOf([1, "audit"]));
+
+    // From that cursor (the old form), pages of two within the batch slot: 2, 2, 1, with nothing repeated or skipped.
+    const seen: string[] = [];
+    const cursors: unknown[] = [];
+    let cursor: string | null = first.next_cursor;
+    const sizes: number[] = [];
+    while (cursor !== null) {
+      const next: Page = await page(`limit=2&after=${cursor}`);
+      sizes.push(next.entries.length);
+      seen.push(...next.entries.map((e) => labelOf(e.memory_id)));
+      cursors.push(decoded(next.next_cursor));
+      cursor = next.next_cursor;
+    }
+    expect(sizes).toEqual([2, 2, 1]);
+    expect(seen).toEqual(ids.slice(1));
+    expect(cursors).toEqual([[1, "audit:2"], [1, "audit:4"], null]);
+
+    // From the start, a page ends mid-slot and the next picks up at the entry after it.
+    const fromStart = await page("limit=2");
+    expect(decoded(fromStart.next_cursor)).toEqual([1, "audit:1"]);
+    const rest = await page(`limit=100&after=${fromStart.next_cursor}`);
+    expect([...fromStart.entries, ...rest.entries].map((e) => labelOf(e.memory_id))).toEqual(ids);
+    // A filter applies to each entry of the slot.
+    expect((await page(`memory_id=${memoryIdOf("m_3")}`)).entries.map((e) => e.reason)).toEqual(["batch 3"]);
+  });
+
+  it("refuses an entry cursor the server never issues, and one of another listing, with invalid_cursor", async () => {
+    // The log of this workspace holds two slots once the test above has run; seed it when run alone.
+    if ((await page("limit=100")).entries.length === 0) await seedBatchLog(batchOps.workspace);
+    for (const value of [
+      [1, "audit:x"],
+      [1, "audit:0"],
+      [1, "audit:01"],
+      [1, "audit:-1"],
+      [1, `audit:${"9".repeat(20)}`],
+      [1, "audit:"],
+      [1, "turns"],
+      [1, "ops"],
+      [2, "audit:1"],
+    ]) {
+      const res = await get(`limit=2&after=${cursorOf(value)}`);
+      expect([res.status, res.body.code], JSON.stringify(value)).toEqual([400, "invalid_cursor"]);
+      expect(res.body.hint).toMatch(/next_cursor/);
+    }
+    // An entry past a slot's last is that slot's end; a slot's start at the log's end is an empty last page.
+    expect(await page(`limit=2&after=${cursorOf([1, "audit:9"])}`)).toEqual({ entries: [], next_cursor: null });
+    expect(await page(`limit=2&after=${cursorOf([2, "audit"])}`)).toEqual({ entries: [], next_cursor: null });
+  });
+
+  it("counts a provisional entry of a batch slot only when its memory holds that entry's own write id", async () => {
+    const written = await add(provisionalWriter.token, turn("fix-audit-prov", 1));
+    const turns = await cairn.runtime.store.collection(provisionalWriter.workspace, "turns");
+    const [stored] = await turns.get({ ids: [written.id] });
+    expect(stored!.metadata.write_id).toEqual(expect.any(String));
+    const writeId = String(stored!.metadata.write_id);
+    const entry = (actor: string, memoryId: string, write: string) => ({
+      action: "add",
+      actor,
+      memory_id: memoryId,
+      provisional: true,
+      write_id: write,
+    });
+    // The slot's own write id is the memory's, so that only the entry's own decides.
+    await new Sequences(cairn.runtime.store).append(
+      provisionalWriter.workspace,
+      AUDIT_STREAM,
+      batchPayload([
+        entry("lost", written.id, "w_lost"),
+        entry("landed", written.id, writeId),
+        entry("never", memoryIdOf("never written"), writeId),
+      ]),
+      writeId,
+    );
+    const log = await http(cairn.url, "GET", "/v1/audit?limit=100", { token: provisionalOps.token });
+    expect(log.status).toBe(200);
+    expect(log.body.entries.map((e: { actor: string; memory_id: string }) => [e.actor, e.memory_id])).toEqual([
+      ["writer", written.id],
+      ["landed", written.id],
+    ]);
+  });
+});
+
 describe("get_audit_log over MCP", () => {
+  it("pages within a batch slot as REST does", async () => {
+    const ids = await seedBatchLog(batchMcpOps.workspace);
+    const client = await mcpClient(cairn.url, batchMcpOps.token);
+    try {
+      const seen: string[] = [];
+      const cursors: unknown[] = [];
+      let after: string | undefined;
+      do {
+        const res = (await client.callTool({ name: "get_audit_log", arguments: { limit: 2, ...(after ? { after } : {}) } })) as any;
+        expect(res.isError).toBeFalsy();
+        expectContractOutput("get_audit_log", res.structuredContent);
+        seen.push(...res.structuredContent.entries.map((e: { memory_id: string }) => labelOf(e.memory_id)));
+        cursors.push(decoded(res.structuredContent.next_cursor));
+        after = res.structuredContent.next_cursor ?? undefined;
+      } while (after);
+      expect(seen).toEqual(ids);
+      expect(cursors).toEqual([[1, "audit:1"], [1, "audit:3"], null]);
+      const refused = (await client.callTool({ name: "get_audit_log", arguments: { after: cursorOf([1, "audit:0"]) } })) as any;
+      expect(refused.isError).toBe(true);
+      expect(JSON.parse(refused.content[0].text).code).toBe("invalid_cursor");
+    } finally {
+      await client.close();
+    }
+  });
+
   it("serves admins and refuses agents with a forbidden tool error", async () => {
     const adminClient = await mcpClient(cairn.url, admin.token);
     const agentClient = await mcpClient(cairn.url, alice.token);

@@ -11,7 +11,7 @@ import { Verifications } from "../ledger/verifications.js";
 import { EMBEDDED_COLLECTIONS, type ChromaStore, type StoredRecord } from "../store/chroma-store.js";
 import { bestOf } from "../retrieval/confidence.js";
 import type { Condition } from "../retrieval/filters.js";
-import { decodeCursor, encodeCursor, oldestFirst, positionFrom } from "../records/cursor.js";
+import { decodeCursor, encodeCursor, encodeItemCursor, itemPositionFrom, oldestFirst, positionFrom } from "../records/cursor.js";
 import { summaryId } from "../records/ids.js";
 import { Corrections, verdictState, type Tombstone } from "./corrections.js";
 import { LexicalIndexes, type LexicalStats, type SnapshotOptions } from "../lexical/indexes.js";
@@ -287,7 +287,7 @@ export class MemoryService {
   }
 
   async auditLog(principal: Principal, input: OperationInput<"get_audit_log">): Promise<OperationOutput<"get_audit_log">> {
-    const from = input.after === undefined ? 0 : positionFrom(input.after, "after", "audit", "listing");
+    const from = input.after === undefined ? { at: 0, item: 0 } : itemPositionFrom(input.after, "after", "audit", "listing");
     const page = await this.audit.read(
       principal.workspace,
       {
@@ -299,7 +299,7 @@ export class MemoryService {
       input.limit,
       from,
     );
-    return { entries: page.entries, next_cursor: page.next === null ? null : encodeCursor({ at: page.next, id: "audit" }) };
+    return { entries: page.entries, next_cursor: page.next === null ? null : encodeItemCursor(page.next, "audit") };
   }
 
   /** Each agent's newest turn, its next step and its failed checks still standing; most recently active first. */

@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { assertWithinListing } from "../records/cursor.js";
+import { assertWithinListing, type ItemPosition } from "../records/cursor.js";
 import type { ChromaStore, Metadata } from "../store/chroma-store.js";
 import type { Schemas } from "../records/types.js";
 import type { AppendRequest, Sequences } from "./sequences.js";
+import { itemsOf } from "./slot-items.js";
 import { Tombstones } from "./tombstones.js";
 
 /**
@@ -36,6 +37,8 @@ export interface NewAuditEntry {
 
 export const AUDIT_STREAM = "@audit";
 const PAGE = 500;
+/** How many slots a read takes first, before it knows how many entries they hold. */
+const FIRST_SPAN = 8;
 
 const payloadOf = (e: NewAuditEntry): Metadata => ({
   action: e.action,
@@ -72,43 +75,66 @@ export class AuditLog {
     await this.sequences.appendMany(workspace, AUDIT_STREAM, entries.map(payloadOf), randomUUID());
   }
 
-  /** Entries from position `from` on, oldest first, that pass the filter; `next` is where to go on from. */
-  async read(workspace: string, filter: AuditFilter, limit: number, from: number): Promise<{ entries: AuditEntry[]; next: number | null }> {
+  /**
+   * Entries from `from` on (a slot, and the entry of it to start at), oldest first, that pass the filter; `next` is
+   * where to go on from: the next entry of the slot the page ended in, or the next slot's start.
+   */
+  async read(
+    workspace: string,
+    filter: AuditFilter,
+    limit: number,
+    from: ItemPosition,
+  ): Promise<{ entries: AuditEntry[]; next: ItemPosition | null }> {
     const length = await this.sequences.length(workspace, AUDIT_STREAM);
-    // The walk below reads every position from `from` on: one the log never reached was never issued.
-    assertWithinListing(from, length, "after");
+    // The walk below reads every position from `from` on: one the log never reached was never issued, nor an entry
+    // within a slot the log does not hold yet.
+    assertWithinListing(from.item > 0 ? from.at + 1 : from.at, length, "after");
+    const passes = (entry: Metadata) => {
+      const at = Number(entry.recorded_at);
+      return !(
+        (filter.memoryId !== undefined && entry.memory_id !== filter.memoryId) ||
+        (filter.agent !== undefined && entry.actor !== filter.agent) ||
+        (filter.since !== undefined && at < filter.since) ||
+        (filter.until !== undefined && at >= filter.until)
+      );
+    };
     const entries: AuditEntry[] = [];
     let position = from;
-    while (position < length && entries.length < limit) {
-      const seqs = Array.from({ length: Math.min(PAGE, length - position) }, (_, i) => position + i);
+    // A slot may hold a whole batch's entries, so a short page reads a few slots first and more only when those
+    // did not fill it.
+    let span = Math.min(PAGE, Math.max(FIRST_SPAN, limit));
+    while (position.at < length && entries.length < limit) {
+      const start = position;
+      const seqs = Array.from({ length: Math.min(span, length - start.at) }, (_, i) => start.at + i);
+      span = Math.min(PAGE, span * 2);
       const slots = await this.sequences.read(workspace, AUDIT_STREAM, seqs);
-      const passes = (slot: Metadata) => {
-        const at = Number(slot.recorded_at);
-        return !(
-          (filter.memoryId !== undefined && slot.memory_id !== filter.memoryId) ||
-          (filter.agent !== undefined && slot.actor !== filter.agent) ||
-          (filter.since !== undefined && at < filter.since) ||
-          (filter.until !== undefined && at >= filter.until)
-        );
-      };
-      const standing = await this.standing(workspace, [...slots.values()].filter(passes));
-      for (const seq of seqs) {
-        position = seq + 1;
-        const slot = slots.get(seq);
-        if (!slot || !passes(slot) || !standing(slot)) continue;
-        entries.push(entryOf(slot));
-        if (entries.length >= limit) break;
+      const itemsAt = new Map([...slots].map(([seq, slot]) => [seq, itemsOf(slot)]));
+      const standing = await this.standing(workspace, [...itemsAt.values()].flat().filter(passes));
+      walk: for (const seq of seqs) {
+        const items = itemsAt.get(seq) ?? [];
+        // An entry past the slot's last (only a forged cursor names one) reads as the slot's end.
+        for (let item = seq === start.at ? start.item : 0; item < items.length; item++) {
+          const entry = items[item]!;
+          if (!passes(entry) || !standing(entry)) continue;
+          entries.push(entryOf(entry));
+          if (entries.length >= limit) {
+            position = item + 1 < items.length ? { at: seq, item: item + 1 } : { at: seq + 1, item: 0 };
+            break walk;
+          }
+        }
+        position = { at: seq + 1, item: 0 };
       }
     }
-    return { entries, next: position < length ? position : null };
+    return { entries, next: position.at < length ? position : null };
   }
 
   /**
    * Which of these entries stand: not void, and, when provisional, written by the write that the memory (or
-   * its tombstone) holds. One lookup of the memories and one of the tombstones for the whole batch.
+   * its tombstone) holds. One lookup of the memories and one of the tombstones for the whole batch. An entry is
+   * a flat slot or one of a batch slot's entries (`itemsOf`), each with the write id of its own write.
    */
-  async standing(workspace: string, slots: readonly Metadata[]): Promise<(slot: Metadata) => boolean> {
-    const provisional = [...new Set(slots.filter((s) => s.provisional === true && s.void !== true).map((s) => String(s.memory_id)))];
+  async standing(workspace: string, entries: readonly Metadata[]): Promise<(entry: Metadata) => boolean> {
+    const provisional = [...new Set(entries.filter((e) => e.provisional === true && e.void !== true).map((e) => String(e.memory_id)))];
     const writeOf = new Map<string, unknown>();
     if (provisional.length > 0) {
       const turns = await this.store.collection(workspace, "turns");
@@ -116,20 +142,24 @@ export class AuditLog {
       const missing = provisional.filter((id) => !writeOf.has(id));
       for (const [memoryId, tombstone] of await this.tombstones.of(workspace, missing)) writeOf.set(memoryId, tombstone.write_id);
     }
-    return (slot) => stands(slot, writeOf);
+    return (entry) => stands(entry, writeOf);
   }
 }
 
-/** Whether an entry stands, given the write id each memory (or its tombstone) holds. */
-export const stands = (slot: Metadata, writeOf: ReadonlyMap<string, unknown>) =>
-  slot.void !== true && (slot.provisional !== true || writeOf.get(String(slot.memory_id)) === slot.write_id);
+/**
+ * Whether an entry (a flat slot, or one of a batch slot's entries) stands, given the write id each memory (or its
+ * tombstone) holds.
+ */
+export const stands = (entry: Metadata, writeOf: ReadonlyMap<string, unknown>) =>
+  entry.void !== true && (entry.provisional !== true || writeOf.get(String(entry.memory_id)) === entry.write_id);
 
-export function entryOf(slot: Metadata): AuditEntry {
+/** An entry (a flat slot, or one of a batch slot's entries) as the contract returns it. */
+export function entryOf(entry: Metadata): AuditEntry {
   return {
-    action: String(slot.action) as AuditAction,
-    actor: String(slot.actor),
-    memory_id: String(slot.memory_id),
-    ...(typeof slot.reason === "string" ? { reason: slot.reason } : {}),
-    at: new Date(Number(slot.recorded_at)).toISOString(),
+    action: String(entry.action) as AuditAction,
+    actor: String(entry.actor),
+    memory_id: String(entry.memory_id),
+    ...(typeof entry.reason === "string" ? { reason: entry.reason } : {}),
+    at: new Date(Number(entry.recorded_at)).toISOString(),
   };
 }

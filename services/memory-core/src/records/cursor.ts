@@ -39,6 +39,32 @@ export function positionFrom(cursor: string, field: string, owner: string, listi
   return position.at;
 }
 
+/** A position in a listing whose slots may hold several entries: the slot, and the entry of it to read next. */
+export interface ItemPosition {
+  at: number;
+  item: number;
+}
+
+/**
+ * The cursor of `owner`'s listing for `position`. At a slot's start it is the cursor `positionFrom` reads, so that
+ * cursors issued before slots held several entries still page; within a slot the name carries the entry too.
+ */
+export const encodeItemCursor = (position: ItemPosition, owner: string): string =>
+  encodeCursor({ at: position.at, id: position.item === 0 ? owner : `${owner}:${position.item}` });
+
+/**
+ * The position of a cursor that `encodeItemCursor` wrote for the listing of `owner`: `owner` at a slot's start,
+ * `owner:<entry>` within one. Anything else is refused as `positionFrom` refuses another listing's cursor.
+ */
+export function itemPositionFrom(cursor: string, field: string, owner: string, listing: string): ItemPosition {
+  const position = decodeCursor(cursor, field);
+  if (position.id === owner) return { at: position.at, item: 0 };
+  const entry = position.id.startsWith(`${owner}:`) ? position.id.slice(owner.length + 1) : "";
+  // Only the form the server writes: a slot's first entry has no suffix, so `:0` (or `:01`) was never issued.
+  if (/^[1-9][0-9]*$/.test(entry) && Number.isSafeInteger(Number(entry))) return { at: position.at, item: Number(entry) };
+  throw invalidCursor(field, `belongs to another ${listing}`);
+}
+
 /**
  * A listing read position by position from a cursor refuses one past its length: the server never issued it,
  * and walking to it would cost a lookup per position that never existed.
