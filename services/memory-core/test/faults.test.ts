@@ -6,6 +6,7 @@ import yaml from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOpenAIStub, type OpenAIStub } from "../../../testing/openai-stub.js";
 import { fieldsOf } from "../src/ledger/ledger.js";
+import { itemsOf } from "../src/ledger/slot-items.js";
 import { silentLogger } from "../src/logger.js";
 import { ChromaStore, LEDGER_COLLECTIONS, type Metadata } from "../src/store/chroma-store.js";
 import { makeToken, turn, uniqueWorkspace, type TestToken } from "./support/harness.js";
@@ -300,9 +301,13 @@ async function rawAnomalies(ws: Workspace): Promise<{ orphanSlots: string[]; dup
         const turnId = String(slot.metadata.turn_id);
         const stored = turns.get(turnId);
         if (!stored || Number(stored.seq) !== Number(slot.metadata.seq)) orphanSlots.push(slot.id);
-      } else if (stream === "@turns" && slot.metadata.op === "put") {
-        const id = String(slot.metadata.record_id);
-        feedPuts.set(id, (feedPuts.get(id) ?? 0) + 1);
+      } else if (stream === "@turns") {
+        // A batch slot announces several turns, each entry retired on its own (slot-items.ts).
+        for (const entry of itemsOf(slot.metadata)) {
+          if (entry.void === true || entry.op !== "put") continue;
+          const id = String(entry.record_id);
+          feedPuts.set(id, (feedPuts.get(id) ?? 0) + 1);
+        }
       }
     }
     const duplicateFeedPuts = [...feedPuts].filter(([, n]) => n > 1).map(([id]) => id);

@@ -12,6 +12,7 @@ import { AUDIT_STREAM, stands, type AuditLog, type NewAuditEntry } from "../ledg
 import { FEED_PENDING_MS, feedStream } from "../ledger/change-feed.js";
 import { Ledger } from "../ledger/ledger.js";
 import type { Sequences } from "../ledger/sequences.js";
+import { isBatchSlot, itemsOf, type SlotItem } from "../ledger/slot-items.js";
 import { Tombstones } from "../ledger/tombstones.js";
 import type { IntegrityProblem, IntegrityReport, RepairReport } from "../records/types.js";
 
@@ -33,12 +34,25 @@ class Findings {
   }
 }
 
-/** What `repair_store` would change: slots to retire and audit entries to write, each for a memory. */
+/**
+ * A slot to mark, or one entry of it: the change feeds and the audit log are marked entry by entry, since a batch
+ * slot holds the entries of several writes (slot-items.ts), and an agent's recency slot is marked whole.
+ */
+interface Target {
+  seq: number;
+  item?: number;
+}
+
+/**
+ * What `repair_store` would change: slots and entries to retire and audit entries to write, each for a memory.
+ * Its `slots_retired` and `slots_restored` count entries: a flat slot is one, so that the figures read alike
+ * before and after a write batch's entries share a slot.
+ */
 interface Mends {
-  /** Per stream, the slots to mark void. */
-  voidSlots: Map<string, number[]>;
-  /** Per stream, void slots to put back: their write landed after they were retired. */
-  restoreSlots: Map<string, number[]>;
+  /** Per stream, the slots (or entries) to mark void. */
+  voidSlots: Map<string, Target[]>;
+  /** Per stream, void slots (or entries) to put back: their write landed after they were retired. */
+  restoreSlots: Map<string, Target[]>;
   /** Stored turns without an `add` (or `restore`) entry that stands. */
   missingAudit: Array<{ memoryId: string; agent: string }>;
   /** Memories touched, with what was done to each, for the repair's own audit entries. */
@@ -91,8 +105,8 @@ export class IntegrityCheck {
 
   async repair(principal: Principal, apply: boolean): Promise<RepairReport> {
     const { report, mends } = await this.diagnose(principal.workspace);
-    const slotsRetired = [...mends.voidSlots.values()].reduce((n, seqs) => n + seqs.length, 0);
-    const slotsRestored = [...mends.restoreSlots.values()].reduce((n, seqs) => n + seqs.length, 0);
+    const slotsRetired = [...mends.voidSlots.values()].reduce((n, targets) => n + targets.length, 0);
+    const slotsRestored = [...mends.restoreSlots.values()].reduce((n, targets) => n + targets.length, 0);
     const planned = {
       slots_retired: slotsRetired,
       slots_restored: slotsRestored,
@@ -100,8 +114,8 @@ export class IntegrityCheck {
       memories: mends.touched.size,
     };
     if (apply && mends.touched.size + slotsRetired + slotsRestored > 0) {
-      for (const [stream, seqs] of mends.voidSlots) await this.sequences.mark(principal.workspace, stream, seqs, true);
-      for (const [stream, seqs] of mends.restoreSlots) await this.sequences.mark(principal.workspace, stream, seqs, false);
+      for (const [stream, targets] of mends.voidSlots) await this.mark(principal.workspace, stream, targets, true);
+      for (const [stream, targets] of mends.restoreSlots) await this.mark(principal.workspace, stream, targets, false);
       const entries: NewAuditEntry[] = mends.missingAudit.map(({ memoryId, agent }) => ({
         action: "add",
         actor: agent,
@@ -124,19 +138,20 @@ export class IntegrityCheck {
       set.add(what);
       mends.touched.set(memoryId, set);
     };
-    const listIn = (map: Map<string, number[]>) => (stream: string, seq: number) => {
+    const listIn = (map: Map<string, Target[]>) => (stream: string, seq: number, item?: number) => {
       const list = map.get(stream) ?? [];
-      list.push(seq);
+      list.push(item === undefined ? { seq } : { seq, item });
       map.set(stream, list);
     };
     const retire = listIn(mends.voidSlots);
     const restore = listIn(mends.restoreSlots);
     // A retired slot of the write that a stored turn holds was retired while that write was still in flight (it
     // outlasted the time a write may take): it must come back, or the turn stays hidden from readers.
-    const landedLate = (stream: string, recordId: unknown, seq: number, slot: Metadata) => {
+    // `item` is the entry's place in a feed or audit slot, and absent for an agent's slot, which is put back whole.
+    const landedLate = (stream: string, recordId: unknown, seq: number, slot: Metadata, item?: number) => {
       const turn = turns.get(String(recordId ?? ""));
       if (!turn || turn.writeId !== slot.write_id) return;
-      restore(stream, seq);
+      restore(stream, seq, item);
       touch(String(recordId), "put back slots of its write, retired while it was in flight");
     };
     const collections: IntegrityReport["collections"] = [];
@@ -224,22 +239,22 @@ export class IntegrityCheck {
 
     // The audit log: each stored turn has one `add` (or `restore`) entry that stands.
     const written = new Map<string, number>();
-    const slots: Array<{ seq: number; slot: Metadata }> = [];
-    const retiredEntries: Array<{ seq: number; slot: Metadata }> = [];
-    slotsChecked += await this.eachSlot(
+    const slots: Array<{ seq: number; at: string; entry: SlotItem }> = [];
+    const retiredEntries: Array<{ seq: number; entry: SlotItem }> = [];
+    slotsChecked += await this.eachItem(
       workspace,
       AUDIT_STREAM,
-      (seq, slot) => void slots.push({ seq, slot }),
-      (seq, slot) => void retiredEntries.push({ seq, slot }),
+      (seq, entry, at) => void slots.push({ seq, at, entry }),
+      (seq, entry) => void retiredEntries.push({ seq, entry }),
     );
     // The write id each memory holds, from what was read above: the turns collection may await re-embedding.
     const writeOf = new Map<string, unknown>([...turns].map(([id, t]) => [id, t.writeId]));
     for (const t of tombstones) writeOf.set(t.memoryId, t.metadata.write_id);
     // A provisional add entry for a turn stored by another write can never stand: its write did not land,
     // whichever of its slots it managed to take.
-    for (const { slot } of slots) {
-      const id = String(slot.memory_id);
-      if (slot.provisional === true && turns.has(id) && writeOf.get(id) !== slot.write_id) lostWrites.add(slot.write_id);
+    for (const { entry } of slots) {
+      const id = String(entry.memory_id);
+      if (entry.provisional === true && turns.has(id) && writeOf.get(id) !== entry.write_id) lostWrites.add(entry.write_id);
     }
     // The change feeds: an entry names a record that exists, was forgotten, or is removed later in the stream.
     for (const [collection, exists] of [
@@ -249,53 +264,54 @@ export class IntegrityCheck {
       const stream = feedStream(collection);
       const label = `change feed of ${collection}`;
       const removed = new Set<string>();
-      const missing: Array<{ seq: number; id: string; slot: Metadata }> = [];
-      slotsChecked += await this.eachSlot(
+      const missing: Array<{ seq: number; at: string; id: string; entry: SlotItem }> = [];
+      slotsChecked += await this.eachItem(
         workspace,
         stream,
-        (seq, slot) => {
-          const id = String(slot.record_id);
-          if (slot.op === "remove") removed.add(id);
-          else if (collection === "turns" && lostWrites.has(slot.write_id) && slot.write_id !== turns.get(id)?.writeId) {
-            findings.add("duplicate_feed_entry", "ledger-feed", `${label} #${seq} is left by a write that did not land`, id);
-            retire(stream, seq);
+        (seq, entry, at) => {
+          const id = String(entry.record_id);
+          if (entry.op === "remove") removed.add(id);
+          else if (collection === "turns" && lostWrites.has(entry.write_id) && entry.write_id !== turns.get(id)?.writeId) {
+            findings.add("duplicate_feed_entry", "ledger-feed", `${label} ${at} is left by a write that did not land`, id);
+            retire(stream, seq, entry.item);
             if (turns.has(id)) touch(id, "retired a change-feed entry of a write that did not land");
-          } else if (!exists(id)) missing.push({ seq, id, slot });
+          } else if (!exists(id)) missing.push({ seq, at, id, entry });
         },
-        (seq, slot) => {
-          if (collection === "turns" && slot.op === "put") landedLate(stream, slot.record_id, seq, slot);
+        (seq, entry) => {
+          if (collection === "turns" && entry.op === "put") landedLate(stream, entry.record_id, seq, entry, entry.item);
         },
       );
-      for (const { seq, id, slot } of missing) {
+      for (const { seq, at, id, entry } of missing) {
         if (removed.has(id)) continue;
-        findings.add("dangling_slot", "ledger-feed", `${label} #${seq} names a record that is neither stored nor forgotten`, id);
-        if (dead(slot)) retire(stream, seq);
+        findings.add("dangling_slot", "ledger-feed", `${label} ${at} names a record that is neither stored nor forgotten`, id);
+        // An entry's time is its slot's, so a batch's entries die together.
+        if (dead(entry)) retire(stream, seq, entry.item);
       }
     }
 
-    for (const { seq, slot } of slots) {
-      const id = String(slot.memory_id);
-      if (slot.action !== "add" && slot.action !== "restore") continue;
-      if (!stands(slot, writeOf)) {
+    for (const { seq, at, entry } of slots) {
+      const id = String(entry.memory_id);
+      if (entry.action !== "add" && entry.action !== "restore") continue;
+      if (!stands(entry, writeOf)) {
         // A provisional entry of a write that did not land never counts; it is retired with the write's slots.
-        if (lostWrites.has(slot.write_id)) {
-          retire(AUDIT_STREAM, seq);
+        if (lostWrites.has(entry.write_id)) {
+          retire(AUDIT_STREAM, seq, entry.item);
         }
         continue;
       }
       const count = (written.get(id) ?? 0) + 1;
       written.set(id, count);
       if (count > 1 && turns.has(id)) {
-        findings.add("doubled_audit_entry", "ledger-audit", `audit entry #${seq} records the writing of this memory again`, id);
-        retire(AUDIT_STREAM, seq);
+        findings.add("doubled_audit_entry", "ledger-audit", `audit entry ${at} records the writing of this memory again`, id);
+        retire(AUDIT_STREAM, seq, entry.item);
         touch(id, "retired a doubled audit entry");
       }
     }
     // A provisional entry retired while its write was in flight, for a turn that has no other: it comes back.
-    for (const { seq, slot } of retiredEntries) {
-      const id = String(slot.memory_id);
-      if (slot.provisional !== true || written.has(id) || turns.get(id)?.writeId !== slot.write_id) continue;
-      landedLate(AUDIT_STREAM, id, seq, slot);
+    for (const { seq, entry } of retiredEntries) {
+      const id = String(entry.memory_id);
+      if (entry.provisional !== true || written.has(id) || turns.get(id)?.writeId !== entry.write_id) continue;
+      landedLate(AUDIT_STREAM, id, seq, entry, entry.item);
       written.set(id, 1);
     }
     for (const [id, turn] of turns) {
@@ -355,6 +371,35 @@ export class IntegrityCheck {
       }
     }
     return length;
+  }
+
+  /**
+   * Every entry of a change feed or the audit log that is not retired, in order (the retired ones to `retired`),
+   * with where it is for a finding to name: `#<seq>` for a flat slot, `#<seq>.<item>` for an entry of a batch
+   * slot. Answers how many slots were read, as `slots_checked` counts positions of every stream alike.
+   */
+  private async eachItem(
+    workspace: string,
+    stream: string,
+    visit: (seq: number, entry: SlotItem, at: string) => void,
+    retired: (seq: number, entry: SlotItem) => void = () => undefined,
+  ): Promise<number> {
+    const visitSlot = (seq: number, slot: Metadata) => {
+      const batch = isBatchSlot(slot);
+      for (const entry of itemsOf(slot)) {
+        if (entry.void === true) retired(seq, entry);
+        else visit(seq, entry, batch ? `#${seq}.${entry.item}` : `#${seq}`);
+      }
+    };
+    return this.eachSlot(workspace, stream, visitSlot, visitSlot);
+  }
+
+  /** Marks agents' slots whole and feed and audit entries one by one. */
+  private async mark(workspace: string, stream: string, targets: readonly Target[], retired: boolean): Promise<void> {
+    const whole = targets.filter((t) => t.item === undefined).map((t) => t.seq);
+    const entries = targets.flatMap((t) => (t.item === undefined ? [] : [{ seq: t.seq, item: t.item }]));
+    if (whole.length > 0) await this.sequences.mark(workspace, stream, whole, retired);
+    if (entries.length > 0) await this.sequences.markItems(workspace, stream, entries, retired);
   }
 }
 
