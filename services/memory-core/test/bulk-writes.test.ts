@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { expectContractOutput } from "./support/contract-schemas.js";
-import { http, makeToken, mcpClient, turn, uniqueWorkspace, useCairn, type TestToken } from "./support/harness.js";
+import { AUDIT_STREAM } from "../src/ledger/audit-log.js";
+import { feedStream } from "../src/ledger/change-feed.js";
+import { Sequences } from "../src/ledger/sequences.js";
+import { itemsOf } from "../src/ledger/slot-items.js";
+import { http, makeToken, mcpClient, startCairn, turn, uniqueWorkspace, useCairn, type TestToken } from "./support/harness.js";
 
 /**
  * `add_memories`, the bulk write path of the importers, over both transports: each item keeps every guarantee
@@ -88,6 +92,46 @@ describe("add_memories over REST", () => {
     });
     expect(await auditActions(ops, ids[0]!)).toEqual(["add by ops"]);
     expect(await auditActions(ops, ids[4]!)).toEqual(["add by ops"]);
+  });
+
+  it("takes one change-feed slot and one audit slot for a batch's turns, each entry with its own write", async () => {
+    const batchWs = uniqueWorkspace("bulkslots");
+    const batchOps = makeToken(batchWs, "ops", "admin");
+    const local = await startCairn([batchOps]);
+    try {
+      const res = await http(local.url, "POST", "/v1/memories/batch", {
+        token: batchOps.token,
+        body: { memories: batchOf("bulk-slots", 6) },
+      });
+      expect(res.status).toBe(200);
+      const ids = (res.body.results as Array<{ id: string }>).map((r) => r.id);
+      const sequences = new Sequences(local.runtime.store);
+      // Six turns: six recency slots, but one feed slot and one audit slot holding six entries each.
+      expect(await sequences.length(batchWs, "ops")).toBe(6);
+      expect(await sequences.length(batchWs, feedStream("turns"))).toBe(1);
+      expect(await sequences.length(batchWs, AUDIT_STREAM)).toBe(1);
+      const turns = await (await local.runtime.store.collection(batchWs, "turns")).get({ ids });
+      const writeOf = new Map(turns.map((t) => [t.id, t.metadata.write_id]));
+      const feed = itemsOf((await sequences.read(batchWs, feedStream("turns"), [0])).get(0)!);
+      expect(feed.map((e) => [e.record_id, e.write_id])).toEqual(ids.map((id) => [id, writeOf.get(id)]));
+      const audit = itemsOf((await sequences.read(batchWs, AUDIT_STREAM, [0])).get(0)!);
+      expect(audit.map((e) => [e.memory_id, e.write_id, e.provisional])).toEqual(ids.map((id) => [id, writeOf.get(id), true]));
+
+      // Every reader finds them as it found a slot each: the lexical index, the audit log, verify.
+      const hits = await http(local.url, "POST", "/v1/memories/query", {
+        token: batchOps.token,
+        body: { query: "tamarind", mode: "lexical", limit: 10 },
+      });
+      expect((hits.body.hits as Array<{ memory: { id: string } }>).map((h) => h.memory.id)[0]).toBe(ids[4]);
+      const log = await http(local.url, "GET", "/v1/audit?limit=100", { token: batchOps.token });
+      expect((log.body.entries as Array<{ action: string; memory_id: string }>).map((e) => [e.action, e.memory_id])).toEqual(
+        ids.map((id) => ["add", id]),
+      );
+      const verify = await http(local.url, "GET", "/v1/admin/verify", { token: batchOps.token });
+      expect(verify.body).toMatchObject({ healthy: true, problems: [] });
+    } finally {
+      await local.close();
+    }
   });
 
   it("stores nothing twice when the whole batch is sent again", async () => {

@@ -182,9 +182,15 @@ describe("integrity of batch slots, entry by entry", () => {
       AUDIT_STREAM,
       Array.from({ length }, (_, i) => i),
     );
-    const restores = [...flat].filter(([, s]) => s.action === "restore").map(([seq]) => seq);
+    // However the import took them (a slot each, or one batch slot), each entry is retired on its own.
+    const restores = [...flat].flatMap(([, s]) => itemsOf(s)).filter((e) => e.action === "restore");
     expect(restores).toHaveLength(2);
-    await sequences.mark(target, AUDIT_STREAM, restores, true);
+    await sequences.markItems(
+      target,
+      AUDIT_STREAM,
+      restores.map((e) => ({ seq: Number(e.seq), item: e.item })),
+      true,
+    );
     const { seq } = await sequences.append(
       target,
       AUDIT_STREAM,
@@ -213,8 +219,12 @@ describe("integrity of batch slots, entry by entry", () => {
       [stored[0]!.id, false],
       [stored[1]!.id, false],
     ]);
-    const after = await sequences.read(target, AUDIT_STREAM, restores);
-    expect(restores.map((n) => after.get(n)!.void)).toEqual([true, true]);
+    const after = await sequences.read(
+      target,
+      AUDIT_STREAM,
+      restores.map((e) => Number(e.seq)),
+    );
+    expect(restores.map((e) => itemsOf(after.get(Number(e.seq))!)[e.item]!.void)).toEqual([true, true]);
     expect(await verify(targetOps.token)).toMatchObject({ healthy: true, problems: [] });
     expect(await repair(true, targetOps.token)).toMatchObject({
       slots_retired: 0,

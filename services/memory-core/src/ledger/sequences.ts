@@ -1,8 +1,9 @@
+import { randomUUID } from "node:crypto";
 import { unavailable } from "../errors.js";
 import type { ChromaStore, Metadata } from "../store/chroma-store.js";
 import { GroupCommit } from "./group-commit.js";
 import { denseLength, Ledger, slotId, type LedgerEntry } from "./ledger.js";
-import { markItems } from "./slot-items.js";
+import { batchPayload, markItems } from "./slot-items.js";
 
 /**
  * Append-only sequences kept in Chroma, for orders that Chroma cannot give: an agent's turns newest first,
@@ -15,7 +16,8 @@ import { markItems } from "./slot-items.js";
  * is a lookup by ids. Filtered `get`s, which scan the whole collection on this Chroma, are never used.
  *
  * Appends to a workspace from this replica are group-committed across its streams: the slots a write takes
- * (its agent's, the change feed's, the audit log's) go to Chroma in one `add` and are read back in one `get`,
+ * (its agent's, the change feed's, the audit log's) go to Chroma in one `add` and are read back in one `get`;
+ * a batch's entries of one change feed or of the audit log share slots (see `slotsFor`, slot-items.ts),
  * and appends that queue while a batch is in flight take their slots together in the next batch. Chroma
  * applies writes one at a time, so `add`s sent in parallel wait for each other, and each costs a round trip
  * of its own. One batch at a time per workspace also keeps this replica's length hints exact: only another
@@ -26,6 +28,11 @@ const MAX_HINTS = 10_000;
 const MAX_APPEND_ATTEMPTS = 64;
 /** Slots per `add`: the three slots of each of add_memories' 500 turns fit one. */
 const MAX_BATCH = 1536;
+/**
+ * Entries of a change feed or the audit log to one slot: readers take a page of slots at a time, so this bounds
+ * the records a page names, while a write batch's entries still take few slots.
+ */
+const ITEMS_PER_SLOT = 16;
 
 export interface Appended {
   seq: number;
@@ -115,14 +122,18 @@ export class Sequences {
     for (let attempt = 0; attempt < MAX_APPEND_ATTEMPTS && waiting.length > 0; attempt++) {
       const recordedAt = this.now();
       const next = new Map(ends);
-      const attempted = waiting.map((pending) => {
-        const seq = next.get(pending.stream)!;
-        next.set(pending.stream, seq + 1);
+      const attempted = slotsFor(waiting).map(({ stream, pendings }) => {
+        const seq = next.get(stream)!;
+        next.set(stream, seq + 1);
+        // A batch slot is won by this attempt as a whole; each of its entries keeps its own write's id.
+        const writeId = pendings.length === 1 ? pendings[0]!.writeId : randomUUID();
+        const payload =
+          pendings.length === 1 ? pendings[0]!.payload : batchPayload(pendings.map((p) => ({ ...p.payload, write_id: p.writeId })));
         const entry: LedgerEntry = {
-          id: slotId(pending.stream, seq),
-          metadata: { ...pending.payload, stream: pending.stream, seq, write_id: pending.writeId, recorded_at: recordedAt },
+          id: slotId(stream, seq),
+          metadata: { ...payload, stream, seq, write_id: writeId, recorded_at: recordedAt },
         };
-        return { pending, seq, entry };
+        return { stream, pendings, seq, entry, writeId };
       });
       await this.ledger.insertIfAbsent(
         workspace,
@@ -137,24 +148,24 @@ export class Sequences {
         ).map((r) => [r.id, r]),
       );
       const lost: PendingAppend[] = [];
-      const won: Array<{ pending: PendingAppend; seq: number; entry: LedgerEntry; at: number }> = [];
+      const won: Array<{ pendings: PendingAppend[]; seq: number; entry: LedgerEntry; at: number }> = [];
       // A slot's time must not be earlier than the slots before it in its stream. A single append only targets
       // a slot after seeing the one before it, so its clock read comes later; a batch targets slots past ones it
       // may lose, to a writer whose clock read came later than ours: such slots take that writer's time.
       const latest = new Map<string, number>();
-      for (const { pending, seq, entry } of attempted) {
+      for (const { stream, pendings, seq, entry, writeId } of attempted) {
         const slot = written.get(entry.id);
-        const at = Math.max(latest.get(pending.stream) ?? recordedAt, Number(slot?.metadata.recorded_at ?? recordedAt));
-        latest.set(pending.stream, at);
-        if (slot?.metadata.write_id === pending.writeId) won.push({ pending, seq, entry, at });
-        else lost.push(pending);
+        const at = Math.max(latest.get(stream) ?? recordedAt, Number(slot?.metadata.recorded_at ?? recordedAt));
+        latest.set(stream, at);
+        if (slot?.metadata.write_id === writeId) won.push({ pendings, seq, entry, at });
+        else lost.push(...pendings);
       }
       const late = won.filter((w) => w.at > recordedAt);
       await this.ledger.update(
         workspace,
         late.map((w) => ({ id: w.entry.id, metadata: { ...w.entry.metadata, recorded_at: w.at } })),
       );
-      for (const w of won) w.pending.resolve({ seq: w.seq, recordedAt: w.at });
+      for (const w of won) for (const pending of w.pendings) pending.resolve({ seq: w.seq, recordedAt: w.at });
       // Streams where every slot was won end where this batch left them; the others moved on: find where now.
       const raced = new Set(lost.map((p) => p.stream));
       for (const [stream, end] of next) {
@@ -254,4 +265,26 @@ export class Sequences {
     if (this.lengthHints.size >= MAX_HINTS && !this.lengthHints.has(key)) this.lengthHints.clear();
     if ((this.lengthHints.get(key) ?? 0) < length) this.lengthHints.set(key, length);
   }
+}
+
+/**
+ * The slots a batch's appends take, in their order within each stream: one per append, except that the appends
+ * of a stream whose name starts with `@` (the change feeds and the audit log: an agent's name cannot) share
+ * slots, at most ITEMS_PER_SLOT to one (slot-items.ts). A write batch then adds one feed slot and one audit slot
+ * rather than one of each per turn, all in the batch's one `add`.
+ */
+function slotsFor(pendings: readonly PendingAppend[]): Array<{ stream: string; pendings: PendingAppend[] }> {
+  const slots: Array<{ stream: string; pendings: PendingAppend[] }> = [];
+  const open = new Map<string, PendingAppend[]>();
+  for (const pending of pendings) {
+    const shared = pending.stream.startsWith("@") ? open.get(pending.stream) : undefined;
+    if (shared && shared.length < ITEMS_PER_SLOT) {
+      shared.push(pending);
+      continue;
+    }
+    const slot = { stream: pending.stream, pendings: [pending] };
+    slots.push(slot);
+    if (pending.stream.startsWith("@")) open.set(pending.stream, slot.pendings);
+  }
+  return slots;
 }
