@@ -26,8 +26,8 @@ import {
  * `home`); keyed markers go to `ledger-keyed`; the rest, which are few, stay in `recency`. Chroma applies write
  * requests one at a time, each with a fixed cost, so a write batch's slots make one `add` to one collection
  * rather than one to each kind's: a small batch pays per collection it writes (docs/benchmarks.md, Session 13).
- * A batch's feed and audit entries share slots (slot-items.ts, sequences.ts), so those kinds add a record per
- * batch rather than per turn, and keeping them apart would no longer keep any collection small either.
+ * Once a batch's feed and audit entries are each one slot holding many entries (slot-items.ts), keeping those
+ * kinds apart no longer keeps any collection small either.
  *
  * Stores written before are read along each stream's chain of collections (`chainOf`): everything was once in
  * `recency`; then the feeds had `ledger-feed` and the audit log `ledger-audit`; now `ledger-slots`. A stream's
