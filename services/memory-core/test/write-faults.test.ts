@@ -383,20 +383,6 @@ describe("add_memory calls that come together", () => {
   });
 });
 
-describe("the ledger entries of one add_memory", () => {
-  it("go to Chroma in one add: the agent's slot, the change feed's entry and the audit entry together", async () => {
-    const first = await add(turn("one-add", 0));
-    expect(first.status).toBe(201);
-    const before = faults.calls.length;
-    const res = await add(turn("one-add", 1));
-    expect(res.status).toBe(201);
-    const slotAdds = faults.calls.slice(before).filter((call) => call.verb === "add" && call.ids.some((id) => id.startsWith("seq:")));
-    expect(slotAdds).toHaveLength(1);
-    const kinds = slotAdds[0]!.ids.map((id) => id.slice(0, id.lastIndexOf(":"))).sort();
-    expect(kinds).toEqual([`seq:${AUDIT_STREAM}`, "seq:@turns", "seq:alice"]);
-  });
-});
-
 describe("writers joined to a write that fails", () => {
   it("the first of them takes over and the others join it: one more slot, not one each", async () => {
     const ws = uniqueWorkspace("takeover");

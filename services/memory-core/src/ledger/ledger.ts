@@ -22,17 +22,13 @@ import {
  * Every record is written with Chroma's `add`, which keeps the first record of an id: an insert-if-absent, so
  * whoever reads back its own write id won. Ids are looked up, never scanned for, except where noted.
  *
- * Every stream's new slots, agents' turns, the change feeds and the audit log alike, go to `ledger-slots` (see
- * `home`); keyed markers go to `ledger-keyed`; the rest, which are few, stay in `recency`. Chroma applies write
- * requests one at a time, each with a fixed cost, so a write batch's slots make one `add` to one collection
- * rather than one to each kind's: a small batch pays per collection it writes (docs/benchmarks.md, Session 13).
- * Once a batch's feed and audit entries are each one slot holding many entries (slot-items.ts), keeping those
- * kinds apart no longer keeps any collection small either.
- *
- * Stores written before are read along each stream's chain of collections (`chainOf`): everything was once in
- * `recency`; then the feeds had `ledger-feed` and the audit log `ledger-audit`; now `ledger-slots`. A stream's
- * slots below the length it had reached in an earlier collection of its chain are read and marked there
- * (`bounds`), and keyed markers are looked for in `recency` too, the one there first, as the first written.
+ * Each kind that a write adds keeps a collection of its own (see `home`): agents' slots `ledger-slots`, the change
+ * feeds `ledger-feed`, the audit log `ledger-audit`, keyed markers `ledger-keyed`; the rest, which are few, stay
+ * in `recency`. Chroma writes a collection's vector index back every so many records, and with it a map of all
+ * the collection's ids, so an `add` costs more as its collection grows; a turn adds one record to each of four
+ * collections instead of four to one four times the size (docs/benchmarks.md). Stores written before kept every
+ * kind in `recency`: a stream's slots below the length it had reached there are read there (`legacyLength`), and
+ * keyed markers are looked for in both, the one in `recency` first, as the first written.
  *
  * An entry's fields are stored as one JSON string under `fields` (see `stored`), except a tombstone's, which are
  * found by a filter on them. Chroma keeps a row and index entries per metadata key of every record, and a
@@ -79,20 +75,13 @@ export interface LedgerEntry {
   metadata: Metadata;
 }
 
-/** The collection an entry of this id is written to: every stream's slots to one, so a write batch is one `add`. */
+/** The collection an entry of this id is written to: its kind's. */
 function home(id: string): LedgerCollectionName {
-  if (slotOf(id) !== undefined) return "ledger-slots";
-  return id.startsWith(KEYED_PREFIX) ? "ledger-keyed" : "recency";
-}
-
-/**
- * The collections a stream's positions were kept in, oldest first, each taking over where the one before ended;
- * the last one is where its new slots go. Agents' names cannot start with `@` (auth/tokens.ts): the streams
- * that do are the change feeds and the audit log, which had collections of their own in between.
- */
-function chainOf(stream: string): readonly LedgerCollectionName[] {
-  if (stream === "@audit") return ["recency", "ledger-audit", "ledger-slots"];
-  return stream.startsWith("@") ? ["recency", "ledger-feed", "ledger-slots"] : ["recency", "ledger-slots"];
+  const stream = streamOf(id);
+  if (stream === undefined) return id.startsWith(KEYED_PREFIX) ? "ledger-keyed" : "recency";
+  if (stream === "@audit") return "ledger-audit";
+  // Agents' names cannot start with `@` (auth/tokens.ts): the other streams are the change feeds.
+  return stream.startsWith("@") ? "ledger-feed" : "ledger-slots";
 }
 
 /** The stream and position of a slot's id; undefined for any other id. */
@@ -101,8 +90,9 @@ function slotOf(id: string): { stream: string; seq: number } | undefined {
   const at = id.lastIndexOf(":");
   return { stream: id.slice(SEQ_PREFIX.length, at), seq: Number(id.slice(at + 1)) };
 }
+const streamOf = (id: string) => slotOf(id)?.stream;
 
-/** Streams' bounds remembered per workspace and stream, at most this many (cleared when full, then probed again). */
+/** Legacy lengths remembered per workspace and stream, at most this many (cleared when full, then probed again). */
 const MAX_LEGACY = 10_000;
 /** Positions per lookup while narrowing a sequence's length: 64 ways a round. */
 const PROBE_WIDTH = 64;
@@ -142,8 +132,8 @@ export async function denseLength(
 }
 
 export class Ledger {
-  /** Per workspace and stream, how far it had reached in each earlier collection of its chain (see above): fixed since. */
-  private readonly legacy = new Map<string, Promise<readonly number[]>>();
+  /** Per workspace and stream, how far it had reached in `recency` when kinds moved out (see above): fixed since. */
+  private readonly legacy = new Map<string, Promise<number>>();
 
   constructor(private readonly store: ChromaStore) {}
 
@@ -212,28 +202,27 @@ export class Ledger {
   ): Promise<R[]> {
     const homes = await this.locate(workspace, ids, (id) => id);
     const keyed = homes.get("ledger-keyed");
-    if (keyed && (await this.bounds(workspace, "@turns"))[0]! > 0) homes.set("recency", [...(homes.get("recency") ?? []), ...keyed]);
+    if (keyed && (await this.legacyLength(workspace, "@turns")) > 0) homes.set("recency", [...(homes.get("recency") ?? []), ...keyed]);
     const parts = await Promise.all(
       [...homes].map(async ([name, part]) => ({ name, found: await look(await this.records(workspace, name), part) })),
     );
     const byId = new Map<string, R>();
     for (const name of LEDGER_COLLECTIONS)
       for (const r of parts.find((p) => p.name === name)?.found ?? []) if (!byId.has(r.id)) byId.set(r.id, r);
-    // In the order asked: a stream's positions read across its chain come back in order, whichever holds each.
-    return [...new Set(ids)].flatMap((id) => byId.get(id) ?? []);
+    return [...byId.values()];
   }
 
   /** Items grouped by the collection that holds (or will hold) their id. */
   private async locate<T>(workspace: string, items: readonly T[], idOf: (item: T) => string): Promise<Map<LedgerCollectionName, T[]>> {
     const streams = [...new Set(items.flatMap((item) => slotOf(idOf(item))?.stream ?? []))];
-    const bounds = new Map(await Promise.all(streams.map(async (stream) => [stream, await this.bounds(workspace, stream)] as const)));
+    const lengths = new Map(
+      await Promise.all(streams.map(async (stream) => [stream, await this.legacyLength(workspace, stream)] as const)),
+    );
     const homes = new Map<LedgerCollectionName, T[]>();
     for (const item of items) {
       const id = idOf(item);
       const slot = slotOf(id);
-      // A slot lives in the first collection of its chain that had grown past its position, else in the last.
-      const earlier = slot ? bounds.get(slot.stream)!.findIndex((bound) => slot.seq < bound) : -1;
-      const name = slot && earlier >= 0 ? chainOf(slot.stream)[earlier]! : home(id);
+      const name = slot && slot.seq < (lengths.get(slot.stream) ?? 0) ? "recency" : home(id);
       const list = homes.get(name) ?? [];
       list.push(item);
       homes.set(name, list);
@@ -242,40 +231,24 @@ export class Ledger {
   }
 
   /**
-   * How far a stream had grown in each collection of its chain but the last, cumulative: all 0 in a store
-   * written since. Nothing writes an earlier collection of a chain again, so they are found once per process:
-   * from where the collection before ended, that slot, then exponentially, then narrowed.
+   * How long a stream had grown in `recency` before its kind moved out: 0 in a store written since. Nothing
+   * writes a moved kind to `recency` any more, so it is found once: slot 0, then exponentially, then narrowed.
    */
-  private bounds(workspace: string, stream: string): Promise<readonly number[]> {
+  private legacyLength(workspace: string, stream: string): Promise<number> {
     const key = `${workspace}|${stream}`;
-    let bounds = this.legacy.get(key);
-    if (!bounds) {
+    let length = this.legacy.get(key);
+    if (!length) {
       if (this.legacy.size >= MAX_LEGACY) this.legacy.clear();
-      bounds = this.probeBounds(workspace, stream);
-      this.legacy.set(key, bounds);
-      bounds.catch(() => this.legacy.delete(key));
+      length = this.probeLegacy(workspace, stream);
+      this.legacy.set(key, length);
+      length.catch(() => this.legacy.delete(key));
     }
-    return bounds;
+    return length;
   }
 
-  private async probeBounds(workspace: string, stream: string): Promise<readonly number[]> {
-    const earlier = await Promise.all(
-      chainOf(stream)
-        .slice(0, -1)
-        .map((name) => this.records(workspace, name)),
-    );
-    // A store written since holds slot 0 in none of them: asking each for it at once settles that in one round,
-    // so a new store's first use of a stream in a process waits for one lookup, not one per collection in turn.
-    const first = slotId(stream, 0);
-    const starts = await Promise.all(earlier.map(async (records) => (await records.present([first])).has(first)));
-    const bounds: number[] = [];
-    let reached = 0;
-    for (const [i, records] of earlier.entries()) {
-      // Past slot 0 that lookup says nothing: this collection took over from the one before at `reached`.
-      if (reached > 0 || starts[i]) reached = await denseLength(stream, reached > 0 ? reached : 1, 1, (ids) => records.present(ids));
-      bounds.push(reached);
-    }
-    return bounds;
+  private async probeLegacy(workspace: string, stream: string): Promise<number> {
+    const records = await this.records(workspace, "recency");
+    return denseLength(stream, 0, 1, (ids) => records.present(ids));
   }
 
   private records(workspace: string, name: LedgerCollectionName) {
