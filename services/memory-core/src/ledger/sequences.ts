@@ -212,16 +212,7 @@ export class Sequences {
    * back what a write that landed late still needs.
    */
   async mark(workspace: string, stream: string, seqs: readonly number[], retired: boolean): Promise<void> {
-    for (let i = 0; i < seqs.length; i += MAX_BATCH) {
-      const found = await this.ledger.get(
-        workspace,
-        seqs.slice(i, i + MAX_BATCH).map((n) => slotId(stream, n)),
-      );
-      await this.ledger.update(
-        workspace,
-        found.map((s) => ({ id: s.id, metadata: { ...s.metadata, void: retired } })),
-      );
-    }
+    await this.rewrite(workspace, stream, seqs, (slot) => ({ ...slot, void: retired }));
   }
 
   /**
@@ -236,7 +227,11 @@ export class Sequences {
   ): Promise<void> {
     const bySeq = new Map<number, Set<number>>();
     for (const { seq, item } of targets) bySeq.set(seq, (bySeq.get(seq) ?? new Set()).add(item));
-    const seqs = [...bySeq.keys()];
+    await this.rewrite(workspace, stream, [...bySeq.keys()], (slot) => markItems(slot, bySeq.get(Number(slot.seq))!, retired));
+  }
+
+  /** Rewrites the fields of the slots at these positions that exist, a batch of slots at a time. */
+  private async rewrite(workspace: string, stream: string, seqs: readonly number[], change: (slot: Metadata) => Metadata): Promise<void> {
     for (let i = 0; i < seqs.length; i += MAX_BATCH) {
       const found = await this.ledger.get(
         workspace,
@@ -244,7 +239,7 @@ export class Sequences {
       );
       await this.ledger.update(
         workspace,
-        found.map((s) => ({ id: s.id, metadata: markItems(s.metadata, bySeq.get(Number(s.metadata.seq))!, retired) })),
+        found.map((s) => ({ id: s.id, metadata: change(s.metadata) })),
       );
     }
   }
