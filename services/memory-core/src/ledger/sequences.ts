@@ -16,12 +16,12 @@ import { batchPayload, markItems } from "./slot-items.js";
  * is a lookup by ids. Filtered `get`s, which scan the whole collection on this Chroma, are never used.
  *
  * Appends to a workspace from this replica are group-committed across its streams: the slots a write takes
- * (its agent's, the change feed's, the audit log's) go to Chroma in one `add` and are read back in one `get`;
- * a batch's entries of one change feed or of the audit log share slots (see `slotsFor`, slot-items.ts),
- * and appends that queue while a batch is in flight take their slots together in the next batch. Chroma
- * applies writes one at a time, so `add`s sent in parallel wait for each other, and each costs a round trip
- * of its own. One batch at a time per workspace also keeps this replica's length hints exact: only another
- * replica's appends make a batch try again.
+ * (its agent's, the change feed's, the audit log's) go to Chroma in one `add` per ledger collection and are read
+ * back in one `get` each (ledger.ts); a batch's entries of one change feed or of the audit log share slots (see
+ * `slotsFor`, slot-items.ts), and appends that queue while a batch is in flight take their slots together in the
+ * next batch. Chroma applies writes one at a time, so `add`s sent in parallel wait for each other, and each
+ * costs a round trip of its own. One batch at a time per workspace also keeps this replica's length hints exact:
+ * only another replica's appends make a batch try again.
  */
 
 const MAX_HINTS = 10_000;
@@ -266,20 +266,21 @@ export class Sequences {
  * The slots a batch's appends take, in their order within each stream: one per append, except that the appends
  * of a stream whose name starts with `@` (the change feeds and the audit log: an agent's name cannot) share
  * slots, at most ITEMS_PER_SLOT to one (slot-items.ts). A write batch then adds one feed slot and one audit slot
- * rather than one of each per turn, all in the batch's one `add`.
+ * rather than one of each per turn.
  */
 function slotsFor(pendings: readonly PendingAppend[]): Array<{ stream: string; pendings: PendingAppend[] }> {
   const slots: Array<{ stream: string; pendings: PendingAppend[] }> = [];
   const open = new Map<string, PendingAppend[]>();
   for (const pending of pendings) {
-    const shared = pending.stream.startsWith("@") ? open.get(pending.stream) : undefined;
+    const sharing = pending.stream.startsWith("@");
+    const shared = sharing ? open.get(pending.stream) : undefined;
     if (shared && shared.length < ITEMS_PER_SLOT) {
       shared.push(pending);
       continue;
     }
     const slot = { stream: pending.stream, pendings: [pending] };
     slots.push(slot);
-    if (pending.stream.startsWith("@")) open.set(pending.stream, slot.pendings);
+    if (sharing) open.set(pending.stream, slot.pendings);
   }
   return slots;
 }

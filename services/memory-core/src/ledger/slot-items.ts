@@ -3,8 +3,8 @@ import type { Metadata } from "../store/chroma-store.js";
 /**
  * What a slot of a sequence holds (sequences.ts): one entry, its fields flat in the slot, or, in a batch slot,
  * the entries of several writes at once under `items`. A batch slot is how a write batch's change-feed and audit
- * entries are to take one slot each instead of one per turn (docs/benchmarks.md, session 13): one ledger record
- * in place of hundreds, in the same Chroma request as the batch's other slots.
+ * entries take a slot for many turns instead of one each (sequences.ts, `slotsFor`; docs/benchmarks.md, session
+ * 13): a ledger record for many rather than one per turn.
  *
  * A batch slot's fields are `items` (a JSON array of the entries' fields, each with its own `write_id`: the write
  * whose turn it announces, which is what `stands`, verify and repair match on), the slot's own `stream`, `seq`,
@@ -31,11 +31,10 @@ export const isBatchSlot = (slot: Metadata): boolean => typeof slot[ITEMS] === "
 /** The slot's entries in their order; a void one (the slot's `void`, or its place in `voided`) says `void: true`. */
 export function itemsOf(slot: Metadata): SlotItem[] {
   if (!isBatchSlot(slot)) return [{ ...slot, item: 0 }];
-  const { [ITEMS]: items, [VOIDED]: _voided, ...shared } = slot;
   const voided = voidedOf(slot);
-  return (JSON.parse(items as string) as Metadata[]).map((fields, item) => {
-    const entry: SlotItem = { ...fields, stream: shared.stream!, seq: shared.seq!, recorded_at: shared.recorded_at!, item };
-    if (shared.void === true || voided.has(item)) entry.void = true;
+  return (JSON.parse(slot[ITEMS] as string) as Metadata[]).map((fields, item) => {
+    const entry: SlotItem = { ...fields, stream: slot.stream!, seq: slot.seq!, recorded_at: slot.recorded_at!, item };
+    if (slot.void === true || voided.has(item)) entry.void = true;
     return entry;
   });
 }
