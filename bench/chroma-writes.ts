@@ -5,6 +5,7 @@ import { parseArgs } from "node:util";
 import { startEmbeddedChroma } from "../services/memory-core/src/embedded/chroma-server.js";
 import { RECENCY_VECTOR } from "../services/memory-core/src/ledger/ledger.js";
 import { silentLogger } from "../services/memory-core/src/logger.js";
+import { buildTurnRecord } from "../services/memory-core/src/records/turn-record.js";
 import { ChromaStore, type LedgerCollectionName, type NewRecord } from "../services/memory-core/src/store/chroma-store.js";
 import { summarize } from "./stats.js";
 
@@ -12,7 +13,9 @@ import { summarize } from "./stats.js";
  * What a write request costs Chroma, through memory-core's store: `add`s of ledger-shaped records (the constant
  * vector, fields in one key) of a few sizes, three `add`s sent at once to three ledger collections (what a write
  * batch sends for its agents' slots, feed entries and audit entries) against one `add` of the same records, and
- * `add`s of turn-shaped records (512 dimensions, the text as the document). And what a change to one ledger
+ * `add`s of turns as memory-core stores them (512 dimensions, the text as the document, the metadata of a turn with
+ * tags, refs and a check), with the keys filters name on their own and the rest packed into one (as stored now)
+ * against every key on its own (as stored before session 14). And what a change to one ledger
  * record per batch would cost: a bulk batch's ledger entries as written now against its slots with the feed and
  * audit entries as a few records holding many items; a record of 500 items written, and written and read back.
  * Over a fresh embedded Chroma, each measured `--samples` times, one after another.
@@ -57,16 +60,30 @@ export async function benchChromaWrites(argv: string[]): Promise<void> {
         };
         return { id: `bench:${seq}`, embedding: RECENCY_VECTOR, document: "", metadata: { fields: JSON.stringify(fields) } };
       });
+    // Flat turns go to the workspace's summaries collection: embedded like turns, its metadata kept key by key.
+    const flatTurns = await store.collection(workspace, "summaries");
     const text = "We tried the retry loop with backoff, measured it, and kept the simpler version. ".repeat(12);
     const turnRecords = (n: number): NewRecord[] =>
       Array.from({ length: n }, () => {
         const seq = next++;
-        return {
-          id: `turn:${seq}`,
-          embedding: Array.from({ length: 512 }, (_, i) => Math.sin(seq + i)),
-          document: `${seq} ${text}`,
-          metadata: { agent: "agent-1", session_id: "session-1", kind: "turn", recorded_at: Date.now(), seq },
-        };
+        const record = buildTurnRecord({
+          input: {
+            session_id: `session-${seq % 50}`,
+            prompt: `Step ${seq}: make the retry loop survive a restart.`,
+            thought: `${seq} ${text}`,
+            response: `Kept the simpler version; next step ${seq + 1}.`,
+            tags: ["retry", "backoff"],
+            refs: ["src/net/retry.ts"],
+            checks: [{ name: "unit", command: "npm test", status: "passed", commit: "abc1234" }],
+          },
+          agent: `agent-${seq % 20}`,
+          idempotencyKey: `key-${seq}`,
+          recordedAt: Date.now(),
+          source: "agent",
+          seq,
+          writeId: crypto.randomUUID(),
+        });
+        return { id: `turn:${seq}`, embedding: Array.from({ length: 512 }, (_, i) => Math.sin(seq + i)), ...record };
       });
     const time = async (run: () => Promise<unknown>) => {
       const ms: number[] = [];
@@ -97,17 +114,23 @@ export async function benchChromaWrites(argv: string[]): Promise<void> {
       }),
       turns_add_1_p50_ms: await time(() => turns.add(turnRecords(1))),
       turns_add_16_p50_ms: await time(() => turns.add(turnRecords(16))),
+      turns_add_16_flat_p50_ms: await time(() => flatTurns.add(turnRecords(16))),
+      turns_add_500_p50_ms: await time(() => turns.add(turnRecords(500))),
+      turns_add_500_flat_p50_ms: await time(() => flatTurns.add(turnRecords(500))),
     };
     const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
     const out = {
       ...report,
       three_adds_over_one_ratio: ratio(report.ledger_three_adds_of_16_p50_ms, report.ledger_add_48_p50_ms),
       bulk_three_adds_over_one_ratio: ratio(report.ledger_bulk_500_three_adds_p50_ms, report.ledger_bulk_500_one_add_of_item_slots_p50_ms),
+      turns_flat_over_packed_16_ratio: ratio(report.turns_add_16_flat_p50_ms, report.turns_add_16_p50_ms),
+      turns_flat_over_packed_500_ratio: ratio(report.turns_add_500_flat_p50_ms, report.turns_add_500_p50_ms),
     };
     if (!values.json) {
       process.stderr.write(
         `three adds of 16 ledger records: ${report.ledger_three_adds_of_16_p50_ms} ms; one add of 48: ${report.ledger_add_48_p50_ms} ms (${out.three_adds_over_one_ratio}x)\n` +
-          `a bulk batch's ledger entries as three adds of 500: ${report.ledger_bulk_500_three_adds_p50_ms} ms; as one add with item slots: ${report.ledger_bulk_500_one_add_of_item_slots_p50_ms} ms (${out.bulk_three_adds_over_one_ratio}x)\n`,
+          `a bulk batch's ledger entries as three adds of 500: ${report.ledger_bulk_500_three_adds_p50_ms} ms; as one add with item slots: ${report.ledger_bulk_500_one_add_of_item_slots_p50_ms} ms (${out.bulk_three_adds_over_one_ratio}x)\n` +
+          `500 turns with their metadata packed: ${report.turns_add_500_p50_ms} ms; every key on its own: ${report.turns_add_500_flat_p50_ms} ms (${out.turns_flat_over_packed_500_ratio}x)\n`,
       );
     }
     process.stdout.write(`${JSON.stringify(out)}\n`);

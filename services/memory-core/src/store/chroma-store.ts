@@ -11,6 +11,7 @@ import {
 import { CairnError, internal, unavailable } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { JsonClient, Rejected, Unreachable } from "../net/json-client.js";
+import { FLAT_LAYOUT, type MetadataLayout, packedLayout } from "./metadata-layout.js";
 
 /**
  * The one module that talks to Chroma. Everything above it sees plain records and Cairn errors: Chroma's
@@ -67,6 +68,24 @@ export const LEDGER_COLLECTIONS: readonly LedgerCollectionName[] = [
 export type CollectionName = EmbeddedCollectionName | LedgerCollectionName;
 export const COLLECTIONS: readonly CollectionName[] = [...EMBEDDED_COLLECTIONS, ...LEDGER_COLLECTIONS];
 const embedded = (name: CollectionName): name is EmbeddedCollectionName => name === "turns" || name === "summaries";
+
+/**
+ * The turn metadata keys Chroma filters on (the filters of `query_raw_memories`, a session's turns, supersession
+ * candidates): a turn's other keys are packed into one (store/metadata-layout.ts).
+ */
+export const TURN_FILTER_KEYS = [
+  "agent",
+  "session_id",
+  "kind",
+  "recorded_at",
+  "valid_from",
+  "valid_until",
+  "check_status",
+  "review_state",
+] as const;
+const TURN_LAYOUT = packedLayout(TURN_FILTER_KEYS);
+/** Re-embedding's staging collection is laid out as the collection it replaces. */
+const layoutOf = (name: string): MetadataLayout => (name === "turns" || name === stagingName("turns") ? TURN_LAYOUT : FLAT_LAYOUT);
 
 /** A collection as it is, whatever its stamp: what integrity checks, exports and re-embedding read. */
 export interface InspectedCollection {
@@ -241,7 +260,7 @@ export class ChromaStore {
       get: (body) => this.reads.post(`${path}/get`, body),
       query: (body) => this.reads.post(`${path}/query`, body),
     };
-    return new RecordCollection(collection, reads, (what, fn) => this.guard(`${name}.${what}`, fn));
+    return new RecordCollection(collection, reads, (what, fn) => this.guard(`${name}.${what}`, fn), layoutOf(name));
   }
 
   private async guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
@@ -291,6 +310,7 @@ export class RecordCollection {
     private readonly collection: Collection,
     private readonly reads: CollectionReads,
     private readonly guard: Guard,
+    private readonly layout: MetadataLayout = FLAT_LAYOUT,
   ) {}
 
   /** Chroma's id of the collection: a collection dropped and made again (restore, re-embedding) has another. */
@@ -301,12 +321,12 @@ export class RecordCollection {
   /** Adds records; an id that already exists is left as it was (Chroma ignores it). */
   async add(records: readonly NewRecord[]): Promise<void> {
     if (records.length === 0) return;
-    await this.guard("add", () => this.collection.add(columns(records)));
+    await this.guard("add", () => this.collection.add(this.columns(records)));
   }
 
   async upsert(records: readonly NewRecord[]): Promise<void> {
     if (records.length === 0) return;
-    await this.guard("upsert", () => this.collection.upsert(columns(records)));
+    await this.guard("upsert", () => this.collection.upsert(this.columns(records)));
   }
 
   /** Every record of the collection, a page at a time, in the order they were added. */
@@ -329,6 +349,7 @@ export class RecordCollection {
     withEmbeddings?: boolean;
   }): Promise<StoredRecord[]> {
     if (options.ids && options.ids.length === 0) return [];
+    if (options.where) this.layout.check(options.where);
     const result = await this.guard("get", () =>
       this.reads.get({
         ...(options.ids ? { ids: options.ids } : {}),
@@ -342,7 +363,7 @@ export class RecordCollection {
       const embedding = options.withEmbeddings ? result.embeddings?.[i] : undefined;
       return {
         id,
-        metadata: cleanMetadata(result.metadatas?.[i]),
+        metadata: this.layout.read(cleanMetadata(result.metadatas?.[i])),
         ...(options.withDocuments ? { document: result.documents?.[i] ?? "" } : {}),
         ...(embedding && embedding.length > 0 ? { embedding } : {}),
       };
@@ -363,7 +384,10 @@ export class RecordCollection {
   async updateMetadata(records: ReadonlyArray<{ id: string; metadata: Metadata }>): Promise<void> {
     if (records.length === 0) return;
     await this.guard("update", () =>
-      this.collection.update({ ids: records.map((r) => r.id), metadatas: records.map((r) => r.metadata as ChromaMetadata) }),
+      this.collection.update({
+        ids: records.map((r) => r.id),
+        metadatas: records.map((r) => this.layout.stored(r.metadata) as ChromaMetadata),
+      }),
     );
   }
 
@@ -379,6 +403,7 @@ export class RecordCollection {
    * holds them already (the lexical index).
    */
   async query(options: { embedding: number[]; n: number; where?: Where }): Promise<Neighbour[]> {
+    if (options.where) this.layout.check(options.where);
     const result = await this.guard("query", () =>
       this.reads.query({
         query_embeddings: [options.embedding],
@@ -394,6 +419,15 @@ export class RecordCollection {
   async count(): Promise<number> {
     return this.guard("count", () => this.collection.count());
   }
+
+  private columns(records: readonly NewRecord[]) {
+    return {
+      ids: records.map((r) => r.id),
+      embeddings: records.map((r) => r.embedding),
+      documents: records.map((r) => r.document),
+      metadatas: records.map((r) => this.layout.stored(r.metadata) as ChromaMetadata),
+    };
+  }
 }
 
 /** Where Chroma's REST API (v2) serves a collection's records: its reads append `/get` or `/query`. */
@@ -408,15 +442,6 @@ function stampMetadata(stamp: EmbeddingStamp): ChromaMetadata {
 
 function stampOf(collection: Collection): EmbeddingStamp {
   return { model: String(collection.metadata?.embedding_model ?? ""), dimension: Number(collection.metadata?.embedding_dim ?? 0) };
-}
-
-function columns(records: readonly NewRecord[]) {
-  return {
-    ids: records.map((r) => r.id),
-    embeddings: records.map((r) => r.embedding),
-    documents: records.map((r) => r.document),
-    metadatas: records.map((r) => r.metadata as ChromaMetadata),
-  };
 }
 
 function cleanMetadata(raw: ChromaMetadata | null | undefined): Metadata {

@@ -1,0 +1,108 @@
+import { ChromaClient } from "chromadb";
+import { describe, expect, it } from "vitest";
+import { TURN_FILTER_KEYS } from "../src/store/chroma-store.js";
+import { chromaUrl, http, makeToken, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
+
+/**
+ * A turn's metadata in Chroma: the keys filters name on their own, the rest packed into `fields`
+ * (store/metadata-layout.ts). Turns stored flat, as earlier versions wrote them, still read, filter and take
+ * corrections.
+ */
+
+const workspace = uniqueWorkspace("layout");
+const dev = makeToken(workspace, "dev");
+const cairn = useCairn([dev]);
+
+const rawTurns = async () => {
+  const chroma = new ChromaClient({
+    host: chromaUrl().hostname,
+    port: Number(chromaUrl().port),
+    ssl: false,
+    tenant: "default_tenant",
+    database: workspace,
+  });
+  return chroma.getCollection({ name: "turns", embeddingFunction: null } as never);
+};
+
+const add = async (body: Record<string, unknown>) => {
+  const res = await http(cairn.url, "POST", "/v1/memories", { token: dev.token, body });
+  expect(res.status).toBe(201);
+  return res.body.id as string;
+};
+const read = async (id: string) => {
+  const res = await http(cairn.url, "GET", `/v1/memories/${id}`, { token: dev.token });
+  expect(res.status).toBe(200);
+  return res.body;
+};
+const search = async (filters: Record<string, unknown>) => {
+  const res = await http(cairn.url, "POST", "/v1/memories/query", {
+    token: dev.token,
+    body: { query: "packed metadata layout decision", limit: 10, ...filters },
+  });
+  expect(res.status).toBe(200);
+  return (res.body.hits as Array<{ memory: { id: string } }>).map((h) => h.memory.id);
+};
+
+const extra = {
+  kind: "decision",
+  tags: ["layout", "chroma"],
+  refs: ["src/store/metadata-layout.ts"],
+  checks: [{ name: "unit", command: "npm test", status: "passed", commit: "abc1234" }],
+  model: "some-model",
+};
+
+describe("a turn's metadata in Chroma", () => {
+  it("keeps the filtered keys on their own and the rest in one, and reads back whole", async () => {
+    const id = await add({ ...turn("layout-packed", 1), ...extra, prompt: "A packed metadata layout decision." });
+    const raw = await (await rawTurns()).get({ ids: [id], include: ["metadatas"] as never });
+    const stored = raw.metadatas[0] as Record<string, unknown>;
+    expect(Object.keys(stored).sort()).toEqual([...TURN_FILTER_KEYS.filter((k) => k !== "review_state"), "fields"].sort());
+    expect(JSON.parse(String(stored.fields))).toMatchObject({ tags: JSON.stringify(extra.tags), model: "some-model", seq: 0 });
+
+    const memory = await read(id);
+    expect(memory).toMatchObject({ id, kind: "decision", tags: extra.tags, refs: extra.refs, model: "some-model", check_status: "passed" });
+    expect(memory.checks).toEqual(extra.checks);
+    expect(await search({ kind: "decision", check_status: "passed" })).toContain(id);
+    expect(await search({ kind: "attempt" })).not.toContain(id);
+  });
+
+  it("reads, filters and corrects a turn stored flat by an earlier version", async () => {
+    const id = await add({ ...turn("layout-flat", 1), ...extra, prompt: "A flat metadata layout decision." });
+    const before = await read(id);
+    // Rewrite it as earlier versions stored it: every key of its own, no `fields`.
+    const turns = await rawTurns();
+    const raw = await turns.get({ ids: [id], include: ["metadatas", "documents", "embeddings"] as never });
+    const packed = raw.metadatas[0] as Record<string, string | number | boolean>;
+    const { fields, ...own } = packed;
+    const flat = { ...own, ...(JSON.parse(String(fields)) as Record<string, string | number | boolean>) };
+    await turns.delete({ ids: [id] });
+    await turns.add({ ids: [id], embeddings: raw.embeddings as number[][], documents: raw.documents as string[], metadatas: [flat] });
+    expect(Object.keys((await turns.get({ ids: [id], include: ["metadatas"] as never })).metadatas[0]!)).toContain("tags");
+
+    expect(await read(id)).toEqual(before);
+    expect(await search({ kind: "decision", session_id: "layout-flat" })).toEqual([id]);
+    expect(await search({ kind: "attempt", session_id: "layout-flat" })).toEqual([]);
+
+    const outdated = await http(cairn.url, "POST", `/v1/memories/${id}/outdated`, {
+      token: dev.token,
+      body: { reason: "the layout changed" },
+    });
+    expect(outdated.status).toBe(200);
+    const after = await read(id);
+    expect(after).toMatchObject({ outdated: true, tags: extra.tags, refs: extra.refs, checks: extra.checks, model: "some-model" });
+    expect(after.corrections).toHaveLength(1);
+    // The rewrite packed what it wrote; the old keys stay beside it, and the packed ones are read.
+    const rewritten = (await turns.get({ ids: [id], include: ["metadatas"] as never })).metadatas[0] as Record<string, unknown>;
+    expect(rewritten).toHaveProperty("tags");
+    expect(JSON.parse(String(rewritten.fields))).toHaveProperty("corrections");
+  });
+
+  it("refuses a filter on a packed key inside the store, where it would match nothing", async () => {
+    await add({ ...turn("layout-where", 1), ...extra });
+    const turns = await cairn.runtime.store.collection(workspace, "turns");
+    expect((await turns.get({ where: { session_id: "layout-where" } })).map((r) => r.metadata.model)).toEqual(["some-model"]);
+    await expect(turns.get({ where: { $and: [{ session_id: "layout-where" }, { model: "some-model" }] } })).rejects.toMatchObject({
+      code: "internal",
+    });
+  });
+});
