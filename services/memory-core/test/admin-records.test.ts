@@ -1,11 +1,10 @@
-import { ChromaClient } from "chromadb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOpenAIStub, type OpenAIStub } from "../../../testing/openai-stub.js";
 import { createEmbedder } from "../src/embeddings/create.js";
 import { silentLogger } from "../src/logger.js";
 import { expectContractOutput } from "./support/contract-schemas.js";
 import { expectNoLeak } from "./support/no-leak.js";
-import { chromaUrl, http, makeToken, mcpClient, startCairn, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
+import { chromaClient, http, makeToken, mcpClient, startCairn, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
 
 /**
  * The operators' operations behind the `cairn` CLI, over both transports: export, import (restore),
@@ -320,13 +319,7 @@ describe("verify_store over REST", () => {
     const recent = await http(cairn.url, "GET", "/v1/memories/recent", { token: damagedDev.token });
     const victim = recent.body.turns[1].id;
     await (await cairn.runtime.store.collection(damaged, "turns")).delete([victim]);
-    const chroma = new ChromaClient({
-      host: chromaUrl().hostname,
-      port: Number(chromaUrl().port),
-      ssl: false,
-      tenant: "default_tenant",
-      database: damaged,
-    });
+    const chroma = chromaClient(damaged);
     const summaries = await chroma.getCollection({ name: "summaries", embeddingFunction: null } as never);
     await summaries.modify({ metadata: { embedding_model: "old-model", embedding_dim: 512 } });
 
@@ -427,13 +420,7 @@ describe("a re-embedding swap cut short", () => {
       await first.close();
     }
     // The state a crash between marking the staging collection complete and renaming it leaves behind.
-    const chroma = new ChromaClient({
-      host: chromaUrl().hostname,
-      port: Number(chromaUrl().port),
-      ssl: false,
-      tenant: "default_tenant",
-      database: ws,
-    });
+    const chroma = chromaClient(ws);
     const turns = await chroma.getCollection({ name: "turns", embeddingFunction: null } as never);
     const all = await turns.get({ include: ["embeddings", "documents", "metadatas"] as never });
     const staging = await chroma.createCollection({

@@ -1,7 +1,6 @@
-import { ChromaClient } from "chromadb";
 import { describe, expect, it } from "vitest";
 import { TURN_FILTER_KEYS } from "../src/store/chroma-store.js";
-import { chromaUrl, http, makeToken, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
+import { chromaClient, http, makeToken, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
 
 /**
  * A turn's metadata in Chroma: the keys filters name on their own, the rest packed into `fields`
@@ -13,16 +12,7 @@ const workspace = uniqueWorkspace("layout");
 const dev = makeToken(workspace, "dev");
 const cairn = useCairn([dev]);
 
-const rawTurns = async () => {
-  const chroma = new ChromaClient({
-    host: chromaUrl().hostname,
-    port: Number(chromaUrl().port),
-    ssl: false,
-    tenant: "default_tenant",
-    database: workspace,
-  });
-  return chroma.getCollection({ name: "turns", embeddingFunction: null } as never);
-};
+const rawTurns = () => chromaClient(workspace).getCollection({ name: "turns", embeddingFunction: null } as never);
 
 const add = async (body: Record<string, unknown>) => {
   const res = await http(cairn.url, "POST", "/v1/memories", { token: dev.token, body });

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
+import { ChromaClient } from "chromadb";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import yaml from "js-yaml";
@@ -16,6 +17,16 @@ import { silentLogger, type Logger } from "../../src/logger.js";
 import { createRuntime, type Runtime, type SummarizerFactory } from "../../src/runtime.js";
 
 export const chromaUrl = () => new URL(inject("chromaUrl"));
+
+/** Chroma's own client for a workspace's database: to see or damage records below memory-core. */
+export const chromaClient = (workspace: string) =>
+  new ChromaClient({
+    host: chromaUrl().hostname,
+    port: Number(chromaUrl().port),
+    ssl: false,
+    tenant: "default_tenant",
+    database: workspace,
+  });
 
 let embedder: Promise<Embedder> | undefined;
 /** The real local embedder, loaded once per test worker. */
