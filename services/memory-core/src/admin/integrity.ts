@@ -35,12 +35,12 @@ class Findings {
 }
 
 /**
- * A slot to mark, or one entry of it: the change feeds and the audit log are marked entry by entry, since a batch
- * slot holds the entries of several writes (slot-items.ts), and an agent's recency slot is marked whole.
+ * An entry to mark: the change feeds and the audit log are marked entry by entry, since a batch slot holds the
+ * entries of several writes (slot-items.ts); an agent's recency slot is flat, its one entry item 0.
  */
 interface Target {
   seq: number;
-  item?: number;
+  item: number;
 }
 
 /**
@@ -114,8 +114,8 @@ export class IntegrityCheck {
       memories: mends.touched.size,
     };
     if (apply && mends.touched.size + slotsRetired + slotsRestored > 0) {
-      for (const [stream, targets] of mends.voidSlots) await this.mark(principal.workspace, stream, targets, true);
-      for (const [stream, targets] of mends.restoreSlots) await this.mark(principal.workspace, stream, targets, false);
+      for (const [stream, targets] of mends.voidSlots) await this.sequences.markItems(principal.workspace, stream, targets, true);
+      for (const [stream, targets] of mends.restoreSlots) await this.sequences.markItems(principal.workspace, stream, targets, false);
       const entries: NewAuditEntry[] = mends.missingAudit.map(({ memoryId, agent }) => ({
         action: "add",
         actor: agent,
@@ -138,17 +138,19 @@ export class IntegrityCheck {
       set.add(what);
       mends.touched.set(memoryId, set);
     };
-    const listIn = (map: Map<string, Target[]>) => (stream: string, seq: number, item?: number) => {
-      const list = map.get(stream) ?? [];
-      list.push(item === undefined ? { seq } : { seq, item });
-      map.set(stream, list);
-    };
+    const listIn =
+      (map: Map<string, Target[]>) =>
+      (stream: string, seq: number, item = 0) => {
+        const list = map.get(stream) ?? [];
+        list.push({ seq, item });
+        map.set(stream, list);
+      };
     const retire = listIn(mends.voidSlots);
     const restore = listIn(mends.restoreSlots);
     // A retired slot of the write that a stored turn holds was retired while that write was still in flight (it
     // outlasted the time a write may take): it must come back, or the turn stays hidden from readers.
-    // `item` is the entry's place in a feed or audit slot, and absent for an agent's slot, which is put back whole.
-    const landedLate = (stream: string, recordId: unknown, seq: number, slot: Metadata, item?: number) => {
+    // `item` is the entry's place in a feed or audit slot; an agent's slot is flat (item 0).
+    const landedLate = (stream: string, recordId: unknown, seq: number, slot: Metadata, item = 0) => {
       const turn = turns.get(String(recordId ?? ""));
       if (!turn || turn.writeId !== slot.write_id) return;
       restore(stream, seq, item);
@@ -392,14 +394,6 @@ export class IntegrityCheck {
       }
     };
     return this.eachSlot(workspace, stream, visitSlot, visitSlot);
-  }
-
-  /** Marks agents' slots whole and feed and audit entries one by one. */
-  private async mark(workspace: string, stream: string, targets: readonly Target[], retired: boolean): Promise<void> {
-    const whole = targets.filter((t) => t.item === undefined).map((t) => t.seq);
-    const entries = targets.flatMap((t) => (t.item === undefined ? [] : [{ seq: t.seq, item: t.item }]));
-    if (whole.length > 0) await this.sequences.mark(workspace, stream, whole, retired);
-    if (entries.length > 0) await this.sequences.markItems(workspace, stream, entries, retired);
   }
 }
 
