@@ -111,6 +111,18 @@ export const RECENCY_STAMP: EmbeddingStamp = { model: "none", dimension: 1 };
 const TENANT = "default_tenant";
 
 /**
+ * How many records Chroma 1.0 takes into a collection before it writes the collection's vector index back
+ * (`sync_threshold`; Chroma's default is 1,000). Until then it keeps them in its log, and every `add` to the
+ * collection reads all of them back out of that log, so an `add` costs in proportion to what is waiting there
+ * (docs/benchmarks.md, "Session 15"). The change feed and the audit log take one slot a write batch, of up to 16
+ * entries: few records but large ones, and small collections whose index is cheap to write back. Turns and agents'
+ * slots keep the default: their collections grow with every turn and the write-back rewrites a map of every id in
+ * the collection, which costs more the larger it is. Chroma applies a changed value when it next loads the
+ * collection's index (its next start).
+ */
+const WRITE_BACK_EVERY: Partial<Record<string, number>> = { "ledger-feed": 100, "ledger-audit": 100 };
+
+/**
  * A read of Chroma not answered by then answers 503 rather than holding the request open. Node's fetch, which
  * the chromadb client used, waited up to 300 s for headers; the slowest read here (a filtered query over 100k
  * records) takes under a second.
@@ -219,16 +231,28 @@ export class ChromaStore {
     this.log.info("re-embedded collection swapped in", { collection: name });
   }
 
-  /** A stamp is written only when the collection is created; an existing one keeps its own. */
-  private openOrCreate(client: ChromaClient, name: string, stamp: EmbeddingStamp, what: string): Promise<Collection> {
-    return this.guard(what, () =>
+  /**
+   * A stamp is written only when the collection is created; an existing one keeps its own. An existing collection
+   * whose write-back interval is not this version's is given it.
+   */
+  private async openOrCreate(client: ChromaClient, name: string, stamp: EmbeddingStamp, what: string): Promise<Collection> {
+    const writeBackEvery = WRITE_BACK_EVERY[name];
+    const collection = await this.guard(what, () =>
       client.getOrCreateCollection({
         name,
         embeddingFunction: null,
-        configuration: { hnsw: { space: "cosine" } },
+        configuration: { hnsw: writeBackEvery ? { space: "cosine", sync_threshold: writeBackEvery } : { space: "cosine" } },
         metadata: stampMetadata(stamp),
       }),
     );
+    if (writeBackEvery && collection.configuration?.hnsw?.sync_threshold !== writeBackEvery) {
+      await this.guard("set write-back", () => collection.modify({ configuration: { hnsw: { sync_threshold: writeBackEvery } } }));
+      this.log.info("collection's index write-back interval set; Chroma applies it when it next starts", {
+        collection: name,
+        every: writeBackEvery,
+      });
+    }
+    return collection;
   }
 
   private existing(client: ChromaClient, name: string): Promise<Collection | undefined> {

@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { chromaClient, http, makeToken, startCairn, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
+
+/**
+ * How often Chroma writes a collection's vector index back (its `sync_threshold`): every `add` to a collection
+ * reads back what waits in Chroma's log until then, so the change feed and the audit log (few, large records) are
+ * written back often, and turns and agents' slots (whose write-back grows with the collection) keep Chroma's default.
+ */
+
+const created = uniqueWorkspace("writeback");
+const existing = uniqueWorkspace("writeback-old");
+const tokens = { [created]: makeToken(created, "dev"), [existing]: makeToken(existing, "dev") };
+const cairn = useCairn([tokens[created]!]);
+
+const syncThreshold = async (workspace: string, name: string) => {
+  const collection = await chromaClient(workspace).getCollection({ name, embeddingFunction: null } as never);
+  return collection.configuration?.hnsw?.sync_threshold;
+};
+const write = async (workspace: string, n: number) => {
+  const res = await http(cairn.url, "POST", "/v1/memories", { token: tokens[workspace]!.token, body: turn(`${workspace}-s`, n) });
+  expect(res.status).toBe(201);
+};
+
+describe("how often Chroma writes a collection's index back", () => {
+  it("is every 100 records for the change feed and the audit log, Chroma's default for turns and agents' slots", async () => {
+    await write(created, 1);
+    expect(await syncThreshold(created, "ledger-feed")).toBe(100);
+    expect(await syncThreshold(created, "ledger-audit")).toBe(100);
+    expect(await syncThreshold(created, "ledger-slots")).toBe(1000);
+    expect(await syncThreshold(created, "turns")).toBe(1000);
+  });
+
+  it("is set on a change feed an earlier version created with Chroma's default, and the feed keeps its entries", async () => {
+    const token = tokens[existing]!;
+    const earlier = await startCairn([token]);
+    try {
+      for (const n of [1, 2, 3]) {
+        const res = await http(earlier.url, "POST", "/v1/memories", { token: token.token, body: turn("writeback-old", n) });
+        expect(res.status).toBe(201);
+      }
+    } finally {
+      await earlier.close();
+    }
+    // As an earlier version left it.
+    const feed = await chromaClient(existing).getCollection({ name: "ledger-feed", embeddingFunction: null } as never);
+    await feed.modify({ configuration: { hnsw: { sync_threshold: 1000 } } });
+    expect(await syncThreshold(existing, "ledger-feed")).toBe(1000);
+    const entriesBefore = await feed.count();
+    expect(entriesBefore).toBeGreaterThan(0);
+
+    // The version now, started over that store.
+    const later = await startCairn([token]);
+    try {
+      const res = await http(later.url, "POST", "/v1/memories", { token: token.token, body: turn("writeback-old", 4) });
+      expect(res.status).toBe(201);
+      expect(await syncThreshold(existing, "ledger-feed")).toBe(100);
+      expect(await feed.count()).toBeGreaterThan(entriesBefore);
+      const recent = await http(later.url, "GET", "/v1/memories/recent?limit=10", { token: token.token });
+      expect(recent.status).toBe(200);
+      expect(recent.body.turns).toHaveLength(4);
+    } finally {
+      await later.close();
+    }
+  });
+});
