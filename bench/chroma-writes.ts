@@ -6,16 +6,24 @@ import { startEmbeddedChroma } from "../services/memory-core/src/embedded/chroma
 import { RECENCY_VECTOR } from "../services/memory-core/src/ledger/ledger.js";
 import { silentLogger } from "../services/memory-core/src/logger.js";
 import { buildTurnRecord } from "../services/memory-core/src/records/turn-record.js";
-import { ChromaStore, type LedgerCollectionName, type NewRecord } from "../services/memory-core/src/store/chroma-store.js";
+import { AdminClient, ChromaClient } from "chromadb";
+import {
+  ChromaStore,
+  TURN_FILTER_KEYS,
+  type LedgerCollectionName,
+  type NewRecord,
+} from "../services/memory-core/src/store/chroma-store.js";
+import { packedLayout } from "../services/memory-core/src/store/metadata-layout.js";
 import { summarize } from "./stats.js";
 
 /**
  * What a write request costs Chroma, through memory-core's store: `add`s of ledger-shaped records (the constant
  * vector, fields in one key) of a few sizes, three `add`s sent at once to three ledger collections (what a write
  * batch sends for its agents' slots, feed entries and audit entries) against one `add` of the same records, and
- * `add`s of turns as memory-core stores them (512 dimensions, the text as the document, the metadata of a turn with
- * tags, refs and a check), with the keys filters name on their own and the rest packed into one (as stored now)
- * against every key on its own (as stored before session 14). And what a change to one ledger
+ * `add`s of turns as memory-core stores them (512 dimensions, the metadata of a turn with tags, refs and a check:
+ * the keys filters name on their own, the rest packed into one, the text under a key of its own) against every key
+ * on its own with the text as Chroma's document (as stored before session 14) and packed with the text as the
+ * document (as stored in session 14). And what a change to one ledger
  * record per batch would cost: a bulk batch's ledger entries as written now against its slots with the feed and
  * audit entries as a few records holding many items; a record of 500 items written, and written and read back.
  * Over a fresh embedded Chroma, each measured `--samples` times, one after another.
@@ -85,6 +93,24 @@ export async function benchChromaWrites(argv: string[]): Promise<void> {
         });
         return { id: `turn:${seq}`, embedding: Array.from({ length: 512 }, (_, i) => Math.sin(seq + i)), ...record };
       });
+    // Turns packed as in session 14, with the text as Chroma's document (which Chroma indexes for full-text
+    // search): through Chroma's own client, in a database of their own.
+    const url = new URL(chroma.url);
+    const connection = { host: url.hostname, port: Number(url.port), ssl: false };
+    const sessionFourteen = packedLayout(TURN_FILTER_KEYS);
+    await new AdminClient(connection).createDatabase({ name: "bench-documents", tenant: "default_tenant" });
+    const documentTurns = await new ChromaClient({ ...connection, database: "bench-documents" }).getOrCreateCollection({
+      name: "turns-as-documents",
+      embeddingFunction: null,
+      configuration: { hnsw: { space: "cosine" } },
+    });
+    const addAsDocuments = (records: NewRecord[]) =>
+      documentTurns.add({
+        ids: records.map((r) => r.id),
+        embeddings: records.map((r) => r.embedding),
+        documents: records.map((r) => r.document),
+        metadatas: records.map((r) => sessionFourteen.stored(r.metadata)),
+      });
     const time = async (run: () => Promise<unknown>) => {
       const ms: number[] = [];
       for (let i = 0; i < samples; i++) {
@@ -115,8 +141,10 @@ export async function benchChromaWrites(argv: string[]): Promise<void> {
       turns_add_1_p50_ms: await time(() => turns.add(turnRecords(1))),
       turns_add_16_p50_ms: await time(() => turns.add(turnRecords(16))),
       turns_add_16_flat_p50_ms: await time(() => flatTurns.add(turnRecords(16))),
+      turns_add_16_text_as_document_p50_ms: await time(() => addAsDocuments(turnRecords(16))),
       turns_add_500_p50_ms: await time(() => turns.add(turnRecords(500))),
       turns_add_500_flat_p50_ms: await time(() => flatTurns.add(turnRecords(500))),
+      turns_add_500_text_as_document_p50_ms: await time(() => addAsDocuments(turnRecords(500))),
     };
     const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
     const out = {
@@ -125,12 +153,15 @@ export async function benchChromaWrites(argv: string[]): Promise<void> {
       bulk_three_adds_over_one_ratio: ratio(report.ledger_bulk_500_three_adds_p50_ms, report.ledger_bulk_500_one_add_of_item_slots_p50_ms),
       turns_flat_over_packed_16_ratio: ratio(report.turns_add_16_flat_p50_ms, report.turns_add_16_p50_ms),
       turns_flat_over_packed_500_ratio: ratio(report.turns_add_500_flat_p50_ms, report.turns_add_500_p50_ms),
+      turns_document_over_text_key_16_ratio: ratio(report.turns_add_16_text_as_document_p50_ms, report.turns_add_16_p50_ms),
+      turns_document_over_text_key_500_ratio: ratio(report.turns_add_500_text_as_document_p50_ms, report.turns_add_500_p50_ms),
     };
     if (!values.json) {
       process.stderr.write(
         `three adds of 16 ledger records: ${report.ledger_three_adds_of_16_p50_ms} ms; one add of 48: ${report.ledger_add_48_p50_ms} ms (${out.three_adds_over_one_ratio}x)\n` +
           `a bulk batch's ledger entries as three adds of 500: ${report.ledger_bulk_500_three_adds_p50_ms} ms; as one add with item slots: ${report.ledger_bulk_500_one_add_of_item_slots_p50_ms} ms (${out.bulk_three_adds_over_one_ratio}x)\n` +
-          `500 turns with their metadata packed: ${report.turns_add_500_p50_ms} ms; every key on its own: ${report.turns_add_500_flat_p50_ms} ms (${out.turns_flat_over_packed_500_ratio}x)\n`,
+          `500 turns with their metadata packed: ${report.turns_add_500_p50_ms} ms; every key on its own: ${report.turns_add_500_flat_p50_ms} ms (${out.turns_flat_over_packed_500_ratio}x)\n` +
+          `500 turns with the text as a metadata key: ${report.turns_add_500_p50_ms} ms; as Chroma's document: ${report.turns_add_500_text_as_document_p50_ms} ms (${out.turns_document_over_text_key_500_ratio}x)\n`,
       );
     }
     process.stdout.write(`${JSON.stringify(out)}\n`);

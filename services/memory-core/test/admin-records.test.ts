@@ -422,7 +422,8 @@ describe("a re-embedding swap cut short", () => {
     // The state a crash between marking the staging collection complete and renaming it leaves behind.
     const chroma = chromaClient(ws);
     const turns = await chroma.getCollection({ name: "turns", embeddingFunction: null } as never);
-    const all = await turns.get({ include: ["embeddings", "documents", "metadatas"] as never });
+    // A turn's text is one of its metadata keys (store/metadata-layout.ts): it has no Chroma document to copy.
+    const all = await turns.get({ include: ["embeddings", "metadatas"] as never });
     const staging = await chroma.createCollection({
       name: "turns-reembed",
       embeddingFunction: null,
@@ -432,7 +433,6 @@ describe("a re-embedding swap cut short", () => {
     await staging.add({
       ids: all.ids,
       embeddings: all.embeddings as number[][],
-      documents: all.documents as string[],
       metadatas: all.metadatas as never,
     });
     await turns.modify({ metadata: { embedding_model: "old-model", embedding_dim: 512 } });

@@ -44,16 +44,26 @@ const extra = {
 describe("a turn's metadata in Chroma", () => {
   it("keeps the filtered keys on their own and the rest in one, and reads back whole", async () => {
     const id = await add({ ...turn("layout-packed", 1), ...extra, prompt: "A packed metadata layout decision." });
-    const raw = await (await rawTurns()).get({ ids: [id], include: ["metadatas"] as never });
+    const raw = await (await rawTurns()).get({ ids: [id], include: ["metadatas", "documents"] as never });
     const stored = raw.metadatas[0] as Record<string, unknown>;
-    expect(Object.keys(stored).sort()).toEqual([...TURN_FILTER_KEYS.filter((k) => k !== "review_state"), "fields"].sort());
+    expect(Object.keys(stored).sort()).toEqual([...TURN_FILTER_KEYS.filter((k) => k !== "review_state"), "fields", "text"].sort());
     expect(JSON.parse(String(stored.fields))).toMatchObject({ tags: JSON.stringify(extra.tags), model: "some-model", seq: 0 });
+    // The text is a key of its own, not Chroma's document (which Chroma would index for full-text search).
+    expect(stored.text).toContain("A packed metadata layout decision.");
+    expect(raw.documents[0] ?? "").toBe("");
 
     const memory = await read(id);
     expect(memory).toMatchObject({ id, kind: "decision", tags: extra.tags, refs: extra.refs, model: "some-model", check_status: "passed" });
+    expect(memory).toMatchObject({ prompt: "A packed metadata layout decision.", thought: turn("layout-packed", 1).thought });
     expect(memory.checks).toEqual(extra.checks);
+    expect(memory).not.toHaveProperty("text");
     expect(await search({ kind: "decision", check_status: "passed" })).toContain(id);
     expect(await search({ kind: "attempt" })).not.toContain(id);
+
+    // A correction rewrites the metadata; Chroma merges it into the record's keys, and the text stays.
+    const outdated = await http(cairn.url, "POST", `/v1/memories/${id}/outdated`, { token: dev.token, body: { reason: "superseded" } });
+    expect(outdated.status).toBe(200);
+    expect(await read(id)).toMatchObject({ outdated: true, prompt: memory.prompt, thought: memory.thought, response: memory.response });
   });
 
   it("reads, filters and corrects a turn stored flat by an earlier version", async () => {
@@ -63,11 +73,15 @@ describe("a turn's metadata in Chroma", () => {
     const turns = await rawTurns();
     const raw = await turns.get({ ids: [id], include: ["metadatas", "documents", "embeddings"] as never });
     const packed = raw.metadatas[0] as Record<string, string | number | boolean>;
-    const { fields, ...own } = packed;
+    // And the text as Chroma's document.
+    const { fields, text, ...own } = packed;
     const flat = { ...own, ...(JSON.parse(String(fields)) as Record<string, string | number | boolean>) };
     await turns.delete({ ids: [id] });
-    await turns.add({ ids: [id], embeddings: raw.embeddings as number[][], documents: raw.documents as string[], metadatas: [flat] });
-    expect(Object.keys((await turns.get({ ids: [id], include: ["metadatas"] as never })).metadatas[0]!)).toContain("tags");
+    await turns.add({ ids: [id], embeddings: raw.embeddings as number[][], documents: [String(text)], metadatas: [flat] });
+    const old = await turns.get({ ids: [id], include: ["metadatas", "documents"] as never });
+    expect(Object.keys(old.metadatas[0]!)).toContain("tags");
+    expect(Object.keys(old.metadatas[0]!)).not.toContain("text");
+    expect(old.documents[0]).toContain("A flat metadata layout decision.");
 
     expect(await read(id)).toEqual(before);
     expect(await search({ kind: "decision", session_id: "layout-flat" })).toEqual([id]);
@@ -81,6 +95,7 @@ describe("a turn's metadata in Chroma", () => {
     const after = await read(id);
     expect(after).toMatchObject({ outdated: true, tags: extra.tags, refs: extra.refs, checks: extra.checks, model: "some-model" });
     expect(after.corrections).toHaveLength(1);
+    expect(after).toMatchObject({ prompt: before.prompt, thought: before.thought, response: before.response });
     // The rewrite packed what it wrote; the old keys stay beside it, and the packed ones are read.
     const rewritten = (await turns.get({ ids: [id], include: ["metadatas"] as never })).metadatas[0] as Record<string, unknown>;
     expect(rewritten).toHaveProperty("tags");

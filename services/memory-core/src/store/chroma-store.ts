@@ -83,7 +83,7 @@ export const TURN_FILTER_KEYS = [
   "check_status",
   "review_state",
 ] as const;
-const TURN_LAYOUT = packedLayout(TURN_FILTER_KEYS);
+const TURN_LAYOUT = packedLayout(TURN_FILTER_KEYS, { textKey: "text" });
 /** Re-embedding's staging collection is laid out as the collection it replaces. */
 const layoutOf = (name: string): MetadataLayout => (name === "turns" || name === stagingName("turns") ? TURN_LAYOUT : FLAT_LAYOUT);
 
@@ -383,12 +383,15 @@ export class RecordCollection {
         include: ["metadatas", ...(options.withDocuments ? ["documents"] : []), ...(options.withEmbeddings ? ["embeddings"] : [])],
       }),
     );
+    const { textKey } = this.layout;
     return result.ids.map((id, i) => {
       const embedding = options.withEmbeddings ? result.embeddings?.[i] : undefined;
+      const stored = cleanMetadata(result.metadatas?.[i]);
+      const text = textKey ? stored[textKey] : undefined;
       return {
         id,
-        metadata: this.layout.read(cleanMetadata(result.metadatas?.[i])),
-        ...(options.withDocuments ? { document: result.documents?.[i] ?? "" } : {}),
+        metadata: this.layout.read(stored),
+        ...(options.withDocuments ? { document: typeof text === "string" ? text : (result.documents?.[i] ?? "") } : {}),
         ...(embedding && embedding.length > 0 ? { embedding } : {}),
       };
     });
@@ -445,9 +448,19 @@ export class RecordCollection {
   }
 
   private columns(records: readonly NewRecord[]) {
+    const { textKey } = this.layout;
+    const ids = records.map((r) => r.id);
+    const embeddings = records.map((r) => r.embedding);
+    if (textKey) {
+      return {
+        ids,
+        embeddings,
+        metadatas: records.map((r) => ({ ...this.layout.stored(r.metadata), [textKey]: r.document }) as ChromaMetadata),
+      };
+    }
     return {
-      ids: records.map((r) => r.id),
-      embeddings: records.map((r) => r.embedding),
+      ids,
+      embeddings,
       documents: records.map((r) => r.document),
       metadatas: records.map((r) => this.layout.stored(r.metadata) as ChromaMetadata),
     };

@@ -2,10 +2,12 @@ import { internal } from "../errors.js";
 import type { Metadata, Scalar, Where } from "./chroma-store.js";
 
 /**
- * How a collection's metadata is laid out in Chroma. Chroma keeps each metadata key of a record as a row of its
+ * How a collection's records are laid out in Chroma. Chroma keeps each metadata key of a record as a row of its
  * own, indexed, so an `add` costs per key as well as per record (docs/benchmarks.md, session 14). A packed
  * collection keeps only the keys its filters name as keys of their own and the rest in one JSON string under
- * `fields`; everything above the store sees the record's metadata as one flat object either way.
+ * `fields`; everything above the store sees the record's metadata as one flat object either way. A collection
+ * with a `textKey` keeps a record's text under that metadata key rather than as Chroma's document, which Chroma
+ * also indexes for full-text search that Cairn does not use (docs/benchmarks.md, session 15).
  */
 export interface MetadataLayout {
   /** The metadata as Chroma is to keep it. */
@@ -14,6 +16,11 @@ export interface MetadataLayout {
   read(stored: Metadata): Metadata;
   /** Refuses a filter on a key Chroma does not keep on its own (a filter there would match nothing). */
   check(where: Where): void;
+  /**
+   * The metadata key that holds a record's text, kept on its own (an update, which Chroma merges into the
+   * record's keys, leaves it as it was); none when the text is Chroma's document.
+   */
+  readonly textKey?: string;
 }
 
 const PACKED_KEY = "fields";
@@ -28,10 +35,13 @@ export const FLAT_LAYOUT: MetadataLayout = {
  * Keys outside `filterable` go into `fields`. Records stored before a collection was packed have every key of
  * their own and no `fields`, and read as they are; one rewritten since (a correction, a review) has its old keys
  * beside `fields` (Chroma merges an update's keys into the record's), and `fields` holds the newer values.
+ * Records stored before a collection had a `textKey` keep their text as Chroma's document, and read so.
  */
-export function packedLayout(filterable: readonly string[]): MetadataLayout {
+export function packedLayout(filterable: readonly string[], options: { textKey?: string } = {}): MetadataLayout {
   const own = new Set(filterable);
+  const { textKey } = options;
   return {
+    ...(textKey ? { textKey } : {}),
     stored(metadata) {
       const out: Metadata = {};
       const rest: Metadata = {};
@@ -47,11 +57,10 @@ export function packedLayout(filterable: readonly string[]): MetadataLayout {
       return out;
     },
     read(stored) {
-      const packed = stored[PACKED_KEY];
-      if (typeof packed !== "string") return stored;
       const out: Metadata = {};
-      for (const [key, value] of Object.entries(stored)) if (key !== PACKED_KEY) out[key] = value;
-      for (const [key, value] of Object.entries(parseObject(packed))) if (isScalar(value)) out[key] = value;
+      for (const [key, value] of Object.entries(stored)) if (key !== PACKED_KEY && key !== textKey) out[key] = value;
+      const packed = stored[PACKED_KEY];
+      if (typeof packed === "string") for (const [key, value] of Object.entries(parseObject(packed))) if (isScalar(value)) out[key] = value;
       return out;
     },
     check(where) {
