@@ -13,6 +13,7 @@ import { Metrics } from "./metrics.js";
 import { MemoryWatch } from "./memory-watch.js";
 import { OperationExecutor } from "./operations/executor.js";
 import { COLLECTIONS, ChromaStore, StampMismatchError } from "./store/chroma-store.js";
+import { CairnError } from "./errors.js";
 
 /** What a summarizer is built from: memory-core's port for it (never the store), and where to log. */
 export interface SummarizerParts {
@@ -66,6 +67,9 @@ export interface RuntimeOptions {
  * Loads and validates the contract, loads the embedder, reaches Chroma and checks every known workspace's
  * collections against the embedding stamp. Any failure stops the start: the service never half-starts.
  */
+/** How many times the warm-up is tried while Chroma is up but slow to answer its first reads (see createRuntime). */
+const WARM_UP_ATTEMPTS = 5;
+
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const contract = await loadContract();
   const embedder = options.embedder ?? (await createEmbedder(options.embeddings, options.log));
@@ -104,9 +108,31 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   };
   // The lexical indexes are derived from Chroma: loaded from their snapshots and caught up from the change feed,
   // or else rebuilt from Chroma, at every start before the first request.
+  // Chroma's first read of a collection loads its vector index and replays its log first, which over a large store
+  // can outlast a read's timeout while Chroma itself is up: the warm-up is tried again while Chroma answers its
+  // heartbeat (a bounded number of times), and fails at once when it does not.
+  const chromaAnswers = () =>
+    store.heartbeat().then(
+      () => true,
+      () => false,
+    );
+  const warmUp = async (workspace: string) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await memories.warmUp(workspace);
+      } catch (error) {
+        const slow = error instanceof CairnError && error.code === "unavailable" && attempt < WARM_UP_ATTEMPTS;
+        if (!slow || !(await chromaAnswers())) throw error;
+        options.log.warn("Chroma did not answer a first read in time (a large store loads its indexes then); warming up again", {
+          workspace,
+          attempt,
+        });
+      }
+    }
+  };
   try {
     for (const workspace of options.tokens.workspaces()) {
-      if (!awaitingReembed.has(workspace)) await memories.warmUp(workspace);
+      if (!awaitingReembed.has(workspace)) await warmUp(workspace);
     }
   } catch (error) {
     await close();

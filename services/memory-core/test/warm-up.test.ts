@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Logger } from "../src/logger.js";
+import { ChromaFaults } from "./support/chroma-faults.js";
+import { chromaUrl, http, makeToken, startCairn, turn, uniqueWorkspace } from "./support/harness.js";
+
+/**
+ * memory-core's start over a store whose first reads Chroma is slow to answer (a large store loads its indexes
+ * then): the warm-up is tried again while Chroma answers its heartbeat, and the start fails when it does not.
+ */
+
+const workspace = uniqueWorkspace("warmup");
+const dev = makeToken(workspace, "dev");
+let faults: ChromaFaults;
+
+beforeAll(async () => {
+  faults = await ChromaFaults.start(chromaUrl());
+  const first = await startCairn([dev], { chroma: faults.url });
+  try {
+    for (const n of [1, 2, 3]) {
+      const res = await http(first.url, "POST", "/v1/memories", { token: dev.token, body: turn("warmup", n) });
+      expect(res.status).toBe(201);
+    }
+  } finally {
+    await first.close();
+  }
+});
+afterAll(() => faults.stop());
+
+const capture = () => {
+  const warnings: string[] = [];
+  const log: Logger = { info() {}, warn: (message) => warnings.push(message), error() {} };
+  return { log, warnings };
+};
+
+describe("a start whose first reads Chroma does not answer in time", () => {
+  it("warms up again while Chroma answers its heartbeat, then serves", async () => {
+    let cut = 0;
+    faults.set((call) => (call.verb === "get" && cut++ < 2 ? "cut" : "pass"));
+    const { log, warnings } = capture();
+    const cairn = await startCairn([dev], { chroma: faults.url, runtimeLog: log });
+    try {
+      expect(cut).toBeGreaterThanOrEqual(2);
+      expect(warnings.filter((w) => w.includes("warming up again")).length).toBeGreaterThanOrEqual(1);
+      const recent = await http(cairn.url, "GET", "/v1/memories/recent?limit=10", { token: dev.token });
+      expect(recent.status).toBe(200);
+      expect(recent.body.turns).toHaveLength(3);
+    } finally {
+      await cairn.close();
+      faults.set(() => "pass");
+    }
+  });
+
+  it("fails when Chroma does not answer its heartbeat either", async () => {
+    let gets = 0;
+    faults.set((call) => {
+      if (call.verb === "get") gets++;
+      // Chroma answers the start's first heartbeat, then goes away at its first read.
+      return call.verb === "get" || (call.verb === "heartbeat" && gets > 0) ? "cut" : "pass";
+    });
+    const { log, warnings } = capture();
+    try {
+      await expect(startCairn([dev], { chroma: faults.url, runtimeLog: log })).rejects.toMatchObject({ code: "unavailable" });
+      expect(gets).toBeGreaterThanOrEqual(1);
+      expect(faults.calls.some((c) => c.verb === "heartbeat")).toBe(true);
+      expect(warnings.filter((w) => w.includes("warming up again"))).toEqual([]);
+    } finally {
+      faults.set(() => "pass");
+    }
+  });
+});
