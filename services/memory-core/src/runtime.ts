@@ -6,6 +6,7 @@ import type { SessionSummarizer } from "./domain/session-summarizer.js";
 import { summarizerPort, type SummarizerPort } from "./domain/summarizer-port.js";
 import type { RetrievalTuning } from "./retrieval/retrieval-tuning.js";
 import type { Embedder } from "./embeddings/embedder.js";
+import { CairnError } from "./errors.js";
 import { createEmbedder } from "./embeddings/create.js";
 import type { Readiness } from "./http/health.js";
 import type { Logger } from "./logger.js";
@@ -13,7 +14,6 @@ import { Metrics } from "./metrics.js";
 import { MemoryWatch } from "./memory-watch.js";
 import { OperationExecutor } from "./operations/executor.js";
 import { COLLECTIONS, ChromaStore, StampMismatchError } from "./store/chroma-store.js";
-import { CairnError } from "./errors.js";
 
 /** What a summarizer is built from: memory-core's port for it (never the store), and where to log. */
 export interface SummarizerParts {
@@ -63,13 +63,13 @@ export interface RuntimeOptions {
   indexDir?: string;
 }
 
+/** How many times the warm-up is tried while Chroma is up but slow to answer its first reads (see createRuntime). */
+const WARM_UP_ATTEMPTS = 5;
+
 /**
  * Loads and validates the contract, loads the embedder, reaches Chroma and checks every known workspace's
  * collections against the embedding stamp. Any failure stops the start: the service never half-starts.
  */
-/** How many times the warm-up is tried while Chroma is up but slow to answer its first reads (see createRuntime). */
-const WARM_UP_ATTEMPTS = 5;
-
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const contract = await loadContract();
   const embedder = options.embedder ?? (await createEmbedder(options.embeddings, options.log));
