@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Logger } from "../src/logger.js";
 import { ChromaFaults } from "./support/chroma-faults.js";
-import { chromaUrl, http, makeToken, startCairn, turn, uniqueWorkspace } from "./support/harness.js";
+import { chromaUrl, http, makeToken, startCairn, storeTurnsAndStop, uniqueWorkspace } from "./support/harness.js";
 
 /**
  * memory-core's start over a store whose first reads Chroma is slow to answer (a large store loads its indexes
@@ -14,15 +14,7 @@ let faults: ChromaFaults;
 
 beforeAll(async () => {
   faults = await ChromaFaults.start(chromaUrl());
-  const first = await startCairn([dev], { chroma: faults.url });
-  try {
-    for (const n of [1, 2, 3]) {
-      const res = await http(first.url, "POST", "/v1/memories", { token: dev.token, body: turn("warmup", n) });
-      expect(res.status).toBe(201);
-    }
-  } finally {
-    await first.close();
-  }
+  await storeTurnsAndStop(dev, "warmup", 3, { chroma: faults.url });
 });
 afterAll(() => faults.stop());
 

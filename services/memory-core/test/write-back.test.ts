@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chromaClient, http, makeToken, startCairn, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
+import { chromaClient, http, makeToken, startCairn, storeTurnsAndStop, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
 
 /**
  * How often Chroma writes a collection's vector index back (its `sync_threshold`): every `add` to a collection
@@ -32,15 +32,7 @@ describe("how often Chroma writes a collection's index back", () => {
 
   it("is set on a change feed an earlier version created with Chroma's default, and the feed keeps its entries", async () => {
     const token = tokens[existing]!;
-    const earlier = await startCairn([token]);
-    try {
-      for (const n of [1, 2, 3]) {
-        const res = await http(earlier.url, "POST", "/v1/memories", { token: token.token, body: turn("writeback-old", n) });
-        expect(res.status).toBe(201);
-      }
-    } finally {
-      await earlier.close();
-    }
+    await storeTurnsAndStop(token, "writeback-old", 3);
     // As an earlier version left it.
     const feed = await chromaClient(existing).getCollection({ name: "ledger-feed", embeddingFunction: null } as never);
     await feed.modify({ configuration: { hnsw: { sync_threshold: 1000 } } });

@@ -113,6 +113,24 @@ export async function startCairn(
   };
 }
 
+/** A store an earlier start left: memory-core started, `count` turns of `session` written with `token`, closed. */
+export async function storeTurnsAndStop(
+  token: TestToken,
+  session: string,
+  count: number,
+  options: Parameters<typeof startCairn>[1] = {},
+): Promise<void> {
+  const earlier = await startCairn([token], options);
+  try {
+    for (let n = 1; n <= count; n++) {
+      const res = await http(earlier.url, "POST", "/v1/memories", { token: token.token, body: turn(session, n) });
+      if (res.status !== 201) throw new Error(`storing turn ${n} answered ${res.status}`);
+    }
+  } finally {
+    await earlier.close();
+  }
+}
+
 /** memory-core for one test file: started before its tests, closed after them. */
 export function useCairn(tokens: TestToken[]): Pick<TestCairn, "url" | "runtime"> {
   let cairn: TestCairn | undefined;
