@@ -449,20 +449,14 @@ export class RecordCollection {
 
   private columns(records: readonly NewRecord[]) {
     const { textKey } = this.layout;
-    const ids = records.map((r) => r.id);
-    const embeddings = records.map((r) => r.embedding);
-    if (textKey) {
-      return {
-        ids,
-        embeddings,
-        metadatas: records.map((r) => ({ ...this.layout.stored(r.metadata), [textKey]: r.document }) as ChromaMetadata),
-      };
-    }
     return {
-      ids,
-      embeddings,
-      documents: records.map((r) => r.document),
-      metadatas: records.map((r) => this.layout.stored(r.metadata) as ChromaMetadata),
+      ids: records.map((r) => r.id),
+      embeddings: records.map((r) => r.embedding),
+      ...(textKey ? {} : { documents: records.map((r) => r.document) }),
+      metadatas: records.map((r) => {
+        const metadata = this.layout.stored(r.metadata);
+        return (textKey ? { ...metadata, [textKey]: r.document } : metadata) as ChromaMetadata;
+      }),
     };
   }
 }
