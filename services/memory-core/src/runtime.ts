@@ -67,6 +67,25 @@ export interface RuntimeOptions {
 const WARM_UP_ATTEMPTS = 5;
 
 /**
+ * The start gave up on a workspace whose first reads Chroma, up and answering its heartbeat, did not answer in
+ * time: a large store whose files are not in the operating system's cache loads its vector indexes from disk
+ * then, at the disk's read rate. Not "Chroma cannot be reached", which would send an operator to the wrong place.
+ */
+export class WarmUpError extends Error {
+  override name = "WarmUpError";
+  constructor(
+    readonly workspace: string,
+    readonly attempts: number,
+  ) {
+    super(
+      `Chroma answers, but did not answer the first reads of workspace "${workspace}" in ${attempts} attempts: ` +
+        "a large store loads its vector indexes from disk at Chroma's first reads. Start again (what was read stays " +
+        "in the operating system's cache, so the next start reads less), or move the data dir to a faster disk.",
+    );
+  }
+}
+
+/**
  * Loads and validates the contract, loads the embedder, reaches Chroma and checks every known workspace's
  * collections against the embedding stamp. Any failure stops the start: the service never half-starts.
  */
@@ -121,8 +140,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       try {
         return await memories.warmUp(workspace);
       } catch (error) {
-        const slow = error instanceof CairnError && error.code === "unavailable" && attempt < WARM_UP_ATTEMPTS;
+        const slow = error instanceof CairnError && error.code === "unavailable";
         if (!slow || !(await chromaAnswers())) throw error;
+        if (attempt === WARM_UP_ATTEMPTS) throw new WarmUpError(workspace, attempt);
         options.log.warn("Chroma did not answer a first read in time (a large store loads its indexes then); warming up again", {
           workspace,
           attempt,

@@ -4,6 +4,7 @@ import { ConfigError } from "./config.js";
 import { DataDirBusyError } from "./embedded/data-dir.js";
 import { EmbeddedChromaError } from "./embedded/chroma-server.js";
 import { CairnError } from "./errors.js";
+import { WarmUpError } from "./runtime.js";
 
 /** One line for an operator: what stopped the start and, where we know it, what to do. */
 export function describeStartError(error: unknown): string {
@@ -12,7 +13,8 @@ export function describeStartError(error: unknown): string {
     error instanceof TokensFileError ||
     error instanceof ContractError ||
     error instanceof DataDirBusyError ||
-    error instanceof EmbeddedChromaError
+    error instanceof EmbeddedChromaError ||
+    error instanceof WarmUpError
   ) {
     return error.message;
   }

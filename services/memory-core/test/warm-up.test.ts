@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Logger } from "../src/logger.js";
+import { WarmUpError } from "../src/runtime.js";
+import { describeStartError } from "../src/start-errors.js";
 import { ChromaFaults } from "./support/chroma-faults.js";
 import { chromaUrl, http, makeToken, startCairn, storeTurnsAndStop, uniqueWorkspace } from "./support/harness.js";
 
@@ -39,6 +41,37 @@ describe("a start whose first reads Chroma does not answer in time", () => {
     } finally {
       await cairn.close();
       faults.set(() => "pass");
+    }
+  });
+
+  it("gives up after a bounded number of attempts, saying Chroma answers but its first reads did not", async () => {
+    let cut = 0;
+    faults.set((call) => {
+      if (call.verb !== "get") return "pass";
+      cut++;
+      return "cut";
+    });
+    const { log, warnings } = capture();
+    try {
+      const error = await startCairn([dev], { chroma: faults.url, runtimeLog: log }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(WarmUpError);
+      const line = describeStartError(error);
+      expect(line).toContain(`workspace "${workspace}"`);
+      expect(line).toMatch(/^Chroma answers, but did not answer the first reads/);
+      expect(line).not.toMatch(/cannot be reached|CAIRN_CHROMA_URL/);
+      // Bounded: one warning per attempt but the last, the reads cut every time.
+      expect(warnings.filter((w) => w.includes("warming up again")).length).toBe((error as WarmUpError).attempts - 1);
+      expect(cut).toBeGreaterThanOrEqual((error as WarmUpError).attempts);
+    } finally {
+      faults.set(() => "pass");
+    }
+    // The store is as it was: a start once Chroma answers serves the same turns.
+    const cairn = await startCairn([dev], { chroma: faults.url });
+    try {
+      const recent = await http(cairn.url, "GET", "/v1/memories/recent?limit=10", { token: dev.token });
+      expect(recent.body.turns).toHaveLength(3);
+    } finally {
+      await cairn.close();
     }
   });
 
