@@ -46,16 +46,17 @@ describe("a turn's metadata in Chroma", () => {
     const id = await add({ ...turn("layout-packed", 1), ...extra, prompt: "A packed metadata layout decision." });
     const raw = await (await rawTurns()).get({ ids: [id], include: ["metadatas", "documents"] as never });
     const stored = raw.metadatas[0] as Record<string, unknown>;
-    expect(Object.keys(stored).sort()).toEqual([...TURN_FILTER_KEYS.filter((k) => k !== "review_state"), "fields", "text"].sort());
+    expect(Object.keys(stored).sort()).toEqual([...TURN_FILTER_KEYS.filter((k) => k !== "review_state"), "fields", "stamped_text"].sort());
     expect(JSON.parse(String(stored.fields))).toMatchObject({ tags: JSON.stringify(extra.tags), model: "some-model", seq: 0 });
     // The text is a key of its own, not Chroma's document (which Chroma would index for full-text search).
-    expect(stored.text).toContain("A packed metadata layout decision.");
+    expect(stored.stamped_text).toContain("A packed metadata layout decision.");
     expect(raw.documents[0] ?? "").toBe("");
 
     const memory = await read(id);
     expect(memory).toMatchObject({ id, kind: "decision", tags: extra.tags, refs: extra.refs, model: "some-model", check_status: "passed" });
     expect(memory).toMatchObject({ prompt: "A packed metadata layout decision.", thought: turn("layout-packed", 1).thought });
     expect(memory.checks).toEqual(extra.checks);
+    expect(memory).not.toHaveProperty("stamped_text");
     expect(memory).not.toHaveProperty("text");
     expect(await search({ kind: "decision", check_status: "passed" })).toContain(id);
     expect(await search({ kind: "attempt" })).not.toContain(id);
@@ -66,6 +67,52 @@ describe("a turn's metadata in Chroma", () => {
     expect(await read(id)).toMatchObject({ outdated: true, prompt: memory.prompt, thought: memory.thought, response: memory.response });
   });
 
+  it("writes the strings no filter names so that they sort in the order written, whatever they say", async () => {
+    // Chroma indexes every metadata string by its value; a text or a JSON object sorts at a random place there.
+    // Prompts in reverse alphabetical order, written one after another.
+    const prompts = ["Zebra crossing decision.", "Middle ground decision.", "Aardvark decision."];
+    const ids: string[] = [];
+    for (const [i, prompt] of prompts.entries()) {
+      ids.push(await add({ ...turn("layout-order", i + 1), prompt }));
+      await new Promise((resolve) => setTimeout(resolve, 5)); // a write stamp counts milliseconds
+    }
+    const raw = await (await rawTurns()).get({ ids, include: ["metadatas"] as never });
+    const stored = (id: string) => raw.metadatas[raw.ids.indexOf(id)] as Record<string, unknown>;
+    const inWriteOrder = (key: string) => ids.map((id) => String(stored(id)[key]));
+    const sorted = (values: string[]) => [...values].sort();
+    // Sorted as an index sorts them, the stored strings come in the order they were written...
+    expect(sorted(inWriteOrder("stamped_text"))).toEqual(inWriteOrder("stamped_text"));
+    expect(sorted(inWriteOrder("fields"))).toEqual(inWriteOrder("fields"));
+    // ...where the texts they hold sort the other way round; each reads back whole.
+    const texts = inWriteOrder("stamped_text").map((text) => text.slice(9));
+    expect(texts.map((text, i) => text.startsWith(prompts[i]!))).toEqual([true, true, true]);
+    expect(sorted(texts)).toEqual([...texts].reverse());
+    for (const [i, id] of ids.entries())
+      expect(await read(id)).toMatchObject({ prompt: prompts[i], thought: turn("layout-order", i + 1).thought });
+
+    // The ledger packs its entries alike: the agent's slots for these turns sort in the order written too.
+    const slots = await chromaClient(workspace).getCollection({ name: "ledger-slots", embeddingFunction: null } as never);
+    const slotFields = (await slots.get({ include: ["metadatas"] as never })).metadatas.map((m) => String(m?.fields));
+    const ours = ids.map((id) => slotFields.find((fields) => fields.includes(id)));
+    expect(ours.every((fields) => fields !== undefined)).toBe(true);
+    expect(sorted(ours as string[])).toEqual(ours);
+  });
+
+  it("reads a turn whose text the version before kept unstamped under `text`", async () => {
+    const id = await add({ ...turn("layout-unstamped", 1), ...extra, prompt: "An unstamped layout decision." });
+    const before = await read(id);
+    const turns = await rawTurns();
+    const raw = await turns.get({ ids: [id], include: ["metadatas", "embeddings"] as never });
+    const { stamped_text, ...rest } = raw.metadatas[0] as Record<string, string | number | boolean>;
+    await turns.delete({ ids: [id] });
+    await turns.add({ ids: [id], embeddings: raw.embeddings as number[][], metadatas: [{ ...rest, text: String(stamped_text).slice(9) }] });
+    const old = (await turns.get({ ids: [id], include: ["metadatas"] as never })).metadatas[0]!;
+    expect(Object.keys(old)).toContain("text");
+    expect(Object.keys(old)).not.toContain("stamped_text");
+    expect(await read(id)).toEqual(before);
+    expect(before).toMatchObject({ prompt: "An unstamped layout decision.", thought: turn("layout-unstamped", 1).thought });
+  });
+
   it("reads, filters and corrects a turn stored flat by an earlier version", async () => {
     const id = await add({ ...turn("layout-flat", 1), ...extra, prompt: "A flat metadata layout decision." });
     const before = await read(id);
@@ -74,13 +121,15 @@ describe("a turn's metadata in Chroma", () => {
     const raw = await turns.get({ ids: [id], include: ["metadatas", "documents", "embeddings"] as never });
     const packed = raw.metadatas[0] as Record<string, string | number | boolean>;
     // And the text as Chroma's document.
-    const { fields, text, ...own } = packed;
-    const flat = { ...own, ...(JSON.parse(String(fields)) as Record<string, string | number | boolean>) };
+    const { fields, stamped_text, ...own } = packed;
+    const { "": _stamp, ...unpacked } = JSON.parse(String(fields)) as Record<string, string | number | boolean>;
+    const flat = { ...own, ...unpacked };
+    const text = String(stamped_text).slice(9);
     await turns.delete({ ids: [id] });
     await turns.add({ ids: [id], embeddings: raw.embeddings as number[][], documents: [String(text)], metadatas: [flat] });
     const old = await turns.get({ ids: [id], include: ["metadatas", "documents"] as never });
     expect(Object.keys(old.metadatas[0]!)).toContain("tags");
-    expect(Object.keys(old.metadatas[0]!)).not.toContain("text");
+    expect(Object.keys(old.metadatas[0]!)).not.toContain("stamped_text");
     expect(old.documents[0]).toContain("A flat metadata layout decision.");
 
     expect(await read(id)).toEqual(before);

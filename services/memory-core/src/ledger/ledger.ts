@@ -7,6 +7,7 @@ import {
   type StoredRecord,
   type Where,
 } from "../store/chroma-store.js";
+import { packFields, unpackFields } from "../store/metadata-layout.js";
 
 /**
  * Chroma used as a log: the workspace's ledger collections hold no meaning to search, only records that other
@@ -33,7 +34,8 @@ import {
  * An entry's fields are stored as one JSON string under `fields` (see `stored`), except a tombstone's, which are
  * found by a filter on them. Chroma keeps a row and index entries per metadata key of every record, and a
  * workspace's ledger holds several records per turn: one key instead of seven or eight makes its writes cheaper
- * (docs/benchmarks.md). Entries written before, one key per field, read as they always did.
+ * (docs/benchmarks.md); its JSON begins with when it was written, so that Chroma's index of metadata values grows
+ * at its end (`packFields`). Entries written before, one key per field, read as they always did.
  */
 
 /** The ledger's records carry this constant vector; its collections are stamped `none`/1 to match (see the store). */
@@ -60,13 +62,13 @@ const FIELDS = "fields";
 
 /** An entry's metadata as Chroma keeps it: its fields in one key, unless a filter must find them (tombstones). */
 function stored(entry: LedgerEntry): Metadata {
-  return entry.id.startsWith(TOMBSTONE_PREFIX) ? entry.metadata : { [FIELDS]: JSON.stringify(entry.metadata) };
+  return entry.id.startsWith(TOMBSTONE_PREFIX) ? entry.metadata : { [FIELDS]: packFields(entry.metadata) };
 }
 
 /** An entry's fields from the metadata Chroma keeps: in one key, or one key per field as written before. */
 export function fieldsOf(metadata: Metadata): Metadata {
   const fields = metadata[FIELDS];
-  return typeof fields === "string" ? (JSON.parse(fields) as Metadata) : metadata;
+  return typeof fields === "string" ? (unpackFields(fields) as Metadata) : metadata;
 }
 
 /** A record of the log: its id and what it says. */

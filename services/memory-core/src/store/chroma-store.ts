@@ -83,7 +83,7 @@ export const TURN_FILTER_KEYS = [
   "check_status",
   "review_state",
 ] as const;
-const TURN_LAYOUT = packedLayout(TURN_FILTER_KEYS, { textKey: "text" });
+const TURN_LAYOUT = packedLayout(TURN_FILTER_KEYS, { textInMetadata: true });
 /** Re-embedding's staging collection is laid out as the collection it replaces. */
 const layoutOf = (name: string): MetadataLayout => (name === "turns" || name === stagingName("turns") ? TURN_LAYOUT : FLAT_LAYOUT);
 
@@ -383,15 +383,13 @@ export class RecordCollection {
         include: ["metadatas", ...(options.withDocuments ? ["documents"] : []), ...(options.withEmbeddings ? ["embeddings"] : [])],
       }),
     );
-    const { textKey } = this.layout;
     return result.ids.map((id, i) => {
       const embedding = options.withEmbeddings ? result.embeddings?.[i] : undefined;
       const stored = cleanMetadata(result.metadatas?.[i]);
-      const text = textKey ? stored[textKey] : undefined;
       return {
         id,
         metadata: this.layout.read(stored),
-        ...(options.withDocuments ? { document: typeof text === "string" ? text : (result.documents?.[i] ?? "") } : {}),
+        ...(options.withDocuments ? { document: this.layout.textOf(stored) ?? result.documents?.[i] ?? "" } : {}),
         ...(embedding && embedding.length > 0 ? { embedding } : {}),
       };
     });
@@ -448,14 +446,14 @@ export class RecordCollection {
   }
 
   private columns(records: readonly NewRecord[]) {
-    const { textKey } = this.layout;
+    const { layout } = this;
     return {
       ids: records.map((r) => r.id),
       embeddings: records.map((r) => r.embedding),
-      ...(textKey ? {} : { documents: records.map((r) => r.document) }),
+      ...(layout.textInMetadata ? {} : { documents: records.map((r) => r.document) }),
       metadatas: records.map((r) => {
-        const metadata = this.layout.stored(r.metadata);
-        return (textKey ? { ...metadata, [textKey]: r.document } : metadata) as ChromaMetadata;
+        const metadata = layout.stored(r.metadata);
+        return (layout.textInMetadata ? layout.withText(metadata, r.document) : metadata) as ChromaMetadata;
       }),
     };
   }

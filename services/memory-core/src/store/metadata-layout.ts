@@ -6,8 +6,8 @@ import type { Metadata, Scalar, Where } from "./chroma-store.js";
  * own, indexed, so an `add` costs per key as well as per record (docs/benchmarks.md, session 14). A packed
  * collection keeps only the keys its filters name as keys of their own and the rest in one JSON string under
  * `fields`; everything above the store sees the record's metadata as one flat object either way. A collection
- * with a `textKey` keeps a record's text under that metadata key rather than as Chroma's document, which Chroma
- * also indexes for full-text search that Cairn does not use (docs/benchmarks.md, session 15).
+ * whose text is kept in metadata keeps a record's text under a metadata key rather than as Chroma's document,
+ * which Chroma also indexes for full-text search that Cairn does not use (docs/benchmarks.md, session 15).
  */
 export interface MetadataLayout {
   /** The metadata as Chroma is to keep it. */
@@ -17,31 +17,75 @@ export interface MetadataLayout {
   /** Refuses a filter on a key Chroma does not keep on its own (a filter there would match nothing). */
   check(where: Where): void;
   /**
-   * The metadata key that holds a record's text, kept on its own (an update, which Chroma merges into the
-   * record's keys, leaves it as it was); none when the text is Chroma's document.
+   * Whether a record's text is kept in its metadata, under a key of its own (an update, which Chroma merges into
+   * the record's keys, leaves it as it was), rather than as Chroma's document.
    */
-  readonly textKey?: string;
+  readonly textInMetadata: boolean;
+  /** `stored` metadata with the record's text, as this layout keeps it in metadata. */
+  withText(stored: Metadata, text: string): Metadata;
+  /** A record's text from the metadata Chroma keeps; undefined when it is not there (Chroma's document holds it). */
+  textOf(stored: Metadata): string | undefined;
+}
+
+/**
+ * Chroma keeps every string of a record's metadata in SQLite's index of metadata values too (by key, then value),
+ * whether or not anything filters on it. A text or a JSON object sorts at a random place in that index, so each
+ * record written touches a page of it that no recent write touched: once the index outgrows what stays in memory,
+ * every write reads pages from disk (docs/benchmarks.md, session 16). A string that begins with the time it was
+ * written sorts after the strings written before it, and the index grows at its end. Fixed width, so that the
+ * order of the stamps is the order of the times (base 36 of the milliseconds: nine characters until the year
+ * 5000).
+ */
+const WRITE_STAMP_WIDTH = 9;
+const writeStamp = (now: number): string => now.toString(36).padStart(WRITE_STAMP_WIDTH, "0");
+/** The member of a packed JSON object that holds its write stamp: written first, so the JSON sorts by it. */
+const STAMP_MEMBER = "";
+
+/** `fields` as one JSON string that sorts in the order written (see `writeStamp`). */
+export function packFields(fields: Metadata, now = Date.now()): string {
+  return JSON.stringify({ [STAMP_MEMBER]: writeStamp(now), ...fields });
+}
+
+/** The fields `packFields` packed (or a JSON object written before packs were stamped): not JSON, none. */
+export function unpackFields(packed: string): Record<string, unknown> {
+  const { [STAMP_MEMBER]: _stamp, ...fields } = parseObject(packed);
+  return fields;
 }
 
 const PACKED_KEY = "fields";
+/** A record's text, after its write stamp. */
+const TEXT_KEY = "stamped_text";
+/** A record's text as versions from `61ca9e6` kept it, unstamped (design.md, stored-format changes): read still. */
+const UNSTAMPED_TEXT_KEY = "text";
 
 export const FLAT_LAYOUT: MetadataLayout = {
   stored: (metadata) => metadata,
   read: (stored) => stored,
   check: () => undefined,
+  textInMetadata: false,
+  withText: (stored) => stored,
+  textOf: () => undefined,
 };
 
 /**
  * Keys outside `filterable` go into `fields`. Records stored before a collection was packed have every key of
  * their own and no `fields`, and read as they are; one rewritten since (a correction, a review) has its old keys
  * beside `fields` (Chroma merges an update's keys into the record's), and `fields` holds the newer values.
- * Records stored before a collection had a `textKey` keep their text as Chroma's document, and read so.
+ * With `textInMetadata`, a record's text is kept under `stamped_text`, after its write stamp; records stored
+ * before keep it as Chroma's document, or unstamped under `text`, and read so.
  */
-export function packedLayout(filterable: readonly string[], options: { textKey?: string } = {}): MetadataLayout {
+export function packedLayout(filterable: readonly string[], options: { textInMetadata?: boolean } = {}): MetadataLayout {
   const own = new Set(filterable);
-  const { textKey } = options;
+  const textInMetadata = options.textInMetadata ?? false;
   return {
-    ...(textKey ? { textKey } : {}),
+    textInMetadata,
+    withText: (stored, text) => ({ ...stored, [TEXT_KEY]: writeStamp(Date.now()) + text }),
+    textOf(stored) {
+      const stamped = stored[TEXT_KEY];
+      if (typeof stamped === "string") return stamped.slice(WRITE_STAMP_WIDTH);
+      const unstamped = stored[UNSTAMPED_TEXT_KEY];
+      return typeof unstamped === "string" ? unstamped : undefined;
+    },
     stored(metadata) {
       const out: Metadata = {};
       const rest: Metadata = {};
@@ -53,14 +97,18 @@ export function packedLayout(filterable: readonly string[], options: { textKey?:
           packed = true;
         }
       }
-      if (packed) out[PACKED_KEY] = JSON.stringify(rest);
+      if (packed) out[PACKED_KEY] = packFields(rest);
       return out;
     },
     read(stored) {
       const out: Metadata = {};
-      for (const [key, value] of Object.entries(stored)) if (key !== PACKED_KEY && key !== textKey) out[key] = value;
+      for (const [key, value] of Object.entries(stored)) {
+        if (key === PACKED_KEY || (textInMetadata && (key === TEXT_KEY || key === UNSTAMPED_TEXT_KEY))) continue;
+        out[key] = value;
+      }
       const packed = stored[PACKED_KEY];
-      if (typeof packed === "string") for (const [key, value] of Object.entries(parseObject(packed))) if (isScalar(value)) out[key] = value;
+      if (typeof packed === "string")
+        for (const [key, value] of Object.entries(unpackFields(packed))) if (isScalar(value)) out[key] = value;
       return out;
     },
     check(where) {
