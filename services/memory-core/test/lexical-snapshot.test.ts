@@ -228,6 +228,46 @@ describe("the background pass", () => {
     expect(text).toContain(kept);
     expect((await (await indexes.snapshot(workspace, "turns")).query("tangerine gazebo", 5, [])).map((h) => h.id)).not.toContain(doomed);
   });
+
+  it("leaves a snapshot it has just written be for a while, however much changed, unless a memory left it", async () => {
+    // A clock that moves on a second at every reading: by it, every write takes some seconds.
+    let clock = Date.now();
+    const passes = async (restAfterWrite: number) => {
+      const own = await mkdtemp(join(tmpdir(), "cairn-snap-rest-"));
+      const { log, lines } = capture();
+      const indexes = new LexicalIndexes(store, new Sequences(store), DEFAULT_TUNING, {
+        log,
+        now: () => (clock += 1000),
+        snapshots: { dir: own, everyMs: 0, minChanges: 1, maxAgeMs: 3_600_000, restAfterWrite },
+      });
+      open.push(indexes);
+      const written = () => lines.filter((l) => l.message === "lexical snapshot written").length;
+      await indexes.snapshot(workspace, "turns");
+      await indexes.persist("due"); // never written: written now
+      const first = written();
+      await add(turn(`snap-rest-${restAfterWrite}`, 1, { thought: "a change past minChanges" }));
+      await indexes.persist("due");
+      const afterChange = written();
+      const doomed = await add(turn(`snap-rest-${restAfterWrite}`, 2, { thought: "the vault code is marmalade-orbit" }));
+      await indexes.persist("due");
+      await forget(doomed);
+      await indexes.persist("due");
+      const afterForget = written();
+      await indexes.close();
+      return { first, afterChange, afterForget, text: await readFile(snapFile(own), "utf8") };
+    };
+    // Resting for a thousand times as long as the write took: a change past minChanges waits...
+    const resting = await passes(1000);
+    expect(resting).toMatchObject({ first: 1, afterChange: 1 });
+    // ...but a memory that left is written out at once.
+    expect(resting.afterForget).toBe(2);
+    expect(resting.text).not.toContain("marmalade");
+    // Not resting, the same change is written at the next pass.
+    const eager = await passes(0);
+    expect(eager).toMatchObject({ first: 1, afterChange: 2 });
+    expect(eager.afterForget).toBeGreaterThan(eager.afterChange);
+    expect(eager.text).not.toContain("marmalade");
+  });
 });
 
 describe("memory-core restarted with an index directory", () => {

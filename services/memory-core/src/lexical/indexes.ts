@@ -41,6 +41,13 @@ export interface SnapshotOptions {
   minChanges?: number;
   /** ...or past it at all once the snapshot is this old, or once a record has left it (forget_memory). */
   maxAgeMs?: number;
+  /**
+   * After a snapshot is written, the pass leaves that index be for this many times as long as the write took
+   * (unless a record has left it), so that background writes take a bounded share of memory-core's time however
+   * large the index: a write costs in proportion to the records, and an index that grows by 1% a minute would
+   * otherwise be rewritten every pass (docs/benchmarks.md, "Session 16").
+   */
+  restAfterWrite?: number;
 }
 
 /** One index's sizes for /metrics; `terms` undefined when its ranking cannot tell (thread stopped). */
@@ -80,6 +87,8 @@ interface Entry {
   /** The feed position of the snapshot on disk (written or loaded); undefined when there is none. */
   persisted: number | undefined;
   persistedAt: number;
+  /** How long writing the snapshot on disk took (0 when it was loaded, not written). */
+  writeMs: number;
   /** Records removed (forgotten) so far: a snapshot written while one leaves is thrown away. */
   removals: number;
   /** A record left since the snapshot on disk was written: it is rewritten at the next pass. */
@@ -118,7 +127,7 @@ export class LexicalIndexes {
     const log = options.log;
     this.log = log;
     if (options.snapshots) {
-      this.snapshots = { everyMs: 60_000, minChanges: 1000, maxAgeMs: 30 * 60_000, ...options.snapshots };
+      this.snapshots = { everyMs: 60_000, minChanges: 1000, maxAgeMs: 30 * 60_000, restAfterWrite: 9, ...options.snapshots };
       if (this.snapshots.everyMs > 0) {
         this.timer = setInterval(() => void this.persist("due"), this.snapshots.everyMs);
         this.timer.unref();
@@ -158,12 +167,13 @@ export class LexicalIndexes {
         try {
           await this.sync(workspace, collection, entry);
           if (entry.persisted === entry.position) continue;
+          const since = this.now() - entry.persistedAt;
           const due =
             which === "all" ||
             entry.persisted === undefined ||
             entry.removedSincePersisted ||
-            entry.changes >= Math.max(options.minChanges, entry.index.size / 100) ||
-            this.now() - entry.persistedAt >= options.maxAgeMs;
+            (since >= options.restAfterWrite * entry.writeMs &&
+              (entry.changes >= Math.max(options.minChanges, entry.index.size / 100) || since >= options.maxAgeMs));
           if (due) await this.write(workspace, collection, entry);
         } catch (error) {
           this.log?.warn("lexical snapshot not written", {
@@ -193,6 +203,7 @@ export class LexicalIndexes {
     const position = entry.position;
     const changes = entry.changes;
     const removals = entry.removals;
+    const started = this.now();
     const records = await this.store.collection(workspace, collection);
     const index = entry.index;
     const file = this.snapshotFile(workspace, collection);
@@ -220,6 +231,7 @@ export class LexicalIndexes {
     );
     entry.persisted = position;
     entry.persistedAt = this.now();
+    entry.writeMs = entry.persistedAt - started;
     // Entries taken while the snapshot was written are not in it (or not surely): they count toward the next.
     entry.changes -= changes;
     // A record that left after the last stretch was read may be in the file: the next pass writes it again.
@@ -366,6 +378,7 @@ export class LexicalIndexes {
       complete: false,
       persisted,
       persistedAt: this.now(),
+      writeMs: 0,
       removals: 0,
       removedSincePersisted: false,
     });
