@@ -37,13 +37,13 @@ export interface MetadataLayout {
  * 5000).
  */
 const WRITE_STAMP_WIDTH = 9;
-const writeStamp = (now: number): string => now.toString(36).padStart(WRITE_STAMP_WIDTH, "0");
+const writeStamp = (): string => Date.now().toString(36).padStart(WRITE_STAMP_WIDTH, "0");
 /** The member of a packed JSON object that holds its write stamp: written first, so the JSON sorts by it. */
 const STAMP_MEMBER = "";
 
 /** `fields` as one JSON string that sorts in the order written (see `writeStamp`). */
-export function packFields(fields: Metadata, now = Date.now()): string {
-  return JSON.stringify({ [STAMP_MEMBER]: writeStamp(now), ...fields });
+export function packFields(fields: Metadata): string {
+  return JSON.stringify({ [STAMP_MEMBER]: writeStamp(), ...fields });
 }
 
 /** The fields `packFields` packed (or a JSON object written before packs were stamped): not JSON, none. */
@@ -79,7 +79,7 @@ export function packedLayout(filterable: readonly string[], options: { textInMet
   const textInMetadata = options.textInMetadata ?? false;
   return {
     textInMetadata,
-    withText: (stored, text) => ({ ...stored, [TEXT_KEY]: writeStamp(Date.now()) + text }),
+    withText: (stored, text) => ({ ...stored, [TEXT_KEY]: writeStamp() + text }),
     textOf(stored) {
       const stamped = stored[TEXT_KEY];
       if (typeof stamped === "string") return stamped.slice(WRITE_STAMP_WIDTH);
