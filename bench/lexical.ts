@@ -2,7 +2,13 @@ import { parseArgs } from "node:util";
 import MiniSearch from "minisearch";
 import { Bm25Index } from "../services/memory-core/src/lexical/bm25-index.js";
 import { Ranking } from "../services/memory-core/src/lexical/ranking.js";
-import { readSnapshot } from "../services/memory-core/src/lexical/snapshot.js";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { SNAPSHOT_STRETCH } from "../services/memory-core/src/lexical/indexes.js";
+import { RankingHost } from "../services/memory-core/src/lexical/ranking-host.js";
+import { readSnapshot, writeSnapshot, type SnapshotHeader } from "../services/memory-core/src/lexical/snapshot.js";
 import type { Condition } from "../services/memory-core/src/retrieval/filters.js";
 import { DEFAULT_TUNING } from "../services/memory-core/src/retrieval/retrieval-tuning.js";
 import { tokenize, toTerm } from "../services/memory-core/src/lexical/text-analysis.js";
@@ -25,6 +31,13 @@ import { prng, round, summarize } from "./stats.js";
  * query accumulators and the lookup tables of the terms first asked about.
  *
  *   npm run bench -- lexical --snapshot FILE [--samples 100] [--rounds 3] [--json]
+ *
+ * With `--write` as well, the snapshot is loaded into a ranking thread instead (memory-core's RankingHost), and
+ * written again to a temporary file as memory-core's background pass writes it, while the queries are asked of
+ * the thread one after another: their p50/p95 while it writes and after, and the longest and p99 delay of this
+ * thread's event loop while it writes (what every other request waits for meanwhile).
+ *
+ *   npm run bench -- lexical --snapshot FILE --write [--samples 100] [--json]
  */
 export async function benchLexical(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -36,9 +49,11 @@ export async function benchLexical(argv: string[]): Promise<void> {
       "analysis-texts": { type: "string", default: "20000" },
       snapshot: { type: "string" },
       rounds: { type: "string", default: "3" },
+      write: { type: "boolean", default: false },
       json: { type: "boolean", default: false },
     },
   });
+  if (values.snapshot !== undefined && values.write) return benchSnapshotWrite(values.snapshot, Number(values.samples), values.json);
   if (values.snapshot !== undefined) return benchSnapshot(values.snapshot, Number(values.samples), Number(values.rounds), values.json);
   const samples = Number(values.samples);
   const limit = Number(values.limit);
@@ -159,6 +174,90 @@ async function benchSnapshot(file: string, samples: number, rounds: number, json
     console.log(`round ${r + 1}: p50 ${p50} ms, p95 ${p95} ms`);
   }
   if (json) console.log(JSON.stringify({ records, load_s: loadS, rounds: byRound }));
+}
+
+/** Queries to a ranking thread while it writes a snapshot, and this thread's event loop meanwhile (see above). */
+async function benchSnapshotWrite(file: string, samples: number, json: boolean): Promise<void> {
+  const tuning = DEFAULT_TUNING;
+  const host = new RankingHost();
+  const ranking = host.create({
+    boosts: tuning.turnFields,
+    bm25: tuning.bm25,
+    neighbourShare: tuning.neighbourShare,
+    feedback: tuning.feedback,
+  });
+  let header: SnapshotHeader | undefined;
+  let records = 0;
+  const read = await readSnapshot(
+    file,
+    (h) => {
+      header = h;
+      return undefined;
+    },
+    async (document) => {
+      ranking.put(document);
+      if (++records % SNAPSHOT_STRETCH === 0) await new Promise((resolve) => setImmediate(resolve));
+    },
+  );
+  if (!read.ok || !header) throw new Error(`${file}: ${read.ok ? "no header" : read.reason}`);
+  await ranking.prepare();
+  console.log(`${records} records on the ranking thread`);
+  const queries = corpus(samples, { agents: 1, sessions: 1, seed: 99 }).map((t) => t.thought.split(".")[0]!);
+  const at = Date.now();
+  const conditions: Condition[] = [
+    { field: "valid_until", op: "gt", value: at },
+    { field: "valid_from", op: "lte", value: at },
+  ];
+  /** Queries one after another while `more` says so of the count asked. */
+  const ask = async (more: (asked: number) => boolean) => {
+    const times: number[] = [];
+    for (let i = 0; more(i); i++) {
+      const t = performance.now();
+      await ranking.query({ text: queries[i % queries.length]!, limit: 10, conditions });
+      times.push(performance.now() - t);
+    }
+    return summarize(times);
+  };
+  await ask((n) => n < queries.length); // the accumulators and the terms' tables, once
+  const dir = await mkdtemp(join(tmpdir(), "cairn-bench-snapshot-"));
+  try {
+    let done = false;
+    const loop = monitorEventLoopDelay({ resolution: 1 });
+    loop.enable();
+    const started = performance.now();
+    const { position, ...rest } = header;
+    const writing = writeSnapshot(
+      join(dir, "turns.snap"),
+      { ...rest, position },
+      (async function* () {
+        for (let from: number | undefined = 0; from !== undefined;) {
+          const stretch = await ranking.dump(from, SNAPSHOT_STRETCH);
+          yield stretch;
+          from = stretch.next;
+        }
+      })(),
+    ).finally(() => (done = true));
+    const during = await ask((n) => n === 0 || !done);
+    const written = await writing;
+    const writeS = round((performance.now() - started) / 1000, 1);
+    loop.disable();
+    const after = await ask((n) => n < queries.length);
+    const report = {
+      records: written.records,
+      bytes: written.bytes,
+      write_s: writeS,
+      query_during_write: { n: during.n, p50: during.p50, p95: during.p95 },
+      query_after: { n: after.n, p50: after.p50, p95: after.p95 },
+      event_loop_during_write_ms: { max: round(loop.max / 1e6, 1), p99: round(loop.percentile(99) / 1e6, 1) },
+    };
+    console.log(
+      `written ${written.records} records in ${writeS} s; queries while writing p50 ${during.p50} p95 ${during.p95} ms (${during.n}), after p50 ${after.p50} p95 ${after.p95} ms; event loop while writing: longest ${report.event_loop_during_write_ms.max} ms, p99 ${report.event_loop_during_write_ms.p99} ms`,
+    );
+    if (json) console.log(JSON.stringify(report));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+    await host.close();
+  }
 }
 
 /** Sentences of the kinds of text that take the analyzer's other paths. */

@@ -131,7 +131,7 @@ async function inProcess(n: number): Promise<void> {
       put() {},
       remove() {},
       query: async () => [],
-      dump: async () => ({ documents: [], next: undefined }),
+      dump: async () => ({ lines: new Uint8Array(), records: 0, next: undefined }),
       stats: async () => undefined,
       prepare: async () => undefined,
       drop() {},

@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, readFile, readdir, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { LexicalIndexes } from "../src/lexical/indexes.js";
 import { SNAPSHOT_FORMAT } from "../src/lexical/snapshot.js";
 import { Sequences } from "../src/ledger/sequences.js";
@@ -227,6 +227,32 @@ describe("the background pass", () => {
     expect(text).not.toContain("tangerine");
     expect(text).toContain(kept);
     expect((await (await indexes.snapshot(workspace, "turns")).query("tangerine gazebo", 5, [])).map((h) => h.id)).not.toContain(doomed);
+  });
+
+  it("turns records into the snapshot's lines on the ranking thread, not on the thread that answers requests", async () => {
+    const own = await mkdtemp(join(tmpdir(), "cairn-snap-thread-"));
+    const indexes = new LexicalIndexes(store, new Sequences(store), DEFAULT_TUNING, { snapshots: { dir: own, everyMs: 0 } });
+    open.push(indexes);
+    const index = await indexes.snapshot(workspace, "turns");
+    // What this thread stringifies while the snapshot is written; the ranking thread has a JSON of its own.
+    const stringify = vi.spyOn(JSON, "stringify");
+    let calls: unknown[][];
+    try {
+      await indexes.persist("due");
+    } finally {
+      calls = [...stringify.mock.calls];
+      stringify.mockRestore();
+    }
+    const lines = (await readFile(snapFile(own), "utf8")).trimEnd().split("\n");
+    const records = lines.slice(1, -1).map((line) => JSON.parse(line) as [string, ...unknown[]]);
+    // Every record is in the file, as its line...
+    expect(records.length).toBe(index.size);
+    expect(records.map((r) => r[0])).toEqual(expect.arrayContaining(early));
+    // ...and none was made here: only the header and the trailer were.
+    const recordIds = new Set(records.map((r) => r[0]));
+    const madeHere = calls.filter(([value]) => Array.isArray(value) && recordIds.has(value[0] as string));
+    expect(madeHere).toEqual([]);
+    expect(calls.some(([value]) => (value as { end?: boolean } | undefined)?.end === true)).toBe(true);
   });
 
   it("leaves a snapshot it has just written be for a while, however much changed, unless a memory left it", async () => {

@@ -2,7 +2,8 @@ import type { Metadata, StoredRecord } from "../store/chroma-store.js";
 import { holds, type Condition } from "../retrieval/filters.js";
 import { FactTable } from "./fact-table.js";
 import type { RankingHandle } from "./ranking-host.js";
-import type { AnalyzedDocument, LexicalHit, RankingDump } from "./ranking.js";
+import type { AnalyzedDocument, LexicalHit } from "./ranking.js";
+import type { SnapshotStretch } from "./snapshot.js";
 
 export type { LexicalHit } from "./ranking.js";
 
@@ -99,8 +100,8 @@ export class CollectionIndex {
     this.key(n, facts);
   }
 
-  /** A stretch of the records, analysed, as `putAnalyzed` takes them back (Ranking.dump). */
-  dump(from: number, limit: number): Promise<RankingDump> {
+  /** A stretch of the records as a snapshot's lines, which `putAnalyzed` takes back once read (RankingHandle.dump). */
+  dump(from: number, limit: number): Promise<SnapshotStretch> {
     return this.ranker.dump(from, limit);
   }
 

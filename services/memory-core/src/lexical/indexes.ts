@@ -20,10 +20,11 @@ export type SearchableCollection = FeedCollection;
 
 const PAGE = 500;
 /**
- * Records asked of the ranking thread at a time while a snapshot is written (each stretch holds the thread for
- * a few tens of milliseconds, between queries); records put between yields to the event loop on load.
+ * Records asked of the ranking thread at a time while a snapshot is written: the thread turns each stretch into
+ * its lines between queries, so a query waits for at most one stretch (docs/benchmarks.md, session 17); records
+ * put between yields to the event loop on load.
  */
-const SNAPSHOT_STRETCH = 1000;
+export const SNAPSHOT_STRETCH = 250;
 
 /**
  * Where and when the indexes are saved (snapshot.ts), so that a restart loads them instead of reading every
@@ -212,7 +213,7 @@ export class LexicalIndexes {
         const dump = await index.dump(from, SNAPSHOT_STRETCH);
         // A record removed while the snapshot is written may be in it already: thrown away, written again later.
         if (entry.removals !== removals) throw new Error("a record was removed while the snapshot was written");
-        yield dump.documents;
+        yield dump;
         from = dump.next;
       }
     }

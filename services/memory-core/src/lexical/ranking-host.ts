@@ -2,7 +2,8 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
-import type { AnalyzedDocument, LexicalHit, LexicalQuery, RankedDocument, RankingDump, RankingOptions, RankingStats } from "./ranking.js";
+import type { AnalyzedDocument, LexicalHit, LexicalQuery, RankedDocument, RankingOptions, RankingStats } from "./ranking.js";
+import type { SnapshotStretch } from "./snapshot.js";
 
 export type RankingRequest =
   | { type: "create"; ranking: number; options: RankingOptions }
@@ -20,7 +21,7 @@ export type RankingReply =
   | { call: number; stats: RankingStats | undefined }
   | { call: number; heapUsedBytes: number }
   | { call: number; prepared: true }
-  | { call: number; dump: RankingDump }
+  | { call: number; dump: SnapshotStretch }
   | { call: number; failure: string };
 
 /** One collection's lexical ranking, held by the ranking thread; changes apply in the order they are made. */
@@ -29,8 +30,11 @@ export interface RankingHandle {
   readonly alive: boolean;
   put(document: RankedDocument | AnalyzedDocument): void;
   remove(id: string): void;
-  /** A stretch of its records as a snapshot holds them (Ranking.dump), after every change made before the call. */
-  dump(from: number, limit: number): Promise<RankingDump>;
+  /**
+   * A stretch of its records as a snapshot's lines (Ranking.dump, snapshot.ts's `snapshotLines`), made on the
+   * ranking thread, after every change made before the call.
+   */
+  dump(from: number, limit: number): Promise<SnapshotStretch>;
   /** Answered after every change made before the call. */
   query(query: LexicalQuery): Promise<LexicalHit[]>;
   /** Its sizes, after every change made before the call (for /metrics); undefined once dropped. */

@@ -2,6 +2,7 @@ import { getHeapStatistics } from "node:v8";
 import { parentPort } from "node:worker_threads";
 import { Ranking } from "./ranking.js";
 import type { RankingReply, RankingRequest } from "./ranking-host.js";
+import { snapshotLines } from "./snapshot.js";
 
 /**
  * The lexical rankings of one memory-core process, on a thread of their own (see lexical-rankers.ts): requests
@@ -33,7 +34,8 @@ function handle(request: RankingRequest): RankingReply | undefined {
     case "dump": {
       const ranking = rankings.get(request.ranking);
       if (!ranking) return { call: request.call, failure: "no such ranking" };
-      return { call: request.call, dump: ranking.dump(request.from, request.limit) };
+      const { documents, next } = ranking.dump(request.from, request.limit);
+      return { call: request.call, dump: { lines: snapshotLines(documents), records: documents.length, next } };
     }
     case "stats":
       return { call: request.call, stats: rankings.get(request.ranking)?.stats() };
@@ -55,6 +57,7 @@ parentPort!.on("message", (batch: RankingRequest[]) => {
       if (!("call" in request)) throw error;
       reply = { call: request.call, failure: error instanceof Error ? error.message : String(error) };
     }
-    if (reply) parentPort!.postMessage(reply);
+    // A snapshot's lines are handed over, not copied.
+    if (reply) parentPort!.postMessage(reply, "dump" in reply ? [reply.dump.lines.buffer as ArrayBuffer] : []);
   }
 });

@@ -41,14 +41,34 @@ export interface SnapshotHeader {
 
 export type SnapshotRead = { ok: true; header: SnapshotHeader } | { ok: false; reason: string };
 
+/** A stretch of a snapshot's record lines, encoded (`snapshotLines`), and where the next stretch starts (none: the end). */
+export interface SnapshotStretch {
+  lines: Uint8Array;
+  records: number;
+  next: number | undefined;
+}
+
 /**
- * Writes a snapshot atomically: `records` yields stretches of records (each awaited, so the thread that holds
- * them is asked a stretch at a time); `header.records` is filled in from what was written.
+ * The record lines of `documents`, UTF-8 in a buffer of their own (so that it can be handed from the thread that
+ * holds the records to the one writing the file without a copy). Made where the records are: turning a record
+ * into its line costs more than anything else in writing a snapshot, and the request thread does not pay it.
+ */
+export function snapshotLines(documents: readonly AnalyzedDocument[]): Uint8Array {
+  let text = "";
+  for (const document of documents) {
+    text += `${JSON.stringify([document.id, document.facts, document.analyzed.map((f) => [f.length, ...f.terms])])}\n`;
+  }
+  return new TextEncoder().encode(text);
+}
+
+/**
+ * Writes a snapshot atomically: `stretches` yields its record lines a stretch at a time (each awaited, so the
+ * thread that holds the records is asked a stretch at a time); `header.records` is filled in from what was written.
  */
 export async function writeSnapshot(
   file: string,
   header: Omit<SnapshotHeader, "format" | "records">,
-  records: AsyncIterable<readonly AnalyzedDocument[]>,
+  stretches: AsyncIterable<SnapshotStretch>,
 ): Promise<{ records: number; bytes: number }> {
   await mkdir(dirname(file), { recursive: true });
   await removeStale(file);
@@ -56,8 +76,7 @@ export async function writeSnapshot(
   const handle = await open(temporary, "w");
   const hash = createHash("sha256");
   let bytes = 0;
-  const write = async (text: string) => {
-    const buffer = Buffer.from(text, "utf8");
+  const write = async (buffer: Uint8Array) => {
     hash.update(buffer);
     bytes += buffer.length;
     await handle.write(buffer);
@@ -65,14 +84,10 @@ export async function writeSnapshot(
   let count = 0;
   try {
     // The count is known only at the end: the header gives -1 and the trailer the count, which the reader checks.
-    await write(`${JSON.stringify({ format: SNAPSHOT_FORMAT, ...header, records: -1 })}\n`);
-    for await (const stretch of records) {
-      let text = "";
-      for (const document of stretch) {
-        text += `${JSON.stringify([document.id, document.facts, document.analyzed.map((f) => [f.length, ...f.terms])])}\n`;
-      }
-      count += stretch.length;
-      if (text) await write(text);
+    await write(Buffer.from(`${JSON.stringify({ format: SNAPSHOT_FORMAT, ...header, records: -1 })}\n`, "utf8"));
+    for await (const stretch of stretches) {
+      count += stretch.records;
+      if (stretch.lines.length > 0) await write(stretch.lines);
     }
     const trailer = `${JSON.stringify({ end: true, records: count, sha256: hash.digest("hex") })}\n`;
     await handle.write(trailer);
