@@ -159,4 +159,29 @@ describe("a turn's metadata in Chroma", () => {
       code: "internal",
     });
   });
+
+  it("keeps no document for a record without text (the ledger's), and keeps a text given as Chroma's document", async () => {
+    const id = await add(turn("layout-documents", 1, { thought: "a turn, so that the ledger takes a slot" }));
+    const slots = await chromaClient(workspace).getCollection({ name: "ledger-slots", embeddingFunction: null } as never);
+    const stored = await slots.get({ include: ["documents", "metadatas"] as never });
+    expect(stored.ids.length).toBeGreaterThan(0);
+    expect(stored.documents.filter((d: string | null) => d !== null)).toEqual([]);
+    // The ledger reads its slots as before: the turn is listed.
+    const recent = await http(cairn.url, "GET", "/v1/memories/recent?session_id=layout-documents", { token: dev.token });
+    expect(recent.status).toBe(200);
+    expect(recent.body.turns.map((t: { id: string }) => t.id)).toEqual([id]);
+    // A collection whose text is Chroma's document keeps it, beside a record without text.
+    const summaries = await cairn.runtime.store.collection(workspace, "summaries");
+    await summaries.add([
+      {
+        id: "layout-doc-1",
+        embedding: Array(cairn.runtime.store.stamp.dimension).fill(0.1),
+        document: "a summary's text",
+        metadata: { kind: "summary" },
+      },
+      { id: "layout-doc-2", embedding: Array(cairn.runtime.store.stamp.dimension).fill(0.2), document: "", metadata: { kind: "summary" } },
+    ]);
+    const read = await summaries.get({ ids: ["layout-doc-1", "layout-doc-2"], withDocuments: true });
+    expect(Object.fromEntries(read.map((r) => [r.id, r.document]))).toEqual({ "layout-doc-1": "a summary's text", "layout-doc-2": "" });
+  });
 });

@@ -16,6 +16,10 @@ const syncThreshold = async (workspace: string, name: string) => {
   const collection = await chromaClient(workspace).getCollection({ name, embeddingFunction: null } as never);
   return collection.configuration?.hnsw?.sync_threshold;
 };
+const graph = async (workspace: string, name: string) => {
+  const collection = await chromaClient(workspace).getCollection({ name, embeddingFunction: null } as never);
+  return { max_neighbors: collection.configuration?.hnsw?.max_neighbors, ef_construction: collection.configuration?.hnsw?.ef_construction };
+};
 const write = async (workspace: string, n: number) => {
   const res = await http(cairn.url, "POST", "/v1/memories", { token: tokens[workspace]!.token, body: turn(`${workspace}-s`, n) });
   expect(res.status).toBe(201);
@@ -28,6 +32,20 @@ describe("how often Chroma writes a collection's index back", () => {
     expect(await syncThreshold(created, "ledger-audit")).toBe(100);
     expect(await syncThreshold(created, "ledger-slots")).toBe(1000);
     expect(await syncThreshold(created, "turns")).toBe(1000);
+  });
+
+  it("builds the smallest graph over the ledger's constant vectors, and Chroma's usual one over turns and summaries", async () => {
+    await write(created, 2);
+    const smallest = { max_neighbors: 2, ef_construction: 2 };
+    for (const name of ["recency", "ledger-slots", "ledger-feed", "ledger-audit", "ledger-keyed"])
+      expect(await graph(created, name)).toEqual(smallest);
+    const usual = { max_neighbors: 16, ef_construction: 100 };
+    expect(await graph(created, "turns")).toEqual(usual);
+    expect(await graph(created, "summaries")).toEqual(usual);
+    // The ledger's records are found by id as before.
+    const recent = await http(cairn.url, "GET", "/v1/memories/recent?limit=10", { token: tokens[created]!.token });
+    expect(recent.status).toBe(200);
+    expect(recent.body.turns.length).toBeGreaterThanOrEqual(2);
   });
 
   it("is set on a change feed an earlier version created with Chroma's default, and the feed keeps its entries", async () => {

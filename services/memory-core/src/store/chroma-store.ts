@@ -123,6 +123,15 @@ const TENANT = "default_tenant";
 const WRITE_BACK_EVERY: Partial<Record<string, number>> = { "ledger-feed": 100, "ledger-audit": 100 };
 
 /**
+ * The graph Chroma builds over a ledger collection's vectors. Nothing searches them (their records carry one
+ * constant vector), but Chroma inserts every record into its graph at every `add` and writes the graph back with
+ * the collection: the smallest graph costs least (docs/benchmarks.md, "Session 17"). Chroma fixes a collection's
+ * graph when it creates it, so a collection created by an earlier version keeps Chroma's default.
+ */
+const LEDGER_GRAPH = { max_neighbors: 2, ef_construction: 2 };
+const isLedgerCollection = (name: string): boolean => (LEDGER_COLLECTIONS as readonly string[]).includes(name);
+
+/**
  * A read of Chroma not answered by then answers 503 rather than holding the request open. Node's fetch, which
  * the chromadb client used, waited up to 300 s for headers; the slowest read here (a filtered query over 100k
  * records) takes under a second.
@@ -232,8 +241,8 @@ export class ChromaStore {
   }
 
   /**
-   * A stamp is written only when the collection is created; an existing one keeps its own. An existing collection
-   * whose write-back interval is not this version's is given it.
+   * A stamp (and a ledger collection's graph) is written only when the collection is created; an existing one keeps
+   * its own. An existing collection whose write-back interval is not this version's is given it.
    */
   private async openOrCreate(client: ChromaClient, name: string, stamp: EmbeddingStamp, what: string): Promise<Collection> {
     const writeBackEvery = WRITE_BACK_EVERY[name];
@@ -241,7 +250,13 @@ export class ChromaStore {
       client.getOrCreateCollection({
         name,
         embeddingFunction: null,
-        configuration: { hnsw: writeBackEvery ? { space: "cosine", sync_threshold: writeBackEvery } : { space: "cosine" } },
+        configuration: {
+          hnsw: {
+            space: "cosine",
+            ...(isLedgerCollection(name) ? LEDGER_GRAPH : {}),
+            ...(writeBackEvery ? { sync_threshold: writeBackEvery } : {}),
+          },
+        },
         metadata: stampMetadata(stamp),
       }),
     );
@@ -447,10 +462,13 @@ export class RecordCollection {
 
   private columns(records: readonly NewRecord[]) {
     const { layout } = this;
+    // Records without text (the ledger's) go without a document: Chroma keeps a document as a metadata row and in
+    // its full-text index too, empty or not, and a missing one reads back as empty (docs/benchmarks.md, "Session 17").
+    const documents = !layout.textInMetadata && records.some((r) => r.document !== "");
     return {
       ids: records.map((r) => r.id),
       embeddings: records.map((r) => r.embedding),
-      ...(layout.textInMetadata ? {} : { documents: records.map((r) => r.document) }),
+      ...(documents ? { documents: records.map((r) => r.document) } : {}),
       metadatas: records.map((r) => {
         const metadata = layout.stored(r.metadata);
         return (layout.textInMetadata ? layout.withText(metadata, r.document) : metadata) as ChromaMetadata;
