@@ -9,7 +9,8 @@ import { chromaClient, http, makeToken, startCairn, storeTurnsAndStop, turn, uni
 
 const created = uniqueWorkspace("writeback");
 const existing = uniqueWorkspace("writeback-old");
-const tokens = { [created]: makeToken(created, "dev"), [existing]: makeToken(existing, "dev") };
+const olderGraph = uniqueWorkspace("writeback-graph");
+const tokens = { [created]: makeToken(created, "dev"), [existing]: makeToken(existing, "dev"), [olderGraph]: makeToken(olderGraph, "dev") };
 const cairn = useCairn([tokens[created]!]);
 
 const syncThreshold = async (workspace: string, name: string) => {
@@ -68,6 +69,35 @@ describe("how often Chroma writes a collection's index back", () => {
       const recent = await http(later.url, "GET", "/v1/memories/recent?limit=10", { token: token.token });
       expect(recent.status).toBe(200);
       expect(recent.body.turns).toHaveLength(4);
+    } finally {
+      await later.close();
+    }
+  });
+
+  it("keeps the graph of a ledger collection an earlier version created, and writes and replays through it", async () => {
+    const token = tokens[olderGraph]!;
+    await storeTurnsAndStop(token, "writeback-graph", 1);
+    // Keyed markers as an earlier version created their collection: Chroma's default graph.
+    const client = chromaClient(olderGraph);
+    await client.deleteCollection({ name: "ledger-keyed" });
+    await client.createCollection({
+      name: "ledger-keyed",
+      embeddingFunction: null,
+      configuration: { hnsw: { space: "cosine" } },
+      metadata: { embedding_model: "none", embedding_dim: 1 },
+    } as never);
+    const later = await startCairn([token]);
+    try {
+      const body = { ...turn("writeback-graph", 2), idempotency_key: "graph-2" };
+      const first = await http(later.url, "POST", "/v1/memories", { token: token.token, body });
+      expect(first.status).toBe(201);
+      const again = await http(later.url, "POST", "/v1/memories", { token: token.token, body: turn("writeback-graph", 2) });
+      expect(again.status).toBe(200);
+      expect(again.body).toMatchObject({ id: first.body.id, replayed: true });
+      expect(await graph(olderGraph, "ledger-keyed")).toEqual({ max_neighbors: 16, ef_construction: 100 });
+      expect(await graph(olderGraph, "ledger-slots")).toEqual({ max_neighbors: 2, ef_construction: 2 });
+      const keyed = await client.getCollection({ name: "ledger-keyed", embeddingFunction: null } as never);
+      expect(await keyed.count()).toBe(1);
     } finally {
       await later.close();
     }
