@@ -13,7 +13,7 @@ import {
   type LedgerCollectionName,
   type NewRecord,
 } from "../services/memory-core/src/store/chroma-store.js";
-import { packedLayout } from "../services/memory-core/src/store/metadata-layout.js";
+import { packedLayout, packFields } from "../services/memory-core/src/store/metadata-layout.js";
 import { summarize } from "./stats.js";
 
 /**
@@ -28,18 +28,27 @@ import { summarize } from "./stats.js";
  * audit entries as a few records holding many items; a record of 500 items written, and written and read back.
  * Over a fresh embedded Chroma, each measured `--samples` times, one after another.
  *
- *   npm run bench -- chroma-writes [--samples 100] [--json]
+ * Then the ledger's collections as created now against as created before session 17, grown side by side to
+ * `--ledger-records` each by `add`s of 500 keyed-marker-shaped records that alternate between them: now, the
+ * smallest graph and no document (store/chroma-store.ts); before, Chroma's default graph and an empty document.
+ * The p50 of the `add`s in the second half of the growth, those that write the collection's index back (every
+ * 1,000 records) and the others apart, and the time each took to grow.
+ *
+ *   npm run bench -- chroma-writes [--samples 100] [--ledger-records 100000] [--json]
  */
 export async function benchChromaWrites(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
     options: {
       samples: { type: "string", default: "100" },
+      "ledger-records": { type: "string", default: "100000" },
       json: { type: "boolean", default: false },
     },
   });
   const samples = Number(values.samples);
   if (!Number.isInteger(samples) || samples < 1) throw new Error("--samples is a whole number, at least 1");
+  const ledgerGrowth = Number(values["ledger-records"]);
+  if (!Number.isInteger(ledgerGrowth) || ledgerGrowth < 1000) throw new Error("--ledger-records is a whole number, at least 1000");
   const dir = await mkdtemp(join(tmpdir(), "cairn-bench-chroma-writes-"));
   const chroma = await startEmbeddedChroma({ path: join(dir, "chroma"), logFile: join(dir, "chroma.log") });
   const store = new ChromaStore(chroma.url, { model: "hash-512", dimension: 512 }, silentLogger);
@@ -146,9 +155,62 @@ export async function benchChromaWrites(argv: string[]): Promise<void> {
       turns_add_500_flat_p50_ms: await time(() => flatTurns.add(turnRecords(500))),
       turns_add_500_text_as_document_p50_ms: await time(() => addAsDocuments(turnRecords(500))),
     };
+
+    // The ledger as created now (through the store, in a workspace of its own) and as created before session 17.
+    const markersNow = await store.collection("bench-ledger", "ledger-keyed");
+    await new AdminClient(connection).createDatabase({ name: "bench-ledger-before", tenant: "default_tenant" });
+    const markersBefore = await new ChromaClient({ ...connection, database: "bench-ledger-before" }).getOrCreateCollection({
+      name: "ledger-keyed",
+      embeddingFunction: null,
+      configuration: { hnsw: { space: "cosine" } },
+    });
+    const markerRecords = (n: number): NewRecord[] =>
+      Array.from({ length: n }, () => {
+        const seq = next++;
+        // Keyed markers' ids are hashes: they land all over Chroma's index of ids.
+        const id = `keyed:${((seq * 2654435761) % 2 ** 32).toString(16).padStart(8, "0")}${seq.toString(16)}`;
+        return { id, embedding: RECENCY_VECTOR, document: "", metadata: { fields: packFields({ turn_id: `turn-${seq}` }) } };
+      });
+    const growth = {
+      now: { ms: 0, adds: [] as number[], writeBacks: [] as number[] },
+      before: { ms: 0, adds: [] as number[], writeBacks: [] as number[] },
+    };
+    const grow = async (side: keyof typeof growth, count: number, add: (records: NewRecord[]) => Promise<unknown>) => {
+      const started = performance.now();
+      await add(markerRecords(500));
+      const ms = performance.now() - started;
+      const g = growth[side];
+      g.ms += ms;
+      // The second half only; an add that takes the collection to a multiple of 1,000 writes its index back.
+      if (count >= ledgerGrowth / 2) ((count + 500) % 1000 === 0 ? g.writeBacks : g.adds).push(ms);
+    };
+    for (let count = 0; count < ledgerGrowth; count += 500) {
+      await grow("now", count, (records) => markersNow.add(records));
+      await grow("before", count, (records) =>
+        markersBefore.add({
+          ids: records.map((r) => r.id),
+          embeddings: records.map((r) => r.embedding),
+          documents: records.map((r) => r.document),
+          metadatas: records.map((r) => r.metadata),
+        }),
+      );
+    }
+    const p50 = (ms: number[]) => Math.round(summarize(ms).p50 * 10) / 10;
+    const markers = {
+      ledger_records: ledgerGrowth,
+      ledger_now_grow_s: Math.round(growth.now.ms / 100) / 10,
+      ledger_before_grow_s: Math.round(growth.before.ms / 100) / 10,
+      ledger_now_add_500_p50_ms: p50(growth.now.adds),
+      ledger_before_add_500_p50_ms: p50(growth.before.adds),
+      ledger_now_write_back_add_500_p50_ms: p50(growth.now.writeBacks),
+      ledger_before_write_back_add_500_p50_ms: p50(growth.before.writeBacks),
+    };
+
     const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
     const out = {
       ...report,
+      ...markers,
+      ledger_before_over_now_grow_ratio: ratio(markers.ledger_before_grow_s, markers.ledger_now_grow_s),
       three_adds_over_one_ratio: ratio(report.ledger_three_adds_of_16_p50_ms, report.ledger_add_48_p50_ms),
       bulk_three_adds_over_one_ratio: ratio(report.ledger_bulk_500_three_adds_p50_ms, report.ledger_bulk_500_one_add_of_item_slots_p50_ms),
       turns_flat_over_packed_16_ratio: ratio(report.turns_add_16_flat_p50_ms, report.turns_add_16_p50_ms),
@@ -161,7 +223,8 @@ export async function benchChromaWrites(argv: string[]): Promise<void> {
         `three adds of 16 ledger records: ${report.ledger_three_adds_of_16_p50_ms} ms; one add of 48: ${report.ledger_add_48_p50_ms} ms (${out.three_adds_over_one_ratio}x)\n` +
           `a bulk batch's ledger entries as three adds of 500: ${report.ledger_bulk_500_three_adds_p50_ms} ms; as one add with item slots: ${report.ledger_bulk_500_one_add_of_item_slots_p50_ms} ms (${out.bulk_three_adds_over_one_ratio}x)\n` +
           `500 turns with their metadata packed: ${report.turns_add_500_p50_ms} ms; every key on its own: ${report.turns_add_500_flat_p50_ms} ms (${out.turns_flat_over_packed_500_ratio}x)\n` +
-          `500 turns with the text as a metadata key: ${report.turns_add_500_p50_ms} ms; as Chroma's document: ${report.turns_add_500_text_as_document_p50_ms} ms (${out.turns_document_over_text_key_500_ratio}x)\n`,
+          `500 turns with the text as a metadata key: ${report.turns_add_500_p50_ms} ms; as Chroma's document: ${report.turns_add_500_text_as_document_p50_ms} ms (${out.turns_document_over_text_key_500_ratio}x)\n` +
+          `keyed markers grown to ${ledgerGrowth}, as created now: ${markers.ledger_now_grow_s} s (adds of 500 ${markers.ledger_now_add_500_p50_ms} ms, writing back ${markers.ledger_now_write_back_add_500_p50_ms} ms); before: ${markers.ledger_before_grow_s} s (${markers.ledger_before_add_500_p50_ms} ms, ${markers.ledger_before_write_back_add_500_p50_ms} ms) (${out.ledger_before_over_now_grow_ratio}x)\n`,
       );
     }
     process.stdout.write(`${JSON.stringify(out)}\n`);
