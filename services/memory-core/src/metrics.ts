@@ -24,6 +24,18 @@ export class Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
+  /**
+   * Where an operation's time goes when it is Chroma's: each request memory-core makes of it, by collection and
+   * kind (`turns.get`, `ledger-slots.add`, ...; a fixed set, named in the store's code). On a store whose files the
+   * machine no longer keeps in memory, reads wait on the disk and show here first (docs/deployment.md).
+   */
+  readonly chromaSeconds = new Histogram({
+    name: "cairn_chroma_request_duration_seconds",
+    help: "Time Chroma took to answer a request of memory-core's, by request (collection and kind), failures included.",
+    labelNames: ["request"] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [this.registry],
+  });
   readonly httpRequests = new Counter({
     name: "cairn_http_requests_total",
     help: "HTTP requests, by route and status.",

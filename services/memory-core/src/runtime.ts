@@ -92,7 +92,13 @@ export class WarmUpError extends Error {
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const contract = await loadContract();
   const embedder = options.embedder ?? (await createEmbedder(options.embeddings, options.log));
-  const store = new ChromaStore(options.chromaUrl, { model: embedder.model, dimension: embedder.dimension }, options.log);
+  const metrics = new Metrics({ processMetrics: options.processMetrics ?? true });
+  const store = new ChromaStore(
+    options.chromaUrl,
+    { model: embedder.model, dimension: embedder.dimension },
+    options.log,
+    (request, seconds) => metrics.chromaSeconds.observe({ request }, seconds),
+  );
   await store.heartbeat();
   const awaitingReembed = new Set<string>();
   for (const workspace of options.tokens.workspaces()) {
@@ -104,7 +110,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       awaitingReembed.add(workspace);
     }
   }
-  const metrics = new Metrics({ processMetrics: options.processMetrics ?? true });
   const memories = new MemoryService(store, embedder, {
     log: options.log,
     ...(options.tuning ? { tuning: options.tuning } : {}),

@@ -243,6 +243,12 @@ describe("service routes", () => {
       const metrics = await http(withAdmin.url, "GET", "/metrics", { token: admin.token });
       expect(metrics.status).toBe(200);
       expect(metrics.text).toMatch(/cairn_operations_total\{operation="add_memory",transport="rest",outcome="ok"\} 1/);
+      // Chroma's share, request by request: the write's add of its turn is counted; nothing asked for a summary yet.
+      const chromaCount = (request: string) =>
+        Number(new RegExp(`cairn_chroma_request_duration_seconds_count\\{request="${request}"\\} (\\d+)`).exec(metrics.text)?.[1] ?? 0);
+      expect(chromaCount("turns.add")).toBe(1);
+      expect(chromaCount("ledger-slots.add")).toBeGreaterThanOrEqual(1);
+      expect(chromaCount("summaries.add")).toBe(0);
       const asAgent = await http(withAdmin.url, "GET", "/metrics", { token: alice.token });
       expect(asAgent.status).toBe(403);
       expect(asAgent.body.code).toBe("forbidden");

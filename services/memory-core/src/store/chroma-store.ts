@@ -159,10 +159,12 @@ export class ChromaStore {
   /** Reads go over this rather than chromadb's client: see net/json-client.ts. */
   private readonly reads: JsonClient;
 
+  /** `observe` hears how long each request to Chroma took (for /metrics), named as the store's errors name it. */
   constructor(
     url: URL,
     readonly stamp: EmbeddingStamp,
     private readonly log: Logger,
+    private readonly observe: (request: string, seconds: number) => void = () => undefined,
   ) {
     const ssl = url.protocol === "https:";
     this.connection = { host: url.hostname, port: url.port ? Number(url.port) : ssl ? 443 : 80, ssl };
@@ -303,6 +305,7 @@ export class ChromaStore {
   }
 
   private async guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    const started = performance.now();
     try {
       return await fn();
     } catch (error) {
@@ -320,6 +323,8 @@ export class ChromaStore {
         throw unavailable("The memory store failed to answer; it usually recovers within seconds.");
       }
       throw internal();
+    } finally {
+      this.observe(what, (performance.now() - started) / 1000);
     }
   }
 }
@@ -416,7 +421,7 @@ export class RecordCollection {
    */
   async present(ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const result = await this.guard("get", () => this.reads.get({ ids: [...ids], include: [] }));
+    const result = await this.guard("present", () => this.reads.get({ ids: [...ids], include: [] }));
     return new Set(result.ids);
   }
 
