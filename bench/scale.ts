@@ -22,7 +22,9 @@ import { startHashStub } from "./timed-embedder.js";
  * - at N: `hybrid_p95_ms`, `semantic_p95_ms` and `lexical_p95_ms` (query_raw_memories; p50s beside them), `write_p50_ms_c16` (add_memory with 16
  *   concurrent writers);
  * - `restart_ready_s`: memory-core stopped and started again over the loaded store, until its first hybrid
- *   query is answered (the embedded Chroma restarts with it, as `npm start` would).
+ *   query is answered (the embedded Chroma restarts with it, as `npm start` would);
+ * - `hybrid_chroma`: what Chroma's reads took while the hybrid queries ran (memory-core's
+ *   `cairn_chroma_request_duration_seconds`): per request kind, how many, their mean, and the share over 25 ms.
  *
  *   npm run bench -- scale --n N [--samples 100] [--concurrency 2] [--data-dir DIR] [--add K] [--json]
  *
@@ -93,6 +95,33 @@ export async function benchScale(argv: string[]): Promise<void> {
     if (!line) throw new Error("/metrics has no cairn_memory_resident_bytes");
     return Number(line.split(" ").at(-1)) / 2 ** 20;
   };
+  /** memory-core's Chroma request histogram (/metrics): per request, count, sum (s) and count at or under 25 ms. */
+  const chromaRequests = async () => {
+    const text = await request("GET", "/metrics", tokens[0]!.token);
+    const out = new Map<string, { count: number; sum: number; fast: number }>();
+    const entry = (name: string) => out.get(name) ?? out.set(name, { count: 0, sum: 0, fast: 0 }).get(name)!;
+    for (const line of text.split("\n")) {
+      const match = /^cairn_chroma_request_duration_seconds_(count|sum|bucket)\{(?:le="([^"]+)",)?request="([^"]+)"\} (\S+)$/.exec(line);
+      if (!match) continue;
+      const [, part, le, name, value] = match;
+      if (part === "count") entry(name!).count = Number(value);
+      else if (part === "sum") entry(name!).sum = Number(value);
+      else if (le === "0.025") entry(name!).fast = Number(value);
+    }
+    return out;
+  };
+  /** What Chroma's reads took between two readings of the histogram. */
+  const chromaBetween = (before: Awaited<ReturnType<typeof chromaRequests>>, after: Awaited<ReturnType<typeof chromaRequests>>) =>
+    Object.fromEntries(
+      [...after].flatMap(([name, a]) => {
+        const b = before.get(name) ?? { count: 0, sum: 0, fast: 0 };
+        const count = a.count - b.count;
+        if (count === 0 || !/\.(get|query|present)$/.test(name)) return [];
+        return [
+          [name, { count, mean_ms: round(((a.sum - b.sum) / count) * 1000, 1), over_25_ms: round(1 - (a.fast - b.fast) / count, 2) }],
+        ];
+      }),
+    );
   const recentP95 = async () => {
     // Untimed, one read per agent first: an agent's first read in a process finds its stream's length with a probe
     // of its own (once per process); at N/10 the load has just written and known every length, so without this the
@@ -183,7 +212,9 @@ export async function benchScale(argv: string[]): Promise<void> {
 
     // 2. At N: reads, then writes with 16 writers.
     const recentAtN = await recentP95();
+    const beforeHybrid = await chromaRequests();
     const hybrid = await searchTimes("hybrid");
+    const hybridChroma = chromaBetween(beforeHybrid, await chromaRequests());
     const semantic = await searchTimes("semantic");
     // The lexical side alone, to tell which side a hybrid query's time goes to.
     const lexical = await searchTimes("lexical");
@@ -230,6 +261,7 @@ export async function benchScale(argv: string[]): Promise<void> {
       semantic_p50_ms: round(semantic.p50, 1),
       lexical_p95_ms: round(lexical.p95, 1),
       lexical_p50_ms: round(lexical.p50, 1),
+      hybrid_chroma: hybridChroma,
       recent_p95_ms: round(recentAtN, 1),
       ...(recentAtTenth === undefined
         ? {}
