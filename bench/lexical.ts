@@ -12,6 +12,8 @@ import { readSnapshot, writeSnapshot, type SnapshotHeader } from "../services/me
 import type { Condition } from "../services/memory-core/src/retrieval/filters.js";
 import { DEFAULT_TUNING } from "../services/memory-core/src/retrieval/retrieval-tuning.js";
 import { tokenize, toTerm } from "../services/memory-core/src/lexical/text-analysis.js";
+import { snippetText } from "../services/memory-core/src/records/memory-brief.js";
+import { buildTurnRecord } from "../services/memory-core/src/records/turn-record.js";
 import { corpus } from "./corpus.js";
 import { prng, round, summarize } from "./stats.js";
 
@@ -129,7 +131,40 @@ export async function benchLexical(argv: string[]): Promise<void> {
   for (const [set, cost] of Object.entries(analysis)) {
     console.log(`analysis, ${set}: ${cost.us_per_text} µs per text (${cost.chars_per_text} characters, ${cost.tokens_per_text} tokens)`);
   }
-  if (values.json) console.log(JSON.stringify({ sizes: reports, analysis }));
+  const snippet = snippetCost(Number(values.samples));
+  console.log(`snippets: ${snippet.us_per_hit} µs per hit (${snippet.hits} hits of ${snippet.chars_per_hit} characters)`);
+  if (values.json) console.log(JSON.stringify({ sizes: reports, analysis, snippet }));
+}
+
+/**
+ * What a brief hit's snippet costs (`snippetText`: the stretch of a turn's text that holds most of the query's
+ * words, found on the request thread for every hit of query_raw_memories): `queries` bench queries, each over ten
+ * bench-corpus turns stored as add_memory stores them.
+ */
+function snippetCost(queries: number) {
+  const turns = corpus(queries * 10, { agents: 4, sessions: 50, seed: 11 });
+  const records = turns.map((t, i) => {
+    const built = buildTurnRecord({
+      input: { session_id: t.session_id, prompt: t.prompt, thought: t.thought, response: t.response },
+      agent: t.agent,
+      idempotencyKey: `snippet-${i}`,
+      recordedAt: Date.now(),
+      seq: i,
+      writeId: `w-${i}`,
+      source: "agent",
+    });
+    return { id: `t${i}`, document: built.document, metadata: built.metadata };
+  });
+  const asked = corpus(queries, { agents: 1, sessions: 1, seed: 99 }).map((t) => t.thought.split(".")[0]!);
+  const run = () => {
+    for (let q = 0; q < asked.length; q++) for (let h = 0; h < 10; h++) snippetText(records[q * 10 + h]!, asked[q]!);
+  };
+  run(); // warm-up
+  const start = performance.now();
+  run();
+  const us = ((performance.now() - start) * 1000) / records.length;
+  const chars = records.reduce((sum, r) => sum + r.document.length, 0) / records.length;
+  return { hits: records.length, us_per_hit: round(us, 1), chars_per_hit: round(chars, 0) };
 }
 
 /** Query p50/p95 over a kept store's lexical snapshot, round by round (see above). */

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Bm25Index } from "../src/lexical/bm25-index.js";
-import { terms, tokenize } from "../src/lexical/text-analysis.js";
+import { dateTokens, terms, tokenize } from "../src/lexical/text-analysis.js";
 import { http, makeToken, uniqueWorkspace, useCairn } from "./support/harness.js";
 
 describe("text analysis", () => {
@@ -88,6 +88,54 @@ describe("text analysis", () => {
         if (first.length > 0) expect(index.search(text, 2, () => true).map((h) => h.id)).toContain("t");
       }),
       { numRuns: 300, seed: 20261201 },
+    );
+  });
+});
+
+/** dateTokens as first written: the oracle of the one in use, which skips texts that cannot hold a date. */
+function referenceDateTokens(text: string): string[] {
+  const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+  const MONTH =
+    "(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)";
+  const out: string[] = [];
+  const pad = (n: string | number) => String(n).padStart(2, "0");
+  const month = (name: string) => pad(MONTHS.indexOf(name.slice(0, 3).toLowerCase()) + 1);
+  const day = (y: string, m: string, d: string) => {
+    if (Number(d) < 1 || Number(d) > 31) return;
+    out.push(`${y}-${m}-${pad(d)}`, `${y}-${m}`);
+  };
+  for (const [, y, m] of text.matchAll(/\b(\d{4})-(\d{2})-(\d{2})\b/g)) out.push(`${y}-${m}`);
+  for (const [, d, m, y] of text.matchAll(new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH}\\.?,?\\s+(\\d{4})\\b`, "gi")))
+    day(y!, month(m!), d!);
+  for (const [, m, d, y] of text.matchAll(new RegExp(`\\b${MONTH}\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?,?\\s+(\\d{4})\\b`, "gi")))
+    day(y!, month(m!), d!);
+  for (const [, m, y] of text.matchAll(new RegExp(`\\b${MONTH}\\.?,?\\s+(\\d{4})\\b`, "gi"))) out.push(`${y}-${month(m!)}`);
+  return [...new Set(out)];
+}
+
+describe("dates", () => {
+  it("are read in every spelling, and not where there is none", () => {
+    expect(dateTokens("met on 9 November, 2022 and again on November 9th 2022 (2022-11-09), then in Dec 2022")).toEqual([
+      "2022-11",
+      "2022-11-09",
+      "2022-12",
+    ]);
+    expect(dateTokens("step 12 of 2000-ish retries, no date here")).toEqual([]);
+  });
+
+  it("come out as the first implementation gave them, whatever the text (property)", () => {
+    const pieces = fc.oneof(
+      fc.constantFrom("9 November, 2022", "November 9th 2022", "2022-11-09", "Nov. 2022", "31st of March 1999", "32 May 2020", "May"),
+      fc.stringMatching(/^\d{1,5}$/),
+      fc.constantFrom(" ", ", ", "-", "th ", "of "),
+      fc.string({ maxLength: 8 }),
+    );
+    const texts = fc.array(pieces, { maxLength: 10 }).map((parts) => parts.join(""));
+    fc.assert(
+      fc.property(texts, (text) => {
+        expect([...dateTokens(text)].sort()).toEqual([...referenceDateTokens(text)].sort());
+      }),
+      { numRuns: 500, seed: 20261202 },
     );
   });
 });

@@ -104,18 +104,23 @@ const MONTH_YEAR = new RegExp(`\\b${MONTH}\\.?,?\\s+(\\d{4})\\b`, "gi");
  * then matches a memory that holds it in another spelling.
  */
 export function dateTokens(text: string): string[] {
+  // Every form has a year: a text without four digits in a row (most words, most texts) has no date, and the four
+  // scans below are most of what analysing a text costs.
+  if (!YEAR.test(text)) return [];
   const out: string[] = [];
-  const pad = (n: string | number) => String(n).padStart(2, "0");
-  const month = (name: string) => pad(MONTHS.indexOf(name.slice(0, 3).toLowerCase()) + 1);
-  const day = (y: string, m: string, d: string) => {
-    if (Number(d) < 1 || Number(d) > 31) return;
-    out.push(`${y}-${m}-${pad(d)}`, `${y}-${m}`);
-  };
   for (const [, y, m] of text.matchAll(ISO_DATE)) out.push(`${y}-${m}`);
-  for (const [, d, m, y] of text.matchAll(DAY_MONTH_YEAR)) day(y!, month(m!), d!);
-  for (const [, m, d, y] of text.matchAll(MONTH_DAY_YEAR)) day(y!, month(m!), d!);
-  for (const [, m, y] of text.matchAll(MONTH_YEAR)) out.push(`${y}-${month(m!)}`);
+  for (const [, d, m, y] of text.matchAll(DAY_MONTH_YEAR)) pushDay(out, y!, monthOf(m!), d!);
+  for (const [, m, d, y] of text.matchAll(MONTH_DAY_YEAR)) pushDay(out, y!, monthOf(m!), d!);
+  for (const [, m, y] of text.matchAll(MONTH_YEAR)) out.push(`${y}-${monthOf(m!)}`);
   return [...new Set(out)];
+}
+
+const YEAR = /\d{4}/;
+const pad = (n: string | number) => String(n).padStart(2, "0");
+const monthOf = (name: string) => pad(MONTHS.indexOf(name.slice(0, 3).toLowerCase()) + 1);
+function pushDay(out: string[], y: string, m: string, d: string): void {
+  if (Number(d) < 1 || Number(d) > 31) return;
+  out.push(`${y}-${m}-${pad(d)}`, `${y}-${m}`);
 }
 
 /**

@@ -58,11 +58,19 @@ export function snippetText(record: StoredRecord, query: string): string {
   const text = oneLine([prompt, thought, response].join(" · "));
   if (text.length <= SNIPPET_CHARS) return text;
   const hits: Array<{ at: number; term: string }> = [];
+  // A text repeats its words: each distinct one is analysed once (this runs for every hit of every query).
+  const found = new Map<string, string[]>();
   for (const match of text.matchAll(/\S+/g)) {
-    for (const token of tokenize(match[0])) {
-      const term = toTerm(token);
-      if (term !== null && wanted.has(term)) hits.push({ at: match.index, term });
+    let matched = found.get(match[0]);
+    if (!matched) {
+      matched = [];
+      for (const token of tokenize(match[0])) {
+        const term = toTerm(token);
+        if (term !== null && wanted.has(term)) matched.push(term);
+      }
+      found.set(match[0], matched);
     }
+    for (const term of matched) hits.push({ at: match.index, term });
   }
   if (hits.length === 0) return listingText(record);
   // The window of SNIPPET_CHARS that starts at a hit and covers the most distinct query terms.
