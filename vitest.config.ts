@@ -9,5 +9,8 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    // A poll waits for what a page or a process shows once a write has gone through Chroma; Vitest's default second
+    // was outlasted on a busy machine (the console's "mark outdated" in CI). Polls wait for a state, never for its absence.
+    expect: { poll: { timeout: 15_000 } },
   },
 });
