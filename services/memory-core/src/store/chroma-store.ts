@@ -121,6 +121,7 @@ const TENANT = "default_tenant";
  * collection's index (its next start).
  */
 const WRITE_BACK_EVERY: Partial<Record<string, number>> = { "ledger-feed": 100, "ledger-audit": 100 };
+const SET_WRITE_BACK_ATTEMPTS = 3;
 
 /**
  * The graph Chroma builds over a ledger collection's vectors. Nothing searches them (their records carry one
@@ -263,11 +264,24 @@ export class ChromaStore {
       }),
     );
     if (writeBackEvery && collection.configuration?.hnsw?.sync_threshold !== writeBackEvery) {
-      await this.guard("set write-back", () => collection.modify({ configuration: { hnsw: { sync_threshold: writeBackEvery } } }));
-      this.log.info("collection's index write-back interval set; Chroma applies it when it next starts", {
-        collection: name,
-        every: writeBackEvery,
-      });
+      // Only a cost setting: Chroma failing to take it (a 5xx seen under load) is tried again a few times, then
+      // left to the next open rather than failing the request that opened the collection.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await this.guard("set write-back", () => collection.modify({ configuration: { hnsw: { sync_threshold: writeBackEvery } } }));
+          this.log.info("collection's index write-back interval set; Chroma applies it when it next starts", {
+            collection: name,
+            every: writeBackEvery,
+          });
+          break;
+        } catch {
+          if (attempt >= SET_WRITE_BACK_ATTEMPTS) {
+            this.log.warn("collection's index write-back interval not set; tried again when it is next opened", { collection: name });
+            break;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+        }
+      }
     }
     return collection;
   }
