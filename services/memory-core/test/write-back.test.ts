@@ -1,5 +1,18 @@
-import { describe, expect, it } from "vitest";
-import { chromaClient, http, makeToken, startCairn, storeTurnsAndStop, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Logger } from "../src/logger.js";
+import { ChromaFaults } from "./support/chroma-faults.js";
+import {
+  chromaClient,
+  chromaUrl,
+  http,
+  makeToken,
+  startCairn,
+  storeTurnsAndStop,
+  turn,
+  uniqueWorkspace,
+  useCairn,
+  type TestToken,
+} from "./support/harness.js";
 
 /**
  * How often Chroma writes a collection's vector index back (its `sync_threshold`): every `add` to a collection
@@ -10,8 +23,49 @@ import { chromaClient, http, makeToken, startCairn, storeTurnsAndStop, turn, uni
 const created = uniqueWorkspace("writeback");
 const existing = uniqueWorkspace("writeback-old");
 const olderGraph = uniqueWorkspace("writeback-graph");
-const tokens = { [created]: makeToken(created, "dev"), [existing]: makeToken(existing, "dev"), [olderGraph]: makeToken(olderGraph, "dev") };
+const refusedAWhile = uniqueWorkspace("writeback-refused");
+const refusedAlways = uniqueWorkspace("writeback-refused-always");
+const tokens = Object.fromEntries(
+  [created, existing, olderGraph, refusedAWhile, refusedAlways].map((workspace) => [workspace, makeToken(workspace, "dev")]),
+);
 const cairn = useCairn([tokens[created]!]);
+let faults: ChromaFaults;
+beforeAll(async () => {
+  faults = await ChromaFaults.start(chromaUrl());
+});
+afterAll(() => faults.stop());
+
+/**
+ * Chroma 1.0 refuses a change of a collection's configuration ("database is locked") when another write commits
+ * while it runs, and other test files write to the same Chroma: tried until it is taken, as memory-core does.
+ */
+const setSyncThreshold = async (workspace: string, name: string, value: number) => {
+  const collection = await chromaClient(workspace).getCollection({ name, embeddingFunction: null } as never);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await collection.modify({ configuration: { hnsw: { sync_threshold: value } } });
+    } catch (error) {
+      if (attempt >= 50 || !String(error).includes("database is locked")) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+};
+/** Chroma's own answer to a configuration change that another write got in the way of. */
+const LOCKED = {
+  status: 500,
+  body: JSON.stringify({ error: "InternalError", message: "Database error: error returned from database: (code: 5) database is locked" }),
+};
+/** A store whose change feed an earlier version created with Chroma's default write-back interval. */
+const feedLeftAtDefault = async (token: TestToken, session: string) => {
+  await storeTurnsAndStop(token, session, 3);
+  await setSyncThreshold(token.workspace, "ledger-feed", 1000);
+  expect(await syncThreshold(token.workspace, "ledger-feed")).toBe(1000);
+};
+const capture = () => {
+  const warnings: string[] = [];
+  const log: Logger = { info() {}, warn: (message) => warnings.push(message), error() {} };
+  return { log, warnings };
+};
 
 const syncThreshold = async (workspace: string, name: string) => {
   const collection = await chromaClient(workspace).getCollection({ name, embeddingFunction: null } as never);
@@ -51,11 +105,8 @@ describe("how often Chroma writes a collection's index back", () => {
 
   it("is set on a change feed an earlier version created with Chroma's default, and the feed keeps its entries", async () => {
     const token = tokens[existing]!;
-    await storeTurnsAndStop(token, "writeback-old", 3);
-    // As an earlier version left it.
+    await feedLeftAtDefault(token, "writeback-old");
     const feed = await chromaClient(existing).getCollection({ name: "ledger-feed", embeddingFunction: null } as never);
-    await feed.modify({ configuration: { hnsw: { sync_threshold: 1000 } } });
-    expect(await syncThreshold(existing, "ledger-feed")).toBe(1000);
     const entriesBefore = await feed.count();
     expect(entriesBefore).toBeGreaterThan(0);
 
@@ -100,6 +151,52 @@ describe("how often Chroma writes a collection's index back", () => {
       expect(await keyed.count()).toBe(1);
     } finally {
       await later.close();
+    }
+  });
+
+  it("is set when Chroma takes it only after refusing it several times, as it does while other writes commit", async () => {
+    const token = tokens[refusedAWhile]!;
+    await feedLeftAtDefault(token, "writeback-refused");
+    let changes = 0;
+    faults.set((call) => (call.method === "PUT" && ++changes <= 5 ? LOCKED : "pass"));
+    const { log, warnings } = capture();
+    const later = await startCairn([token], { chroma: faults.url, runtimeLog: log });
+    try {
+      const res = await http(later.url, "POST", "/v1/memories", { token: token.token, body: turn("writeback-refused", 4) });
+      expect(res.status).toBe(201);
+      expect(changes).toBeGreaterThanOrEqual(6);
+      expect(await syncThreshold(refusedAWhile, "ledger-feed")).toBe(100);
+      expect(warnings.filter((w) => w.includes("write-back"))).toEqual([]);
+    } finally {
+      faults.set(() => "pass");
+      await later.close();
+    }
+  });
+
+  it("is left to the next start when Chroma keeps refusing it, and the request that opened the feed is served", async () => {
+    const token = tokens[refusedAlways]!;
+    await feedLeftAtDefault(token, "writeback-refused-always");
+    faults.set((call) => (call.method === "PUT" ? LOCKED : "pass"));
+    const { log, warnings } = capture();
+    const later = await startCairn([token], { chroma: faults.url, runtimeLog: log });
+    try {
+      const res = await http(later.url, "POST", "/v1/memories", { token: token.token, body: turn("writeback-refused-always", 4) });
+      expect(res.status).toBe(201);
+      expect(await syncThreshold(refusedAlways, "ledger-feed")).toBe(1000);
+      expect(warnings.filter((w) => w.includes("write-back interval not set"))).toHaveLength(1);
+    } finally {
+      faults.set(() => "pass");
+      await later.close();
+    }
+    const next = await startCairn([token]);
+    try {
+      const res = await http(next.url, "POST", "/v1/memories", { token: token.token, body: turn("writeback-refused-always", 5) });
+      expect(res.status).toBe(201);
+      expect(await syncThreshold(refusedAlways, "ledger-feed")).toBe(100);
+      const recent = await http(next.url, "GET", "/v1/memories/recent?limit=10", { token: token.token });
+      expect(recent.body.turns).toHaveLength(5);
+    } finally {
+      await next.close();
     }
   });
 });

@@ -121,7 +121,13 @@ const TENANT = "default_tenant";
  * collection's index (its next start).
  */
 const WRITE_BACK_EVERY: Partial<Record<string, number>> = { "ledger-feed": 100, "ledger-audit": 100 };
-const SET_WRITE_BACK_ATTEMPTS = 3;
+/**
+ * Chroma 1.0 refuses a change of a collection's configuration ("database is locked") whenever another write
+ * commits while it runs, which under concurrent writes is often; each try is about as likely to pass as the first,
+ * so it is tried again a few more times, a little later each time.
+ */
+const SET_WRITE_BACK_ATTEMPTS = 8;
+const SET_WRITE_BACK_PAUSE_MS = 50;
 
 /**
  * The graph Chroma builds over a ledger collection's vectors. Nothing searches them (their records carry one
@@ -264,22 +270,29 @@ export class ChromaStore {
       }),
     );
     if (writeBackEvery && collection.configuration?.hnsw?.sync_threshold !== writeBackEvery) {
-      // Only a cost setting: Chroma failing to take it (a 5xx seen under load) is tried again a few times, then
-      // left to the next open rather than failing the request that opened the collection.
+      // Only a cost setting: Chroma failing to take it is tried again, then left to the next start rather than
+      // failing the request that opened the collection.
       for (let attempt = 1; ; attempt++) {
+        const started = performance.now();
         try {
-          await this.guard("set write-back", () => collection.modify({ configuration: { hnsw: { sync_threshold: writeBackEvery } } }));
+          await collection.modify({ configuration: { hnsw: { sync_threshold: writeBackEvery } } });
           this.log.info("collection's index write-back interval set; Chroma applies it when it next starts", {
             collection: name,
             every: writeBackEvery,
           });
           break;
-        } catch {
+        } catch (error) {
+          // Not through `guard`: a refusal here is expected now and then, and is no error of the request.
           if (attempt >= SET_WRITE_BACK_ATTEMPTS) {
-            this.log.warn("collection's index write-back interval not set; tried again when it is next opened", { collection: name });
+            this.log.warn("collection's index write-back interval not set; tried again at the next start", {
+              collection: name,
+              error: String((error as Error)?.message ?? error),
+            });
             break;
           }
-          await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+          await new Promise((resolve) => setTimeout(resolve, SET_WRITE_BACK_PAUSE_MS * attempt));
+        } finally {
+          this.observe("set write-back", (performance.now() - started) / 1000);
         }
       }
     }
