@@ -10,13 +10,21 @@ declare module "vitest" {
   }
 }
 
-/** One real Chroma server for the whole run, from the chromadb npm CLI; each test file uses its own workspaces. */
+/**
+ * One real Chroma server for the whole run, from the chromadb npm CLI; each test file uses its own workspaces.
+ * The run's scratch (Chroma's data, every test's data dirs and the processes they start) goes under one directory
+ * of its own, the temporary directory of the test workers and their children, removed when the run ends.
+ */
 export default async function setup(project: TestProject) {
-  const dir = await mkdtemp(join(tmpdir(), "cairn-test-chroma-"));
-  const chroma = await startEmbeddedChroma({ path: join(dir, "data"), logFile: join(dir, "chroma.log") });
+  const outerTmp = process.env.TMPDIR;
+  const scratch = await mkdtemp(join(tmpdir(), "cairn-test-run-"));
+  process.env.TMPDIR = scratch;
+  const chroma = await startEmbeddedChroma({ path: join(scratch, "chroma", "data"), logFile: join(scratch, "chroma", "chroma.log") });
   project.provide("chromaUrl", chroma.url.toString());
   return async () => {
     await chroma.stop();
-    await rm(dir, { recursive: true, force: true });
+    if (outerTmp === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = outerTmp;
+    await rm(scratch, { recursive: true, force: true });
   };
 }
