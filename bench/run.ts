@@ -1,4 +1,5 @@
 import { benchBulk } from "./bulk.js";
+import { benchChromaChanges } from "./chroma-changes.js";
 import { benchChromaWrites } from "./chroma-writes.js";
 import { benchLexical } from "./lexical.js";
 import { benchLocomo } from "./locomo.js";
@@ -19,6 +20,7 @@ import { benchWrites } from "./writes.js";
 const benches: Record<string, (argv: string[]) => Promise<void>> = {
   "memory-core": benchMemoryCore,
   bulk: benchBulk,
+  "chroma-changes": benchChromaChanges,
   "chroma-writes": benchChromaWrites,
   lexical: benchLexical,
   locomo: benchLocomo,
