@@ -157,14 +157,16 @@ describe("how often Chroma writes a collection's index back", () => {
   it("is set when Chroma takes it only after refusing it several times, as it does while other writes commit", async () => {
     const token = tokens[refusedAWhile]!;
     await feedLeftAtDefault(token, "writeback-refused");
+    // As many refusals as the tries an earlier version made; the tries after them go to the real Chroma, which
+    // may refuse some too while other test files write.
     let changes = 0;
-    faults.set((call) => (call.method === "PUT" && ++changes <= 5 ? LOCKED : "pass"));
+    faults.set((call) => (call.method === "PUT" && ++changes <= 3 ? LOCKED : "pass"));
     const { log, warnings } = capture();
     const later = await startCairn([token], { chroma: faults.url, runtimeLog: log });
     try {
       const res = await http(later.url, "POST", "/v1/memories", { token: token.token, body: turn("writeback-refused", 4) });
       expect(res.status).toBe(201);
-      expect(changes).toBeGreaterThanOrEqual(6);
+      expect(changes).toBeGreaterThanOrEqual(4);
       expect(await syncThreshold(refusedAWhile, "ledger-feed")).toBe(100);
       expect(warnings.filter((w) => w.includes("write-back"))).toEqual([]);
     } finally {
