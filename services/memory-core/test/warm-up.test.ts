@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Logger } from "../src/logger.js";
 import { WarmUpError } from "../src/runtime.js";
 import { describeStartError } from "../src/start-errors.js";
 import { ChromaFaults } from "./support/chroma-faults.js";
-import { chromaUrl, http, makeToken, startCairn, storeTurnsAndStop, uniqueWorkspace } from "./support/harness.js";
+import { chromaUrl, http, makeToken, startCairn, storeTurnsAndStop, uniqueWorkspace, warningsLog } from "./support/harness.js";
 
 /**
  * memory-core's start over a store whose first reads Chroma is slow to answer (a large store loads its indexes
@@ -20,17 +19,11 @@ beforeAll(async () => {
 });
 afterAll(() => faults.stop());
 
-const capture = () => {
-  const warnings: string[] = [];
-  const log: Logger = { info() {}, warn: (message) => warnings.push(message), error() {} };
-  return { log, warnings };
-};
-
 describe("a start whose first reads Chroma does not answer in time", () => {
   it("warms up again while Chroma answers its heartbeat, then serves", async () => {
     let cut = 0;
     faults.set((call) => (call.verb === "get" && cut++ < 2 ? "cut" : "pass"));
-    const { log, warnings } = capture();
+    const { log, warnings } = warningsLog();
     const cairn = await startCairn([dev], { chroma: faults.url, runtimeLog: log });
     try {
       expect(cut).toBeGreaterThanOrEqual(2);
@@ -51,7 +44,7 @@ describe("a start whose first reads Chroma does not answer in time", () => {
       cut++;
       return "cut";
     });
-    const { log, warnings } = capture();
+    const { log, warnings } = warningsLog();
     try {
       const error = await startCairn([dev], { chroma: faults.url, runtimeLog: log }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(WarmUpError);
@@ -82,7 +75,7 @@ describe("a start whose first reads Chroma does not answer in time", () => {
       // Chroma answers the start's first heartbeat, then goes away at its first read.
       return call.verb === "get" || (call.verb === "heartbeat" && gets > 0) ? "cut" : "pass";
     });
-    const { log, warnings } = capture();
+    const { log, warnings } = warningsLog();
     try {
       await expect(startCairn([dev], { chroma: faults.url, runtimeLog: log })).rejects.toMatchObject({ code: "unavailable" });
       expect(gets).toBeGreaterThanOrEqual(1);

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Logger } from "../src/logger.js";
 import { ChromaFaults } from "./support/chroma-faults.js";
 import {
   chromaClient,
@@ -11,6 +10,7 @@ import {
   turn,
   uniqueWorkspace,
   useCairn,
+  warningsLog,
   type TestToken,
 } from "./support/harness.js";
 
@@ -61,12 +61,6 @@ const feedLeftAtDefault = async (token: TestToken, session: string) => {
   await setSyncThreshold(token.workspace, "ledger-feed", 1000);
   expect(await syncThreshold(token.workspace, "ledger-feed")).toBe(1000);
 };
-const capture = () => {
-  const warnings: string[] = [];
-  const log: Logger = { info() {}, warn: (message) => warnings.push(message), error() {} };
-  return { log, warnings };
-};
-
 const syncThreshold = async (workspace: string, name: string) => {
   const collection = await chromaClient(workspace).getCollection({ name, embeddingFunction: null } as never);
   return collection.configuration?.hnsw?.sync_threshold;
@@ -161,7 +155,7 @@ describe("how often Chroma writes a collection's index back", () => {
     // may refuse some too while other test files write.
     let changes = 0;
     faults.set((call) => (call.method === "PUT" && ++changes <= 3 ? LOCKED : "pass"));
-    const { log, warnings } = capture();
+    const { log, warnings } = warningsLog();
     const later = await startCairn([token], { chroma: faults.url, runtimeLog: log });
     try {
       const res = await http(later.url, "POST", "/v1/memories", { token: token.token, body: turn("writeback-refused", 4) });
@@ -179,7 +173,7 @@ describe("how often Chroma writes a collection's index back", () => {
     const token = tokens[refusedAlways]!;
     await feedLeftAtDefault(token, "writeback-refused-always");
     faults.set((call) => (call.method === "PUT" ? LOCKED : "pass"));
-    const { log, warnings } = capture();
+    const { log, warnings } = warningsLog();
     const later = await startCairn([token], { chroma: faults.url, runtimeLog: log });
     try {
       const res = await http(later.url, "POST", "/v1/memories", { token: token.token, body: turn("writeback-refused-always", 4) });

@@ -55,6 +55,12 @@ export interface TestCairn {
   close(): Promise<void>;
 }
 
+/** A runtime log that keeps the messages of its warnings and drops the rest. */
+export function warningsLog(): { log: Logger; warnings: string[] } {
+  const warnings: string[] = [];
+  return { log: { info() {}, warn: (message) => warnings.push(message), error() {} }, warnings };
+}
+
 /** memory-core in this process over real HTTP and the shared real Chroma, with the given tokens. */
 export async function startCairn(
   tokens: TestToken[],
