@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import {
   AdminClient,
   ChromaClient,
@@ -290,7 +291,7 @@ export class ChromaStore {
             });
             break;
           }
-          await new Promise((resolve) => setTimeout(resolve, SET_WRITE_BACK_PAUSE_MS * attempt));
+          await sleep(SET_WRITE_BACK_PAUSE_MS * attempt);
         } finally {
           this.observe("set write-back", (performance.now() - started) / 1000);
         }
