@@ -10,6 +10,7 @@ import yaml from "js-yaml";
 import { freePort } from "../services/memory-core/src/embedded/chroma-server.js";
 import { newToken } from "../services/memory-core/src/auth/tokens.js";
 import { corpus } from "./corpus.js";
+import { startHashStub } from "./timed-embedder.js";
 import { percentile, prng, round, summarize, type Summary } from "./stats.js";
 
 /**
@@ -19,7 +20,7 @@ import { percentile, prng, round, summarize, type Summary } from "./stats.js";
  * earlier commit and this one) both are measured in the same run, one after the other, over the same requests.
  *
  *   npm run bench -- hostile [--root DIR]... [--clients 30] [--requests 40] [--scenarios mixed,long,cjk,batch,four,import]
- *                            [--batch 500] [--repo DIR] [--json]
+ *                            [--batch 500] [--repo DIR] [--bulk 100000] [--embedder local|hash] [--json]
  *
  * Scenarios, each on a fresh server:
  * - mixed: 30 clients (5 over MCP with the SDK's client, the rest over REST), each sending `--requests` requests
@@ -29,6 +30,8 @@ import { percentile, prng, round, summarize, type Summary } from "./stats.js";
  * - cjk: one add_memory of 16,000 unspaced CJK characters per field, then a brief query_raw_memories that returns it.
  * - batch: one add_memories of `--batch` items of ~850 characters. four: four such batches at once.
  * - import: `cairn import git --repo DIR` (default: this checkout) with an admin token.
+ * - bulk (not in the default list): `--bulk` turns through add_memories; resident size at each tenth. With
+ *   `--embedder hash` the server embeds through the hashing stub (the local model embeds ~12 turns/s here).
  * While each heavy scenario runs, `/healthz` is asked every 100 ms (whether or not the last one answered: a stall
  * shows as many slow probes, not one) and another agent reads query_recent_turns in a loop; memory-core's resident
  * size (VmRSS) is sampled every 250 ms, and once more after ten idle seconds.
@@ -43,6 +46,8 @@ export async function benchHostile(argv: string[]): Promise<void> {
       scenarios: { type: "string", default: "mixed,long,cjk,batch,four,import" },
       batch: { type: "string", default: "500" },
       repo: { type: "string" },
+      bulk: { type: "string", default: "100000" },
+      embedder: { type: "string", default: "local" },
       json: { type: "boolean", default: false },
     },
   });
@@ -53,17 +58,24 @@ export async function benchHostile(argv: string[]): Promise<void> {
     requests: Number(values.requests),
     batch: Number(values.batch),
     repo: resolve(values.repo ?? process.cwd()),
+    bulk: Number(values.bulk),
   };
+  if (values.embedder !== "local" && values.embedder !== "hash") throw new Error("--embedder is local or hash");
+  const hashStub = values.embedder === "hash" ? await startHashStub() : undefined;
+  const env: Record<string, string> = hashStub
+    ? { CAIRN_EMBEDDINGS: "openai", CAIRN_EMBEDDINGS_BASE_URL: hashStub.baseUrl, CAIRN_EMBEDDINGS_MODEL: "hash-bow-512" }
+    : {};
   const report: Record<string, Record<string, unknown>> = {};
   for (const scenario of scenarios) {
     for (const root of roots) {
       const label = `${scenario} @ ${root}`;
       process.stderr.write(`${label}\n`);
-      const figures = await onFreshServer(root, (server) => runScenario(scenario, server, options));
+      const figures = await onFreshServer(root, env, (server) => runScenario(scenario, server, options));
       (report[scenario] ??= {})[root] = figures;
       printFigures(label, figures);
     }
   }
+  await hashStub?.close();
   if (values.json) console.log(JSON.stringify(report));
 }
 
@@ -72,6 +84,7 @@ interface RunOptions {
   requests: number;
   batch: number;
   repo: string;
+  bulk: number;
 }
 
 interface Server {
@@ -82,7 +95,7 @@ interface Server {
   agents: string[];
 }
 
-async function onFreshServer<T>(root: string, run: (server: Server) => Promise<T>): Promise<T> {
+async function onFreshServer<T>(root: string, env: Record<string, string>, run: (server: Server) => Promise<T>): Promise<T> {
   const dataDir = await mkdtemp(join(tmpdir(), "cairn-bench-hostile-"));
   const admin = newToken();
   const agents = Array.from({ length: 10 }, () => newToken());
@@ -95,7 +108,7 @@ async function onFreshServer<T>(root: string, run: (server: Server) => Promise<T
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", join(root, "services/server/src/main.ts")], {
     cwd: root,
-    env: { ...process.env, CAIRN_DATA_DIR: dataDir, CAIRN_TOKENS_FILE: tokensFile, CAIRN_PORT: String(port) },
+    env: { ...process.env, ...env, CAIRN_DATA_DIR: dataDir, CAIRN_TOKENS_FILE: tokensFile, CAIRN_PORT: String(port) },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";
@@ -309,6 +322,8 @@ async function runScenario(scenario: string, server: Server, options: RunOptions
         if (code !== 0) throw new Error(`cairn import git exited ${code}: ${out.slice(-500)}`);
         return { import_summary: out.trim().split("\n").slice(-3).join(" | ") };
       });
+    case "bulk":
+      return bulk(server, options.bulk);
     default:
       throw new Error(`unknown scenario ${scenario}`);
   }
@@ -321,6 +336,36 @@ async function batches(server: Server, count: number, size: number) {
     ),
   );
   return { stored: results.reduce((n: number, r) => n + (r as { stored: number }).stored, 0) };
+}
+
+/** `--bulk` turns through add_memories, 500 a request: resident size at each tenth, and after ten idle seconds. */
+async function bulk(server: Server, n: number): Promise<Record<string, unknown>> {
+  const turns = corpus(n, { agents: 1, sessions: 2000, seed: 21 }).map(({ agent: _agent, ...t }) => t);
+  const tenths: number[] = [];
+  const before = await residentMb(server.pid);
+  let peak = before;
+  const started = performance.now();
+  for (let at = 0; at < n; at += 500) {
+    await expectStatus(
+      await post(server, "/v1/memories/batch", server.admin, { memories: turns.slice(at, at + 500) }),
+      200,
+      "add_memories",
+    );
+    peak = Math.max(peak, await residentMb(server.pid));
+    while (tenths.length < 10 && Math.floor((at + 500) / (n / 10)) > tenths.length) tenths.push(round(await residentMb(server.pid), 0));
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await sleep(10_000);
+  const after = await residentMb(server.pid);
+  return {
+    turns: n,
+    turns_per_second: round(n / seconds, 1),
+    rss_before_mb: round(before, 0),
+    rss_at_tenths_mb: tenths,
+    rss_peak_mb: round(peak, 0),
+    rss_after_10s_idle_mb: round(after, 0),
+    mb_per_1k_turns: round(((after - before) / n) * 1000, 2),
+  };
 }
 
 type Operation = "add_memory" | "query_raw_memories" | "query_recent_turns" | "get_memory" | "get_session";
