@@ -16,12 +16,23 @@ export interface TokenEntry extends Principal {
   tokenSha256: string;
 }
 
-/** Resolves bearer tokens to principals. Tokens are compared by their SHA-256, never kept in clear. */
+/**
+ * Resolves bearer tokens to principals. Tokens are compared by their SHA-256, never kept in clear. The set can be
+ * replaced while serving (auth/tokens-reload.ts): a request is judged by the set in force when it arrives.
+ */
 export class TokenRegistry {
-  private readonly byHash: Map<string, Principal>;
+  private byHash: Map<string, Principal>;
 
   constructor(entries: readonly TokenEntry[]) {
-    this.byHash = new Map(entries.map((e) => [e.tokenSha256, { workspace: e.workspace, agent: e.agent, role: e.role }]));
+    this.byHash = TokenRegistry.index(entries);
+  }
+
+  replace(entries: readonly TokenEntry[]): void {
+    this.byHash = TokenRegistry.index(entries);
+  }
+
+  private static index(entries: readonly TokenEntry[]): Map<string, Principal> {
+    return new Map(entries.map((e) => [e.tokenSha256, { workspace: e.workspace, agent: e.agent, role: e.role }]));
   }
 
   resolve(token: string | undefined): Principal | undefined {
@@ -82,13 +93,15 @@ export function parseTokensFile(text: string, source = "tokens file"): TokenEntr
 }
 
 export async function loadTokenRegistry(path: string): Promise<TokenRegistry> {
-  let text: string;
+  return new TokenRegistry(parseTokensFile(await readTokensFile(path)));
+}
+
+export async function readTokensFile(path: string): Promise<string> {
   try {
-    text = await readFile(path, "utf8");
+    return await readFile(path, "utf8");
   } catch {
     throw new TokensFileError("the tokens file (CAIRN_TOKENS_FILE) cannot be read");
   }
-  return new TokenRegistry(parseTokensFile(text));
 }
 
 export interface GeneratedToken extends Principal {
