@@ -106,7 +106,11 @@ describe("secrets in imported history", () => {
     expect(marked.thought).toBe("The pair is [redacted]; the database is postgres://root:[redacted]@db.internal:5432/app.");
     expect(byHash.get(revert)!.prompt).toBe('Revert "Add [redacted] to deploy config"');
     expect(marked.corrections).toEqual([
-      expect.objectContaining({ kind: "outdated", commit: revert, reason: `Reverted by commit ${revert.slice(0, 12)} (the revert's memory says why).` }),
+      expect.objectContaining({
+        kind: "outdated",
+        commit: revert,
+        reason: `Reverted by commit ${revert.slice(0, 12)} (the revert's memory says why).`,
+      }),
     ]);
 
     const audit = await auditOf(ops);
@@ -115,13 +119,19 @@ describe("secrets in imported history", () => {
     expect(audit.find((e) => e.action === "mark_outdated")).toMatchObject({ memory_id: marked.id, reason: marked.corrections[0]!.reason });
 
     // Forgotten, the memory leaves nothing of the key behind: the audit log never held it.
-    const forget = await http(cairn.url, "POST", `/v1/memories/${marked.id}/forget`, { token: ops.token, body: { reason: "held a deploy key" } });
+    const forget = await http(cairn.url, "POST", `/v1/memories/${marked.id}/forget`, {
+      token: ops.token,
+      body: { reason: "held a deploy key" },
+    });
     expect(forget.status).toBe(200);
     expect((await http(cairn.url, "GET", `/v1/memories/${marked.id}`, { token: ops.token })).status).toBe(410);
     const after = await auditOf(ops);
     expect(after.map((e) => e.action).sort()).toEqual(["add", "add", "add", "forget", "mark_outdated"]);
     expect(leaked(after)).toEqual([]);
-    const found = await http(cairn.url, "POST", "/v1/memories/query", { token: dev.token, body: { query: AWS_KEY_ID, detail: "full", limit: 20 } });
+    const found = await http(cairn.url, "POST", "/v1/memories/query", {
+      token: dev.token,
+      body: { query: AWS_KEY_ID, detail: "full", limit: 20 },
+    });
     expect(found.status).toBe(200);
     expect((found.body.hits as unknown[]).length).toBeGreaterThan(0);
     expect(leaked(found.body)).toEqual([]);
@@ -131,7 +141,11 @@ describe("secrets in imported history", () => {
     const run = await cairnCli(["import", "git", "--repo", repo, ...common(bulkOps)]);
     expect(run.stdout).toContain("3 commits, 3 stored, 0 already there; 1 reverts, 1 reverted commits marked outdated");
     const memories = await memoriesOf(bulkOps);
-    expect(memories.map((m) => m.prompt).sort()).toEqual(["Add [redacted] to deploy config", "Add the deploy config", 'Revert "Add [redacted] to deploy config"']);
+    expect(memories.map((m) => m.prompt).sort()).toEqual([
+      "Add [redacted] to deploy config",
+      "Add the deploy config",
+      'Revert "Add [redacted] to deploy config"',
+    ]);
     expect(leaked(memories)).toEqual([]);
     const audit = await auditOf(bulkOps);
     expect(audit.filter((e) => e.action === "mark_outdated")).toHaveLength(1);

@@ -18,7 +18,11 @@ const SECRETS: Array<[string, string, string]> = [
   ["AWS secret access key alone (the documented example)", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "the pair ends with %s, rotate it"],
   ["AWS secret access key alone (random, with + and /)", "QwMo4NkrF7p17Cme71wpZ/Fu3ScRp/7oI6+vTgek", "deploy uses %s until Friday"],
   ["AWS secret access key alone (random)", "iV4zJcvObcwuBM0Lv52bMMfvyXLCHSPmdT+glt5y", "(%s)"],
-  ["classic GitHub token after Authorization: token", "4d9233b094961eff64b14505ec407b7edf3413d5", "curl -H 'Authorization: token %s' https://api.github.com/user"],
+  [
+    "classic GitHub token after Authorization: token",
+    "4d9233b094961eff64b14505ec407b7edf3413d5",
+    "curl -H 'Authorization: token %s' https://api.github.com/user",
+  ],
   ["classic GitHub token as token: in YAML", "4d9233b094961eff64b14505ec407b7edf3413d5", "with:\n  token: %s\n  ref: main"],
 ];
 
@@ -47,7 +51,12 @@ const PAIRS: Array<[string, string, string, string]> = [
     "p@ss/w0rd",
     "connect with postgres://root:[redacted]@db.internal:5432/app then migrate",
   ],
-  ["URL password with no user", "REDIS_URL=redis://:s3cr3t-cache@cache.internal:6379/0 for jobs", "s3cr3t-cache", "redis://:[redacted]@cache.internal:6379/0 for jobs"],
+  [
+    "URL password with no user",
+    "REDIS_URL=redis://:s3cr3t-cache@cache.internal:6379/0 for jobs",
+    "s3cr3t-cache",
+    "redis://:[redacted]@cache.internal:6379/0 for jobs",
+  ],
   [
     "URL with a classic GitHub token as the user",
     "git clone https://4d9233b094961eff64b14505ec407b7edf3413d5@github.com/shop/api.git here",
@@ -153,7 +162,10 @@ describe("redaction", () => {
     // The same shapes around a secret are redacted: the rules tell them apart, they do not skip them.
     expect(redact(`token ${sha}`)).toBe(`token ${REDACTED}`);
     expect(redact("ssh://git:Hunter2Hunter2@github.com/shop/api.git")).toBe("ssh://git:[redacted]@github.com/shop/api.git");
-    expect([looksRandom("getNextNonSpaceNonCommentCharacterIndex2"), looksRandom("iV4zJcvObcwuBM0Lv52bMMfvyXLCHSPmdT+glt5y")]).toEqual([false, true]);
+    expect([looksRandom("getNextNonSpaceNonCommentCharacterIndex2"), looksRandom("iV4zJcvObcwuBM0Lv52bMMfvyXLCHSPmdT+glt5y")]).toEqual([
+      false,
+      true,
+    ]);
   });
 
   it("redacts every string of a request at any depth, and nothing else", () => {

@@ -78,7 +78,9 @@ export function sliceWhole(text: string, max: number): string {
 
 /** A session id as the contract takes it: redacted, its own characters kept, anything else turned into `-`. */
 export function sessionIdOf(raw: string): string {
-  const cleaned = redact(raw).replace(/[^A-Za-z0-9._:@/-]/g, "-").replace(/^[^A-Za-z0-9]+/, "");
+  const cleaned = redact(raw)
+    .replace(/[^A-Za-z0-9._:@/-]/g, "-")
+    .replace(/^[^A-Za-z0-9]+/, "");
   return sliceWhole(cleaned || "session", LIMITS.sessionId);
 }
 

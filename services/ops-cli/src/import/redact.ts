@@ -38,8 +38,8 @@ const BASE64_40 = String.raw`(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+
 
 /**
  * How often a 40-character run must change character class (upper, lower, digit, `/` or `+`) between neighbours
- * to read as random. A random key changes at about 25 of its 39 places; a camelCase identifier or a path, at
- * its word boundaries only (docs/design.md, "Redaction", has the figures).
+ * to read as random. A random key changes at most of its 39 places; a camelCase identifier or a path, at its
+ * word boundaries only (docs/benchmarks.md, "Session 19: redaction", has what each side loses).
  */
 export const RANDOM_CHANGES = 16;
 /** The share of capitals followed by a lowercase letter from which a run reads as camelCase words. */
@@ -101,7 +101,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   { name: "Slack token (xoxb-…)", pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g, replacement: REDACTED },
   {
     name: "Slack webhook URL (hooks.slack.com/services/…)",
-    pattern: /\b(hooks\.slack(?:-gov)?\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9_\/-]+/g,
+    pattern: /\b(hooks\.slack(?:-gov)?\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9_/-]+/g,
     replacement: `$1${REDACTED}`,
   },
   { name: "Cairn token (cairn_…)", pattern: /\bcairn_[A-Za-z0-9_-]{20,}/g, replacement: REDACTED },
@@ -144,7 +144,8 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     name: "AWS secret access key after a word that names it (aws…, secret…)",
     pattern: new RegExp(String.raw`(\b(?:aws|secret)[A-Za-z0-9_-]{0,30}\b[^\n]{0,40}?)(${BASE64_40})`, "gi"),
-    replacement: (match, prefix, run) => (/[A-Z]/.test(run!) && /[a-z]/.test(run!) && !/^[0-9a-f]+$/i.test(run!) ? `${prefix}${REDACTED}` : match),
+    replacement: (match, prefix, run) =>
+      /[A-Z]/.test(run!) && /[a-z]/.test(run!) && !/^[0-9a-f]+$/i.test(run!) ? `${prefix}${REDACTED}` : match,
   },
   {
     name: "AWS secret access key alone (40 characters of base64 that read as random)",
@@ -157,7 +158,10 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
 export function redact(text: string): string {
   let out = text;
   for (const { pattern, replacement } of SECRET_PATTERNS) {
-    out = typeof replacement === "string" ? out.replace(pattern, replacement) : out.replace(pattern, replacement as (m: string, ...g: unknown[]) => string);
+    out =
+      typeof replacement === "string"
+        ? out.replace(pattern, replacement)
+        : out.replace(pattern, replacement as (m: string, ...g: unknown[]) => string);
   }
   return out;
 }
