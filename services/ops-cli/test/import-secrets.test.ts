@@ -152,6 +152,24 @@ describe("secrets in imported history", () => {
     expect(leaked(audit)).toEqual([]);
   });
 
+  it("records a revert once: a second run leaves a mark of that revert worded otherwise as it was", async () => {
+    const marked = (await memoriesOf(bulkOps)).find((m) => m.corrections.length > 0)!;
+    // A mark of the same revert with the reason an earlier importer wrote, after the one this importer wrote.
+    const earlier = `Reverted by commit ${revert.slice(0, 12)}: "Revert "Add [redacted] to deploy config""`;
+    const res = await http(cairn.url, "POST", `/v1/memories/${marked.id}/outdated`, {
+      token: bulkOps.token,
+      body: { reason: earlier, commit: revert },
+    });
+    expect(res.status).toBe(200);
+    const run = await cairnCli(["import", "git", "--repo", repo, ...common(bulkOps)]);
+    expect(run.stdout).toContain("3 commits, 0 stored, 3 already there; 1 reverts, 1 reverted commits marked outdated");
+    const after = (await memoriesOf(bulkOps)).find((m) => m.id === marked.id)!;
+    expect(after.corrections.map((c) => [c.commit, c.reason])).toEqual([
+      [revert, `Reverted by commit ${revert.slice(0, 12)} (the revert's memory says why).`],
+      [revert, earlier],
+    ]);
+  });
+
   it("transcripts: secrets in a request, a tool call, a file path, a session id and an answer stay out", async () => {
     const sessions = join(dir, "claude", "-home-dev-deploy");
     await mkdir(sessions, { recursive: true });

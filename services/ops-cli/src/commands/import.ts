@@ -30,13 +30,18 @@ export async function importGit(
     "import git",
     io,
   );
-  const ids = new Map(plan.commits.map((c, i) => [c.hash, written[i]?.id]));
+  const ids = new Map(plan.commits.map((c, i) => [c.hash, written[i]]));
   let marked = 0;
   for (const r of plan.reverts) {
-    const id = ids.get(r.reverted);
-    if (!id) continue;
-    // Repeating the same mark records nothing more, so a second run leaves the history of corrections as it was.
-    await sender.call("mark_outdated", { memory_id: id, reason: r.reason, commit: r.revert });
+    const write = ids.get(r.reverted);
+    if (!write?.id) continue;
+    // A memory stored before may carry this revert's mark already, under a reason worded otherwise or with
+    // other corrections after it: the revert is recorded once, so a second run leaves the corrections as they were.
+    if (write.outcome === "replayed" && (await markedBy(sender, write.id, r.revert))) {
+      marked++;
+      continue;
+    }
+    await sender.call("mark_outdated", { memory_id: write.id, reason: r.reason, commit: r.revert });
     marked++;
   }
   return {
@@ -47,6 +52,12 @@ export async function importGit(
     addedForReverts: plan.addedForReverts,
     ...totalsOf(written),
   };
+}
+
+/** Whether the memory has an `outdated` correction naming the revert's commit. */
+async function markedBy(client: RedactingClient, memoryId: string, revert: string): Promise<boolean> {
+  const memory = await client.call("get_memory", { memory_id: memoryId });
+  return memory.corrections.some((c) => c.kind === "outdated" && c.commit === revert);
 }
 
 export interface TranscriptImportSummary extends WriteTotals {
