@@ -10,6 +10,7 @@ import { benchSummarizer } from "./summarizer.js";
 import { benchSummariesQuality } from "./summaries-quality.js";
 import { benchOpsCli } from "./ops-cli.js";
 import { benchPromptHook } from "./prompt-hook.js";
+import { benchRedaction } from "./redaction.js";
 import { benchScale } from "./scale.js";
 import { benchResident } from "./resident.js";
 import { benchRestart } from "./restart.js";
@@ -31,6 +32,7 @@ const benches: Record<string, (argv: string[]) => Promise<void>> = {
   "summaries-quality": benchSummariesQuality,
   "ops-cli": benchOpsCli,
   "prompt-hook": benchPromptHook,
+  redaction: benchRedaction,
   scale: benchScale,
   resident: benchResident,
   restart: benchRestart,
