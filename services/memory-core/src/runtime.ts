@@ -118,6 +118,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   for (const workspace of options.tokens.workspaces()) await checkStamps(workspace);
   const memories = new MemoryService(store, embedder, {
     log: options.log,
+    importers: (workspace) => options.tokens.importers(workspace),
     ...(options.tuning ? { tuning: options.tuning } : {}),
     ...(options.indexDir ? { snapshots: { dir: options.indexDir } } : {}),
   });

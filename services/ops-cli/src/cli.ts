@@ -26,14 +26,15 @@ const USAGE = `usage: cairn <command> [--url URL] [--token TOKEN | --tokens-file
                                 one memory per commit of a branch; reverts mark what they reverted outdated
   import transcripts --harness claude-code|codex --path FILE|DIR
                                 one memory per exchange of Claude Code or Codex session files
-  tokens add --agent NAME [--workspace W] [--role agent|admin]
+  tokens add --agent NAME [--workspace W] [--role agent|importer|admin]
                                 a new token, printed once; memory-core applies it while serving
   tokens list [--json]          who holds a token (no secrets shown)
   tokens revoke --agent NAME [--workspace W]
                                 refused by memory-core from its next request on
 --url defaults to http://127.0.0.1:8790; the admin token comes from --token, CAIRN_ADMIN_TOKEN, or
 --tokens-file (memory-core's tokens file: every workspace it holds an admin token for). The imports write
-with one token, an agent's or an admin's: --token, CAIRN_TOKEN or CAIRN_ADMIN_TOKEN. Both can run again:
+with one token: --token, CAIRN_IMPORT_TOKEN, the importer token of memory-core's tokens file (the first start
+writes one), CAIRN_TOKEN or CAIRN_ADMIN_TOKEN, the first found. Both can run again:
 nothing is stored twice. Secrets (API keys, tokens, private keys, passwords) are redacted before sending.
 The tokens commands edit memory-core's tokens file: --tokens-file, CAIRN_TOKENS_FILE, or .cairn/tokens.yaml.`;
 
@@ -176,7 +177,8 @@ async function runImport(
   io: Io,
 ): Promise<number> {
   // Arguments first, then the whole input is read and checked, and only then is anything sent.
-  const config = () => loadImportConfig({ url: string("url"), token: string("token"), "tokens-file": string("tokens-file") }, io.env);
+  const config = () =>
+    loadImportConfig({ url: string("url"), token: string("token"), "tokens-file": string("tokens-file") }, io.env, io.cwd);
   if (command === "import git") {
     const repo = string("repo");
     if (!repo) throw usageError("import git: --repo PATH is required");

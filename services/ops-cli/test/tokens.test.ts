@@ -134,7 +134,7 @@ describe("cairn tokens: added and revoked while memory-core serves", () => {
     expect(bad.code).toBe(2);
     const role = await cairnCli(["tokens", "add", "--agent", "ok", "--role", "root", "--tokens-file", file]);
     expect(role.code).toBe(2);
-    expect(role.stderr).toContain("--role must be one of agent, admin");
+    expect(role.stderr).toContain("--role must be one of agent, importer, admin");
     // The default file is the data dir's, as memory-core finds it.
     const inDataDir = await cairnCli(["tokens", "add", "--agent", "env"], { CAIRN_DATA_DIR: join(dir, "data") });
     expect(inDataDir.code).toBe(0);
@@ -158,7 +158,7 @@ describe("a start that fails", () => {
 
     const started = await startStack({ config: config(0), log, embedder: await sharedEmbedder() });
     running.push(started);
-    expect(started.generatedTokens).toHaveLength(2);
+    expect(started.generatedTokens?.map((t) => t.role)).toEqual(["admin", "agent", "importer"]);
     expect(await readFile(join(dataDir, "tokens.yaml"), "utf8")).toContain(started.generatedTokens![0]!.token);
   });
 });

@@ -40,6 +40,11 @@ export class TokenRegistry {
     return this.byHash.get(sha256(token));
   }
 
+  /** The agents of a workspace whose tokens import history: writers of record, not teammates. */
+  importers(workspace: string): Set<string> {
+    return new Set([...this.byHash.values()].filter((p) => p.workspace === workspace && p.role === "importer").map((p) => p.agent));
+  }
+
   workspaces(): string[] {
     return [...new Set([...this.byHash.values()].map((p) => p.workspace))].sort();
   }
@@ -84,7 +89,9 @@ export function parseTokensFile(text: string, source = "tokens file"): TokenEntr
       throw new TokensFileError(`${where}: agent must be 1-64 characters of letters, digits, ., _ and -`);
     }
     const role = e.role ?? "agent";
-    if (role !== "agent" && role !== "admin") throw new TokensFileError(`${where}: role must be agent or admin`);
+    if (role !== "agent" && role !== "admin" && role !== "importer") {
+      throw new TokensFileError(`${where}: role must be agent, importer or admin`);
+    }
     const tokenSha256 = typeof token === "string" ? sha256(token) : (hash as string);
     if (seen.has(tokenSha256)) throw new TokensFileError(`${where} repeats a token`);
     seen.add(tokenSha256);
@@ -108,11 +115,15 @@ export interface GeneratedToken extends Principal {
   token: string;
 }
 
-/** First start of the embedded default: an admin token and an agent token in workspace `default`. */
+/**
+ * First start of the embedded default: an admin token, an agent token and an importer token (what `cairn import`
+ * uses when given none) in workspace `default`.
+ */
 export async function writeGeneratedTokensFile(path: string): Promise<GeneratedToken[]> {
   const tokens: GeneratedToken[] = [
     { token: newToken(), workspace: "default", agent: "operator", role: "admin" },
     { token: newToken(), workspace: "default", agent: "agent", role: "agent" },
+    { token: newToken(), workspace: "default", agent: "importer", role: "importer" },
   ];
   const body = yaml.dump({
     tokens: tokens.map((t) => ({ token: t.token, workspace: t.workspace, agent: t.agent, role: t.role })),

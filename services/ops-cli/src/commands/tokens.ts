@@ -3,22 +3,20 @@ import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import yaml from "js-yaml";
 import { AGENT_PATTERN, newToken, parseTokensFile, sha256, WORKSPACE_PATTERN, type TokenEntry } from "@cairn/memory-core/tokens-file";
+import { defaultTokensFile } from "../config.js";
 import { CliError, usageError, type Io } from "../io.js";
 
-export const ROLES = ["agent", "admin"] as const;
+export const ROLES = ["agent", "importer", "admin"] as const;
 type Role = (typeof ROLES)[number];
 
 const HEADER = "# Cairn bearer tokens: each names a workspace, an agent and a role. Keep this file private.\n";
 
 /**
- * The tokens file `cairn tokens` edits: `--tokens-file`, else `CAIRN_TOKENS_FILE`, else `tokens.yaml` in
- * `CAIRN_DATA_DIR` (default `.cairn`), as memory-core finds it. memory-core applies a change within seconds.
+ * The tokens file `cairn tokens` edits: `--tokens-file`, else the one memory-core finds (`defaultTokensFile`).
+ * memory-core applies a change within seconds.
  */
 export function tokensFilePath(flag: string | undefined, env: Io["env"], cwd: string): string {
-  if (flag) return resolve(cwd, flag);
-  const named = env.CAIRN_TOKENS_FILE?.trim();
-  if (named) return resolve(cwd, named);
-  return resolve(cwd, env.CAIRN_DATA_DIR?.trim() || ".cairn", "tokens.yaml");
+  return flag ? resolve(cwd, flag) : defaultTokensFile(env, cwd);
 }
 
 interface FileState {
