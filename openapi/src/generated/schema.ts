@@ -840,6 +840,8 @@ export interface components {
             agent: components["schemas"]["AgentName"];
             session_id: components["schemas"]["SessionId"];
             recorded_at: components["schemas"]["Timestamp"];
+            /** @description When it happened (a commit's or a transcript's time), when the memory says so, as imported history does; `recorded_at` is when Cairn stored it. */
+            occurred_at?: components["schemas"]["Timestamp"];
             /** @description Present unless it is a plain `turn`. */
             kind?: components["schemas"]["Kind"];
             /**

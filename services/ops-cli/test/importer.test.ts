@@ -100,7 +100,14 @@ describe("the importer role", () => {
     await git("init", "-q", "-b", "main");
     await writeFile(join(repo, "cache.ts"), "export const ttl = 60;\n");
     await git("add", ".");
-    await git("commit", "-q", "-m", "Cache: a 60 s TTL for session lookups");
+    await run(
+      "git",
+      ["-c", "user.name=Dev", "-c", "user.email=dev@example.com", "commit", "-q", "-m", "Cache: a 60 s TTL for session lookups"],
+      {
+        cwd: repo,
+        env: { PATH: process.env.PATH ?? "", GIT_AUTHOR_DATE: "2024-05-01T10:00:00Z", GIT_COMMITTER_DATE: "2024-05-01T10:00:00Z" },
+      },
+    );
 
     // As written in the README: no token given; the CLI runs where `npm start` keeps its data (.cairn here).
     const imported = await run(process.execPath, [BIN, "import", "git", "--repo", repo, "--url", stack.url.href], {
@@ -110,10 +117,17 @@ describe("the importer role", () => {
     expect(imported.stdout).toContain("1 commits, 1 stored");
     const recent = await http(stack.url, "GET", "/v1/memories/recent?agent=importer&limit=5", { token: agentToken.token });
     expect(recent.body.turns).toHaveLength(1);
+    // It says when the change happened (the commit's time) beside when it was stored.
+    expect(recent.body.turns[0].occurred_at).toBe("2024-05-01T10:00:00Z");
+    expect(recent.body.turns[0].recorded_at.slice(0, 4)).toBe(new Date().toISOString().slice(0, 4));
     // The importer's history is there for the team, and the importer is not a teammate.
     expect((await http(stack.url, "POST", "/v1/memories", { token: agentToken.token, body: turn("after-import", 1) })).status).toBe(201);
     const team = await http(stack.url, "GET", "/v1/team", { token: agentToken.token });
     expect(team.body.agents.map((a: { agent: string }) => a.agent)).toEqual(["agent"]);
+    // A turn that does not say when it happened has no occurred_at.
+    const own = await http(stack.url, "GET", "/v1/memories/recent?limit=5", { token: agentToken.token });
+    expect(own.body.turns[0].recorded_at).toBeDefined();
+    expect(own.body.turns[0]).not.toHaveProperty("occurred_at");
 
     // Without a tokens file there, and no token, it says what to do.
     const elsewhere = await mkdtemp(join(tmpdir(), "cairn-importer-none-"));
