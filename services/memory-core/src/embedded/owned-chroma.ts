@@ -1,29 +1,32 @@
 import { join } from "node:path";
 import { startEmbeddedChroma, type EmbeddedChroma } from "./chroma-server.js";
-import { assertDataDirFree, claimDataDir } from "./data-dir.js";
+import { lockDataDir } from "./data-dir.js";
 
-/** The embedded Chroma of a data dir, started only when no live process owns the dir, and claimed for this one. */
+/**
+ * The embedded Chroma of a data dir, started only when no live process holds the dir, after any Chroma left
+ * running on it has stopped, and recorded as this process's.
+ */
 export async function startOwnedChroma(dataDir: string, onEnded?: (how: string, logFile: string) => void): Promise<EmbeddedChroma> {
-  await assertDataDirFree(dataDir);
-  const chroma = await startEmbeddedChroma({
-    path: join(dataDir, "chroma"),
-    logFile: join(dataDir, "logs", "chroma.log"),
-    ...(onEnded ? { onEnded } : {}),
-  });
-  let release: () => Promise<void>;
+  const path = join(dataDir, "chroma");
+  const lock = await lockDataDir(dataDir, path);
+  let chroma: EmbeddedChroma | undefined;
   try {
-    release = await claimDataDir(dataDir, chroma.url);
+    chroma = await startEmbeddedChroma({ path, logFile: join(dataDir, "logs", "chroma.log"), ...(onEnded ? { onEnded } : {}) });
+    await lock.record({ url: chroma.url, pid: chroma.pid, path });
   } catch (error) {
-    await chroma.stop();
+    await chroma?.stop();
+    await lock.release();
     throw error;
   }
+  const started = chroma;
   return {
-    url: chroma.url,
-    logFile: chroma.logFile,
-    endedWithin: (ms) => chroma.endedWithin(ms),
+    url: started.url,
+    pid: started.pid,
+    logFile: started.logFile,
+    endedWithin: (ms) => started.endedWithin(ms),
     async stop() {
-      await release();
-      await chroma.stop();
+      await started.stop();
+      await lock.release();
     },
   };
 }
