@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
@@ -10,6 +11,8 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import yaml from "js-yaml";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startOpenAIStub, type OpenAIStub } from "../../../testing/openai-stub.js";
+import { startEmbeddedChroma } from "../src/embedded/chroma-server.js";
+import { lockName } from "../src/embedded/data-dir.js";
 import { http, turn } from "./support/harness.js";
 import { alive, freePort, startMemoryCoreProcess, type MemoryCoreProcess } from "./support/processes.js";
 
@@ -194,5 +197,54 @@ describe("the embedded Chroma's life", () => {
     }
     const recent = await http(core.url, "GET", "/v1/memories/recent", { token });
     expect(recent.body.turns.map((t: { session_id: string }) => t.session_id)).toEqual(["life-stdio"]);
+  });
+
+  it("has a stdio MCP process wait for the Chroma of a start that holds the data dir, and use it", async () => {
+    const dataDir = join(await mkdtemp(join(tmpdir(), "cairn-life-wait-")), "data");
+    const chromaPath = join(dataDir, "chroma");
+    await mkdir(dataDir, { recursive: true });
+    const token = "w".repeat(40);
+    await writeFile(join(dataDir, "tokens.yaml"), yaml.dump({ tokens: [{ token, workspace: "life-wait", agent: "dev", role: "agent" }] }));
+    // This test is the start that holds the data dir and has not started its Chroma yet: it holds the lock.
+    const lock = createServer((socket) => socket.destroy());
+    let asked = 0;
+    lock.on("connection", () => asked++);
+    const name = await lockName(dataDir);
+    await new Promise<void>((done) => lock.listen({ path: name }, done));
+    try {
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: ["--import", "tsx", fileURLToPath(new URL("../src/stdio.ts", import.meta.url))],
+        env: { PATH: process.env.PATH ?? "", ...env(dataDir), CAIRN_TOKEN: token },
+        stderr: "pipe",
+      });
+      let stderr = "";
+      transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+      const client = new Client({ name: "cairn-life-wait", version: "0.0.0" });
+      let failed: unknown;
+      const connected = client.connect(transport, { timeout: 110_000 }).catch((error: unknown) => (failed = error));
+      // The stdio process found the data dir held and asks the lock whether its holder still runs.
+      await expect.poll(() => asked > 0 || failed !== undefined, { timeout: 110_000, interval: 100 }).toBe(true);
+      expect(failed, stderr).toBeUndefined();
+      expect(chromaPids(chromaPath)).toEqual([]);
+
+      const chroma = await startEmbeddedChroma({ path: chromaPath, logFile: join(dataDir, "logs", "chroma.log") });
+      try {
+        await writeFile(join(dataDir, "embedded.json"), JSON.stringify({ pid: process.pid, chroma_url: chroma.url.toString() }));
+        await connected;
+        expect(failed, stderr).toBeUndefined();
+        try {
+          const written = await client.callTool({ name: "add_memory", arguments: turn("life-wait", 1) });
+          expect(written.isError, stderr).toBeFalsy();
+          expect(chromaPids(chromaPath)).toEqual([chroma.pid]);
+        } finally {
+          await client.close();
+        }
+      } finally {
+        await chroma.stop();
+      }
+    } finally {
+      lock.close();
+    }
   });
 });

@@ -38,6 +38,20 @@ export async function runningChroma(dataDir: string): Promise<URL | undefined> {
   return new URL(owner.chroma_url);
 }
 
+/**
+ * The Chroma of the process that holds the data dir, waiting (up to `ms`) while that process is still starting
+ * it; undefined when nobody holds the dir, or its holder has no Chroma to share by then.
+ */
+export async function awaitRunningChroma(dataDir: string, ms: number): Promise<URL | undefined> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const url = await runningChroma(dataDir);
+    if (url || Date.now() > deadline) return url;
+    if (process.platform === "linux" && !(await answers(await lockName(dataDir)))) return undefined;
+    await sleep(200);
+  }
+}
+
 export interface DataDirLock {
   /** Records this process and its Chroma as the data dir's owner. */
   record(chroma: { url: URL; pid: number | undefined; path: string }): Promise<void>;
@@ -88,7 +102,7 @@ export async function lockDataDir(dataDir: string, chromaPath: string): Promise<
 }
 
 /** The lock's abstract socket: named after the data dir's real path, so that every spelling of it meets there. */
-async function lockName(dataDir: string): Promise<string> {
+export async function lockName(dataDir: string): Promise<string> {
   return `\0cairn-data-dir:${createHash("sha256").update(await realpath(dataDir)).digest("hex")}`;
 }
 
