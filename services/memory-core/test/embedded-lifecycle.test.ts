@@ -85,7 +85,14 @@ async function startBareChroma(path: string): Promise<number> {
   });
   bare.push(child);
   await expect
-    .poll(() => fetch(`http://127.0.0.1:${port}/api/v2/heartbeat`).then((r) => r.ok, () => false), { timeout: 60_000, interval: 200 })
+    .poll(
+      () =>
+        fetch(`http://127.0.0.1:${port}/api/v2/heartbeat`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      { timeout: 60_000, interval: 200 },
+    )
     .toBe(true);
   return child.pid!;
 }

@@ -51,8 +51,7 @@ export async function startEmbeddedChroma(options: EmbeddedChromaOptions): Promi
   await mkdir(dirname(options.logFile), { recursive: true });
   const port = options.port ?? (await freePort());
   const log = createWriteStream(options.logFile, { flags: "a" });
-  const args = ["--import", TETHER, chromaCli(), "run", "--path", path, "--host", "127.0.0.1", "--port", String(port)];
-  const child = spawn(process.execPath, args, {
+  const child = spawn(process.execPath, chromaArgs(path, port), {
     // stdin is the tether's pipe: nothing is written to it, and its end-of-file tells Chroma this process ended.
     stdio: ["pipe", "pipe", "pipe"],
     // A process group of its own: Ctrl-C in a terminal signals the whole foreground group, and Chroma must not
@@ -111,6 +110,12 @@ const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 function isStopSignal(signal: NodeJS.Signals | null, code: number | null): boolean {
   if (signal) return (STOP_SIGNALS as readonly string[]).includes(signal);
   return code === 0 || STOP_SIGNALS.some((name) => code === 128 + constants.signals[name]);
+}
+
+/** Node's arguments for the chromadb CLI serving `path` on a loopback port, with the tether unless told otherwise. */
+export function chromaArgs(path: string, port: number, tether = true): string[] {
+  const run = [chromaCli(), "run", "--path", path, "--host", "127.0.0.1", "--port", String(port)];
+  return tether ? ["--import", TETHER, ...run] : run;
 }
 
 function chromaCli(): string {

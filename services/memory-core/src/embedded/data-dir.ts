@@ -103,7 +103,9 @@ export async function lockDataDir(dataDir: string, chromaPath: string): Promise<
 
 /** The lock's abstract socket: named after the data dir's real path, so that every spelling of it meets there. */
 export async function lockName(dataDir: string): Promise<string> {
-  return `\0cairn-data-dir:${createHash("sha256").update(await realpath(dataDir)).digest("hex")}`;
+  return `\0cairn-data-dir:${createHash("sha256")
+    .update(await realpath(dataDir))
+    .digest("hex")}`;
 }
 
 function answers(path: string): Promise<boolean> {
@@ -142,7 +144,9 @@ async function stopLeftChromas(chromaPath: string): Promise<void> {
     if (!(await gone(pid, wanted))) {
       signal(pid, "SIGKILL");
       if (!(await gone(pid, wanted))) {
-        throw new DataDirBusyError(`CAIRN_DATA_DIR: a Chroma (pid ${pid}) left running on this data dir does not stop; stop it, then start again`);
+        throw new DataDirBusyError(
+          `CAIRN_DATA_DIR: a Chroma (pid ${pid}) left running on this data dir does not stop; stop it, then start again`,
+        );
       }
     }
   }
