@@ -58,7 +58,12 @@ export async function benchChromaTether(argv: string[]): Promise<void> {
         const ending = performance.now();
         if (kind === "tethered") child.stdin!.destroy();
         else child.kill("SIGTERM");
-        await exited;
+        // Bounded: a tether that did not act is a finding, not a hang.
+        const ended = await Promise.race([exited.then(() => true), sleep(30_000).then(() => false)]);
+        if (!ended) {
+          child.kill("SIGKILL");
+          throw new Error(`the ${kind} Chroma did not exit within 30 s of ${kind === "tethered" ? "its owner end closing" : "SIGTERM"}`);
+        }
         samples[kind].endMs.push(performance.now() - ending);
       }
     }
