@@ -54,7 +54,7 @@ async function agentToken(dataDir: string): Promise<string> {
   return tokens.find((t) => t.role === "agent")!.token;
 }
 
-/** Every live process running a Chroma on `path` (`... run --path <path> ...`); an exited, unreaped one has no command line. */
+/** Every live process running the chromadb CLI on `path` (`cli.mjs run --path <path>`); an exited, unreaped one has no command line. */
 function chromaPids(path: string): number[] {
   const found: number[] = [];
   for (const entry of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
@@ -68,7 +68,7 @@ function chromaPids(path: string): number[] {
     }
     const at = args.indexOf("--path");
     const given = at >= 0 ? args[at + 1] : undefined;
-    if (!args.includes("run") || given === undefined) continue;
+    if (!args.includes("run") || !args.some((arg) => arg.endsWith("cli.mjs")) || given === undefined) continue;
     if ((isAbsolute(given) ? given : resolve(cwd, given)) === path) found.push(Number(entry));
   }
   return found;
@@ -125,7 +125,7 @@ describe("the embedded Chroma's life", () => {
     await expect.poll(() => chromaPids(chromaPath), { timeout: 60_000, interval: 100 }).toEqual([]);
   });
 
-  it("stops a Chroma left running on the data dir before it starts its own, and leaves a Chroma on another data dir alone", async () => {
+  it("stops a Chroma left running on the data dir before it starts its own, and no process that is not that Chroma", async () => {
     const root = await mkdtemp(join(tmpdir(), "cairn-left-"));
     const dataDir = join(root, "data");
     const chromaPath = join(dataDir, "chroma");
@@ -133,16 +133,25 @@ describe("the embedded Chroma's life", () => {
     await mkdir(dataDir, { recursive: true });
     const left = await startBareChroma(chromaPath);
     const other = await startBareChroma(elsewhere);
-    // The record of an owner that is gone: a pid no process has.
-    await writeFile(join(dataDir, "embedded.json"), JSON.stringify({ pid: 2 ** 22 + 1, chroma_url: "http://127.0.0.1:9/" }));
+    // A process that names the data path on its command line but is no Chroma, and that the owner record (of an
+    // owner that is gone: a pid no process has) names as its Chroma, as a reused pid would.
+    const decoy = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)", "run", "--path", chromaPath], { stdio: "ignore" });
+    bare.push(decoy);
+    await writeFile(
+      join(dataDir, "embedded.json"),
+      JSON.stringify({ pid: 2 ** 22 + 1, chroma_url: "http://127.0.0.1:9/", chroma_pid: decoy.pid, chroma_path: chromaPath }),
+    );
     expect(chromaPids(chromaPath)).toEqual([left]);
     expect(chromaPids(elsewhere)).toEqual([other]);
+    expect(alive(decoy.pid!)).toBe(true);
 
     const core = await startCore(dataDir);
     const now = chromaPids(chromaPath);
     expect(now).toHaveLength(1);
     expect(now).not.toContain(left);
+    expect(alive(left)).toBe(false);
     expect(chromaPids(elsewhere)).toEqual([other]);
+    expect([decoy.exitCode, decoy.signalCode]).toEqual([null, null]);
     const token = await agentToken(dataDir);
     expect((await http(core.url, "POST", "/v1/memories", { token, body: turn("left", 1) })).status).toBe(201);
   });
