@@ -1,5 +1,6 @@
 import { benchBulk } from "./bulk.js";
 import { benchChromaChanges } from "./chroma-changes.js";
+import { benchChromaTether } from "./chroma-tether.js";
 import { benchChromaWrites } from "./chroma-writes.js";
 import { benchHostile } from "./hostile.js";
 import { benchLexical } from "./lexical.js";
@@ -23,6 +24,7 @@ const benches: Record<string, (argv: string[]) => Promise<void>> = {
   "memory-core": benchMemoryCore,
   bulk: benchBulk,
   "chroma-changes": benchChromaChanges,
+  "chroma-tether": benchChromaTether,
   "chroma-writes": benchChromaWrites,
   hostile: benchHostile,
   lexical: benchLexical,

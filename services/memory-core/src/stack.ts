@@ -6,7 +6,7 @@ import { parseTokensFile, readTokensFile, TokenRegistry, writeGeneratedTokensFil
 import { ConfigError, type Config } from "./config.js";
 import { CairnError } from "./errors.js";
 import { EmbeddedChromaError, type EmbeddedChroma } from "./embedded/chroma-server.js";
-import { startOwnedChroma } from "./embedded/owned-chroma.js";
+import { holdDataDir } from "./embedded/owned-chroma.js";
 import type { Embedder } from "./embeddings/embedder.js";
 import { createApp } from "./http/app.js";
 import type { ConsoleFiles } from "./http/console-route.js";
@@ -51,6 +51,9 @@ export async function startStack({ config, log, embedder, summarizer, console: c
   let generatedTokens: GeneratedToken[] | undefined;
   try {
     await mkdir(config.dataDir, { recursive: true });
+    // Embedded: the data dir is taken before anything is written into it (the generated tokens file included).
+    const held = config.chromaUrl ? undefined : await holdDataDir(config.dataDir);
+    if (held) cleanups.push(() => held.release());
     if (!existsSync(config.tokensFile)) {
       if (config.tokensFileGiven) throw new ConfigError("CAIRN_TOKENS_FILE", "names a file that does not exist");
       generatedTokens = await writeGeneratedTokensFile(config.tokensFile);
@@ -61,7 +64,7 @@ export async function startStack({ config, log, embedder, summarizer, console: c
     let chromaUrl = config.chromaUrl;
     if (!chromaUrl) {
       // Nothing restarts it: every request answers 503 from then on, so the operator must hear why at once.
-      const chroma = await startOwnedChroma(config.dataDir, (how, logFile) =>
+      const chroma = await held!.startChroma((how, logFile) =>
         log.error("the embedded chroma stopped; memory-core answers 503 until it is restarted", { how, log_file: logFile }),
       );
       embedded = chroma;
