@@ -1,6 +1,5 @@
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
-import type { Server } from "node:http";
 import { loadTokenRegistry, writeGeneratedTokensFile, type GeneratedToken } from "./auth/tokens.js";
 import { ConfigError, type Config } from "./config.js";
 import { CairnError } from "./errors.js";
@@ -8,6 +7,7 @@ import { EmbeddedChromaError, type EmbeddedChroma } from "./embedded/chroma-serv
 import { startOwnedChroma } from "./embedded/owned-chroma.js";
 import type { Embedder } from "./embeddings/embedder.js";
 import { createApp } from "./http/app.js";
+import { closeServer, createHttpServer, listen } from "./http/server.js";
 import type { ConsoleFiles } from "./http/console-route.js";
 import type { Logger } from "./logger.js";
 import { createRuntime, type Runtime, type SummarizerFactory } from "./runtime.js";
@@ -92,7 +92,7 @@ export async function startStack({ config, log, embedder, summarizer, console: c
       host: config.host,
       ...(consoleFiles ? { console: consoleFiles } : {}),
     });
-    const server = await listen(app, config.port, config.host);
+    const server = await listen(createHttpServer(app, config.http), config.port, config.host);
     cleanups.push(() => closeServer(server));
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : config.port;
@@ -131,23 +131,4 @@ function chromaEndedAtStart(how: string, logFile: string): EmbeddedChromaError {
   return new EmbeddedChromaError(
     `the embedded Chroma stopped (${how}) while memory-core read the store at start; see its log: ${logFile}.${remedy}`,
   );
-}
-
-function listen(app: ReturnType<typeof createApp>, port: number, host: string): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const server = app.listen(port, host);
-    server.once("listening", () => resolve(server));
-    server.once("error", (error: NodeJS.ErrnoException) => {
-      if (error.code === "EADDRINUSE") reject(new ConfigError("CAIRN_PORT", `port ${port} is already in use`));
-      else if (error.code === "EADDRNOTAVAIL") reject(new ConfigError("CAIRN_HOST", `cannot bind ${host}`));
-      else reject(error);
-    });
-  });
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
 }
