@@ -191,9 +191,10 @@ describe("an idle keep-alive connection", () => {
     try {
       const outcomes: string[] = [];
       for (let n = 1; n <= 3; n++) {
-        const result = await client
-          .callTool({ name: "add_memory", arguments: turn("held-up", n) })
-          .then((r) => (r.isError ? "tool error" : "stored"), (error: unknown) => `failed: ${String(error)}`);
+        const result = await client.callTool({ name: "add_memory", arguments: turn("held-up", n) }).then(
+          (r) => (r.isError ? "tool error" : "stored"),
+          (error: unknown) => `failed: ${String(error)}`,
+        );
         outcomes.push(result);
         if (n < 3) busy(told * 1000 + 1000);
       }
