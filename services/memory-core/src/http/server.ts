@@ -2,11 +2,11 @@ import { createServer, type RequestListener, type Server } from "node:http";
 import { ConfigError, type HttpServerSettings } from "../config.js";
 
 /**
- * The keep-alive time the server announces (`Keep-Alive: timeout=`, in seconds): at most 5 s, and well under the
- * time it holds an idle connection. See `createHttpServer`.
+ * The keep-alive time the server announces (`Keep-Alive: timeout=`, in whole seconds): at most half the time it
+ * holds an idle connection, and never above 5 s. See `createHttpServer`.
  */
 export function advertisedKeepAliveSeconds(settings: HttpServerSettings): number {
-  return Math.max(1, Math.min(5, Math.floor(settings.keepAliveTimeoutMs / 2000)));
+  return Math.min(5, Math.floor(settings.keepAliveTimeoutMs / 2000));
 }
 
 /**
