@@ -2,6 +2,7 @@ import { benchBulk } from "./bulk.js";
 import { benchChromaChanges } from "./chroma-changes.js";
 import { benchChromaWrites } from "./chroma-writes.js";
 import { benchHttpEdges } from "./http-edges.js";
+import { benchHostile } from "./hostile.js";
 import { benchLexical } from "./lexical.js";
 import { benchLocomo } from "./locomo.js";
 import { tuneLocomo } from "./locomo-tune.js";
@@ -10,6 +11,7 @@ import { benchSummarizer } from "./summarizer.js";
 import { benchSummariesQuality } from "./summaries-quality.js";
 import { benchOpsCli } from "./ops-cli.js";
 import { benchPromptHook } from "./prompt-hook.js";
+import { benchRedaction } from "./redaction.js";
 import { benchScale } from "./scale.js";
 import { benchResident } from "./resident.js";
 import { benchRestart } from "./restart.js";
@@ -24,6 +26,7 @@ const benches: Record<string, (argv: string[]) => Promise<void>> = {
   "chroma-changes": benchChromaChanges,
   "chroma-writes": benchChromaWrites,
   "http-edges": benchHttpEdges,
+  hostile: benchHostile,
   lexical: benchLexical,
   locomo: benchLocomo,
   "locomo-tune": tuneLocomo,
@@ -31,6 +34,7 @@ const benches: Record<string, (argv: string[]) => Promise<void>> = {
   "summaries-quality": benchSummariesQuality,
   "ops-cli": benchOpsCli,
   "prompt-hook": benchPromptHook,
+  redaction: benchRedaction,
   scale: benchScale,
   resident: benchResident,
   restart: benchRestart,

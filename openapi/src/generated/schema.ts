@@ -38,7 +38,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Keep many turns at once, for imported history (admin).
+         * Keep many turns at once, for imported history (importer or admin).
          * @description The bulk form of `add_memory`, for importers: up to 500 turns in one request (within the 512 kB body limit), each stored exactly as
          *     `add_memory` would store it, written by the token's agent (`author` says who did the work). Each item
          *     keeps every guarantee of `add_memory`: stored once whatever the retries (the same key, or the same text
@@ -252,7 +252,9 @@ export interface paths {
         };
         /**
          * Who your token stands for.
-         * @description Your token's workspace, agent and role (`admin` may call the admin operations).
+         * @description Your token's workspace, agent and role (`admin` may call the admin operations; `importer`, a token
+         *     for imports of history, may call add_memories and every operation an agent may, and is not listed as a
+         *     teammate by query_team_status).
          */
         get: operations["get_caller"];
         put?: never;
@@ -620,7 +622,7 @@ export interface components {
             workspace: string;
             agent: components["schemas"]["AgentName"];
             /** @enum {string} */
-            role: "agent" | "admin";
+            role: "agent" | "importer" | "admin";
         };
         /** @example t_f1cef6892836cbc45b93fd335fe0d5ae */
         MemoryId: string;

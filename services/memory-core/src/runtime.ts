@@ -40,6 +40,11 @@ export interface Runtime {
   /** Present when a summarizer factory was given. */
   summarizer: RunningSummarizer | undefined;
   readiness(): Promise<Readiness>;
+  /**
+   * Readies a workspace that was not known at start (a tokens file changed while serving) as the start readies
+   * each: its collections checked against the embedding stamp, its lexical indexes loaded. Throws when it cannot.
+   */
+  openWorkspace(workspace: string): Promise<void>;
   /** Stops what the runtime runs on its own (the lexical ranking thread); the summarizer is stopped by its owner. */
   close(): Promise<void>;
 }
@@ -101,7 +106,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   );
   await store.heartbeat();
   const awaitingReembed = new Set<string>();
-  for (const workspace of options.tokens.workspaces()) {
+  const checkStamps = async (workspace: string) => {
     try {
       for (const name of COLLECTIONS) await store.collection(workspace, name);
     } catch (error) {
@@ -109,9 +114,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       options.log.warn("workspace waits for re-embedding (cairn reembed)", { workspace });
       awaitingReembed.add(workspace);
     }
-  }
+  };
+  for (const workspace of options.tokens.workspaces()) await checkStamps(workspace);
   const memories = new MemoryService(store, embedder, {
     log: options.log,
+    importers: (workspace) => options.tokens.importers(workspace),
     ...(options.tuning ? { tuning: options.tuning } : {}),
     ...(options.indexDir ? { snapshots: { dir: options.indexDir } } : {}),
   });
@@ -187,6 +194,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     tokens: options.tokens,
     metrics,
     summarizer,
+    async openWorkspace(workspace) {
+      await checkStamps(workspace);
+      if (!awaitingReembed.has(workspace)) await warmUp(workspace);
+    },
     async readiness() {
       const chroma = await store.heartbeat().then(
         () => "ok" as const,

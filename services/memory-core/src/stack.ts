@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
-import { loadTokenRegistry, writeGeneratedTokensFile, type GeneratedToken } from "./auth/tokens.js";
+import { mkdir, rm } from "node:fs/promises";
+import { watchTokensFile } from "./auth/tokens-reload.js";
+import { parseTokensFile, readTokensFile, TokenRegistry, writeGeneratedTokensFile, type GeneratedToken } from "./auth/tokens.js";
 import { ConfigError, type Config } from "./config.js";
 import { CairnError } from "./errors.js";
 import { EmbeddedChromaError, type EmbeddedChroma } from "./embedded/chroma-server.js";
@@ -47,14 +48,15 @@ export async function startStack({ config, log, embedder, summarizer, console: c
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     cleanups.length = 0;
   };
+  let generatedTokens: GeneratedToken[] | undefined;
   try {
     await mkdir(config.dataDir, { recursive: true });
-    let generatedTokens: GeneratedToken[] | undefined;
     if (!existsSync(config.tokensFile)) {
       if (config.tokensFileGiven) throw new ConfigError("CAIRN_TOKENS_FILE", "names a file that does not exist");
       generatedTokens = await writeGeneratedTokensFile(config.tokensFile);
     }
-    const tokens = await loadTokenRegistry(config.tokensFile);
+    const tokensText = await readTokensFile(config.tokensFile);
+    const tokens = new TokenRegistry(parseTokensFile(tokensText));
 
     let chromaUrl = config.chromaUrl;
     if (!chromaUrl) {
@@ -94,6 +96,14 @@ export async function startStack({ config, log, embedder, summarizer, console: c
     });
     const server = await listen(createHttpServer(app, config.http), config.port, config.host);
     cleanups.push(() => closeServer(server));
+    const reload = watchTokensFile({
+      file: config.tokensFile,
+      registry: tokens,
+      log,
+      openWorkspace: (workspace) => runtime.openWorkspace(workspace),
+      inForce: tokensText,
+    });
+    cleanups.push(async () => reload.stop());
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : config.port;
     const url = new URL(`http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`);
@@ -113,6 +123,8 @@ export async function startStack({ config, log, embedder, summarizer, console: c
     const unreachable = error instanceof CairnError && error.code === "unavailable";
     const ended = unreachable ? await embedded?.endedWithin(2000) : undefined;
     await stopAll();
+    // Tokens this start wrote were never printed: the next start writes and prints its own.
+    if (generatedTokens) await rm(config.tokensFile, { force: true });
     if (ended && embedded) throw chromaEndedAtStart(ended, embedded.logFile);
     throw error;
   }

@@ -79,7 +79,14 @@ export class MemoryService {
   constructor(
     private readonly store: ChromaStore,
     private readonly embedder: Embedder,
-    options: { now?: () => number; tuning?: RetrievalTuning; log?: Logger; snapshots?: SnapshotOptions } = {},
+    options: {
+      now?: () => number;
+      tuning?: RetrievalTuning;
+      log?: Logger;
+      snapshots?: SnapshotOptions;
+      /** The agents of a workspace that import history (importer tokens): not teammates in query_team_status. */
+      importers?: (workspace: string) => ReadonlySet<string>;
+    } = {},
   ) {
     const now = options.now ?? Date.now;
     this.now = now;
@@ -101,7 +108,7 @@ export class MemoryService {
     this.imports = new RecordImport(store, embedder, this.sequences, this.audit);
     this.integrity = new IntegrityCheck(store, this.sequences, this.audit, now);
     this.reembedding = new Reembedding(store, embedder);
-    this.team = new TeamStatus(this.lexical, this.recency);
+    this.team = new TeamStatus(this.lexical, this.recency, options.importers ?? (() => new Set()));
     this.verifications = new Verifications(store);
     this.bulk = new BulkWrites(store, embedder, this.sequences, this.keyedMarkers, this.corrections, this.audit);
     this.log = options.log;

@@ -21,6 +21,9 @@ export interface TurnIds {
   hash: string;
 }
 
+/** Who wrote a memory when the request does not say: an importer's writes wait for review like any import's. */
+const DEFAULT_SOURCE = { admin: "human", agent: "agent", importer: "import" } as const;
+
 /**
  * The checks a write passes before anything is looked up, and what it stores: the request with its source
  * resolved (part of what was written, so a retry that spells it out replays) and its ids.
@@ -30,7 +33,7 @@ export function resolveTurn(principal: Principal, request: AddMemoryRequest): { 
   if (request.source === "human" && principal.role !== "admin") {
     throw forbidden("Only an admin token may write a memory as source human.");
   }
-  const input: AddMemoryRequest = { ...request, source: request.source ?? (principal.role === "admin" ? "human" : "agent") };
+  const input: AddMemoryRequest = { ...request, source: request.source ?? DEFAULT_SOURCE[principal.role] };
   const byContent = contentKey(input.session_id, input.prompt, input.thought, input.response);
   const key = input.idempotency_key ?? byContent;
   return {
