@@ -20,8 +20,10 @@ export function advertisedKeepAliveSeconds(settings: HttpServerSettings): number
  * - An idle keep-alive connection is held for `keepAliveTimeoutMs` but announced to clients as kept for much less
  *   (`advertisedKeepAliveSeconds`). fetch (undici, the MCP SDK's HTTP transport) reuses an idle connection until
  *   2 s before the announced time; a client held up past the moment the server closes it (its event loop busy,
- *   a pause of its collector, a machine short of CPU) writes its next request onto a closing connection and
- *   fails with a reset (`fetch failed`), which it does not retry for a POST. Announcing a few seconds and
+ *   a pause of its collector, a machine short of CPU) writes its next request onto a closing connection, and a
+ *   server busy past that moment with such a request already sent closes the connection (its timers run) before
+ *   it reads the request. The request meets a reset and fetch fails (`fetch failed`), which it does not retry
+ *   for a POST. Announcing a few seconds and
  *   holding for over a minute leaves such a client a minute's delay before the race could happen; reverse
  *   proxies, which keep their own idle time (60 s by default for the usual ones), stay under the hold too.
  */
