@@ -4,6 +4,7 @@ import { loadContract, OperationValidators } from "@cairn/openapi";
 import { HTTP_DEFAULTS } from "../services/memory-core/src/config.js";
 import { validationFailed } from "../services/memory-core/src/errors.js";
 import { createHttpServer } from "../services/memory-core/src/http/server.js";
+import { silentLogger } from "../services/memory-core/src/logger.js";
 
 /**
  * Two edges of the HTTP server, measured on loopback:
@@ -33,7 +34,7 @@ export async function benchHttpEdges(argv: string[]): Promise<void> {
   };
   for (const [name, server] of [
     ["node default (keep-alive 5 s, announced 5 s)", createServer(handler)],
-    ["memory-core createHttpServer (defaults)", createHttpServer(handler, HTTP_DEFAULTS)],
+    ["memory-core createHttpServer (defaults)", createHttpServer(handler, HTTP_DEFAULTS, silentLogger)],
   ] as const) {
     const { failed, announced } = await heldUpReuse(server, rounds, stallMs);
     process.stdout.write(

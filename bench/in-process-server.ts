@@ -38,7 +38,7 @@ export async function startInProcessServer(options: {
     log: silentLogger,
     host: "127.0.0.1",
   });
-  const server = await listen(createHttpServer(app, HTTP_DEFAULTS), 0, "127.0.0.1");
+  const server = await listen(createHttpServer(app, HTTP_DEFAULTS, silentLogger), 0, "127.0.0.1");
   return {
     url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
     async close() {

@@ -94,7 +94,7 @@ export async function startStack({ config, log, embedder, summarizer, console: c
       host: config.host,
       ...(consoleFiles ? { console: consoleFiles } : {}),
     });
-    const server = await listen(createHttpServer(app, config.http), config.port, config.host);
+    const server = await listen(createHttpServer(app, config.http, log), config.port, config.host);
     cleanups.push(() => closeServer(server));
     const reload = watchTokensFile({
       file: config.tokensFile,

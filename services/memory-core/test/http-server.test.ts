@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { connect as netConnect, type Socket } from "node:net";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
-import { http, makeToken, mcpClient, startCairn, turn, uniqueWorkspace, type TestCairn } from "./support/harness.js";
+import { http, makeToken, mcpClient, startCairn, turn, uniqueWorkspace, warningsLog, type TestCairn } from "./support/harness.js";
 
 /**
  * The HTTP server's connection limits (http/server.ts, config.ts), over real sockets: what a client that sends
@@ -118,7 +118,8 @@ describe("a client that sends its request slowly or not at all", () => {
 
 describe("a cap on open connections", () => {
   it("closes a connection past the cap as it is accepted, serves the ones it holds, and accepts again once one ends", async () => {
-    cairn = await startCairn([makeToken(uniqueWorkspace("cap"), "agent")], { http: { maxConnections: 2 } });
+    const { log, warnings } = warningsLog();
+    cairn = await startCairn([makeToken(uniqueWorkspace("cap"), "agent")], { http: { maxConnections: 2 }, log });
     const first = await rawConnection(cairn.url);
     const second = await rawConnection(cairn.url);
     for (const held of [first, second]) {
@@ -127,10 +128,12 @@ describe("a cap on open connections", () => {
       expect(healthAnswers(held.received())).toBe(1);
     }
 
+    expect(warnings).toEqual([]);
     const third = await rawConnection(cairn.url);
     third.socket.write(healthz());
     await third.closed;
     expect(third.received()).toBe("");
+    expect(warnings).toEqual([expect.stringMatching(/CAIRN_HTTP_MAX_CONNECTIONS/)]);
 
     // The held connections are served as before.
     first.socket.write(healthz());

@@ -1,5 +1,9 @@
 import { createServer, type RequestListener, type Server } from "node:http";
 import { ConfigError, type HttpServerSettings } from "../config.js";
+import type { Logger } from "../logger.js";
+
+/** At most one log line a minute about connections closed at the cap, however many there are. */
+const DROP_LOG_INTERVAL_MS = 60_000;
 
 /**
  * The keep-alive time the server announces (`Keep-Alive: timeout=`, in whole seconds): at most half the time it
@@ -16,7 +20,8 @@ export function advertisedKeepAliveSeconds(settings: HttpServerSettings): number
  *   `requestTimeoutMs`, else Node answers 408 and closes the connection. Node looks for such connections every
  *   `connectionsCheckingInterval`, set here to a fraction of the headers' timeout so that it holds to within it.
  *   An idle keep-alive connection is not a request in progress: these timeouts do not close it.
- * - At most `maxConnections` connections are open; one more is closed as it is accepted.
+ * - At most `maxConnections` connections are open; one more is closed as it is accepted, and the log says so (the
+ *   first time, then at most once a minute with the count since).
  * - An idle keep-alive connection is held for `keepAliveTimeoutMs` but announced to clients as kept for much less
  *   (`advertisedKeepAliveSeconds`). fetch (undici, the MCP SDK's HTTP transport) reuses an idle connection until
  *   2 s before the announced time; a client held up past the moment the server closes it (its event loop busy,
@@ -27,7 +32,7 @@ export function advertisedKeepAliveSeconds(settings: HttpServerSettings): number
  *   holding for over a minute leaves such a client a minute's delay before the race could happen; reverse
  *   proxies, which keep their own idle time (60 s by default for the usual ones), stay under the hold too.
  */
-export function createHttpServer(app: RequestListener, settings: HttpServerSettings): Server {
+export function createHttpServer(app: RequestListener, settings: HttpServerSettings, log: Logger): Server {
   const keepAlive = `timeout=${advertisedKeepAliveSeconds(settings)}`;
   const server = createServer(
     {
@@ -43,6 +48,19 @@ export function createHttpServer(app: RequestListener, settings: HttpServerSetti
   );
   server.keepAliveTimeout = settings.keepAliveTimeoutMs;
   server.maxConnections = settings.maxConnections;
+  let dropped = 0;
+  let loggedAt: number | undefined;
+  server.on("drop", () => {
+    dropped++;
+    const now = Date.now();
+    if (loggedAt !== undefined && now - loggedAt < DROP_LOG_INTERVAL_MS) return;
+    log.warn("connections closed as accepted: the server holds as many as CAIRN_HTTP_MAX_CONNECTIONS allows", {
+      max_connections: settings.maxConnections,
+      closed: dropped,
+    });
+    dropped = 0;
+    loggedAt = now;
+  });
   return server;
 }
 

@@ -104,7 +104,7 @@ export async function startCairn(
     host: "127.0.0.1",
     ...(options.console ? { console: options.console } : {}),
   });
-  const server = await listen(createHttpServer(app, { ...HTTP_DEFAULTS, ...options.http }), 0, "127.0.0.1");
+  const server = await listen(createHttpServer(app, { ...HTTP_DEFAULTS, ...options.http }, options.log ?? silentLogger), 0, "127.0.0.1");
   const { port } = server.address() as AddressInfo;
   return {
     url: new URL(`http://127.0.0.1:${port}`),
