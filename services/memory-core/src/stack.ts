@@ -1,6 +1,5 @@
 import { existsSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
-import type { Server } from "node:http";
 import { watchTokensFile } from "./auth/tokens-reload.js";
 import { parseTokensFile, readTokensFile, TokenRegistry, writeGeneratedTokensFile, type GeneratedToken } from "./auth/tokens.js";
 import { ConfigError, type Config } from "./config.js";
@@ -9,6 +8,7 @@ import { EmbeddedChromaError, type EmbeddedChroma } from "./embedded/chroma-serv
 import { holdDataDir } from "./embedded/owned-chroma.js";
 import type { Embedder } from "./embeddings/embedder.js";
 import { createApp } from "./http/app.js";
+import { closeServer, createHttpServer, listen } from "./http/server.js";
 import type { ConsoleFiles } from "./http/console-route.js";
 import type { Logger } from "./logger.js";
 import { createRuntime, type Runtime, type SummarizerFactory } from "./runtime.js";
@@ -97,7 +97,7 @@ export async function startStack({ config, log, embedder, summarizer, console: c
       host: config.host,
       ...(consoleFiles ? { console: consoleFiles } : {}),
     });
-    const server = await listen(app, config.port, config.host);
+    const server = await listen(createHttpServer(app, config.http, log), config.port, config.host);
     cleanups.push(() => closeServer(server));
     const reload = watchTokensFile({
       file: config.tokensFile,
@@ -146,23 +146,4 @@ function chromaEndedAtStart(how: string, logFile: string): EmbeddedChromaError {
   return new EmbeddedChromaError(
     `the embedded Chroma stopped (${how}) while memory-core read the store at start; see its log: ${logFile}.${remedy}`,
   );
-}
-
-function listen(app: ReturnType<typeof createApp>, port: number, host: string): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const server = app.listen(port, host);
-    server.once("listening", () => resolve(server));
-    server.once("error", (error: NodeJS.ErrnoException) => {
-      if (error.code === "EADDRINUSE") reject(new ConfigError("CAIRN_PORT", `port ${port} is already in use`));
-      else if (error.code === "EADDRNOTAVAIL") reject(new ConfigError("CAIRN_HOST", `cannot bind ${host}`));
-      else reject(error);
-    });
-  });
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
 }
