@@ -647,7 +647,7 @@ export interface components {
         Timestamp: string;
         /** @enum {string} */
         Confidence: "high" | "medium" | "low" | "none";
-        /** @description What to look for; must contain a non-space character. */
+        /** @description What to look for; must contain a character a reader can see. */
         Query: string;
         Check: {
             name: string;

@@ -683,3 +683,98 @@ describe("get_audit_log over MCP", () => {
     }
   });
 });
+
+/** Text with nothing a reader can see: the same rule refuses it in a reason as in a prompt. */
+const MEANINGLESS: Array<[string, string]> = [
+  ["a lone surrogate", "\ud800"],
+  ["a lone surrogate beside words", "moved \udc00 to streams"],
+  ["only NUL", "\u0000"],
+  ["only zero-width characters", "\u200b\u200c\u200d"],
+  ["only invisible formatting and spaces", " \ufeff\u2060 \u200e\t"],
+];
+/** Reasons that carry meaning, in more than ASCII. */
+const MEANINGFUL = ["moved to Redis streams", "キャッシュを再設計した 🪨🧭 — ça marche, naïve café"];
+
+describe("free text that carries nothing a reader can see", () => {
+  const reasonRoutes = [
+    { operation: "supersede_memory", route: "supersede", token: () => alice.token },
+    { operation: "mark_outdated", route: "outdated", token: () => alice.token },
+    { operation: "forget_memory", route: "forget", token: () => alice.token },
+    { operation: "review_memory", route: "review", token: () => admin.token, extra: { decision: "approve" } },
+  ];
+
+  it("is refused in every correction reason over REST as in a prompt, with nothing changed; real reasons in any script are kept", async () => {
+    const target = await add(alice.token, turn("fix-text", 1, { source: "import" }));
+    const untouched = JSON.stringify((await http(cairn.url, "GET", `/v1/memories/${target.id}`, { token: alice.token })).body);
+    for (const { operation, route, token, extra } of reasonRoutes) {
+      for (const [label, reason] of MEANINGLESS) {
+        const res = await http(cairn.url, "POST", `/v1/memories/${target.id}/${route}`, { token: token(), body: { ...extra, reason } });
+        expect([res.status, res.body.code], `${operation}: ${label}`).toEqual([400, "validation_failed"]);
+        expect(res.body.errors.map((e: { path: string }) => e.path), `${operation}: ${label}`).toEqual(["reason"]);
+        expect(res.body.hint).toMatch(/errors/);
+      }
+    }
+    for (const [label, prompt] of MEANINGLESS) {
+      const res = await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body: turn("fix-text", 2, { prompt }) });
+      expect([res.status, res.body.code, res.body.errors?.[0]?.path], `prompt: ${label}`).toEqual([400, "validation_failed", "prompt"]);
+    }
+    expect(JSON.stringify((await http(cairn.url, "GET", `/v1/memories/${target.id}`, { token: alice.token })).body)).toBe(untouched);
+    const audit = await http(cairn.url, "GET", `/v1/audit?memory_id=${target.id}`, { token: admin.token });
+    expect(audit.body.entries.map((e: { action: string }) => e.action)).toEqual(["add"]);
+
+    // The same memory takes each correction with a real reason, ASCII or not, and keeps it as written.
+    for (const reason of MEANINGFUL) {
+      const outdated = await http(cairn.url, "POST", `/v1/memories/${target.id}/outdated`, { token: alice.token, body: { reason } });
+      expect(outdated.status).toBe(200);
+      expect(outdated.body.corrections.at(-1).reason).toBe(reason);
+      const reviewed = await http(cairn.url, "POST", `/v1/memories/${target.id}/review`, {
+        token: admin.token,
+        body: { decision: "approve", reason },
+      });
+      expect([reviewed.status, reviewed.body.review?.reason]).toEqual([200, reason]);
+    }
+    const superseded = await http(cairn.url, "POST", `/v1/memories/${target.id}/supersede`, {
+      token: alice.token,
+      body: { reason: MEANINGFUL[1] },
+    });
+    expect([superseded.status, superseded.body.superseded_reason]).toEqual([200, MEANINGFUL[1]]);
+    const forgotten = await http(cairn.url, "POST", `/v1/memories/${target.id}/forget`, { token: alice.token, body: { reason: MEANINGFUL[1] } });
+    expect([forgotten.status, forgotten.body.reason]).toEqual([200, MEANINGFUL[1]]);
+    const written = await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body: turn("fix-text", 3, { prompt: MEANINGFUL[1] }) });
+    expect(written.status).toBe(201);
+  });
+
+  it("is refused in every correction reason over MCP with a tool error naming the field; real reasons are kept", async () => {
+    const target = await add(alice.token, turn("fix-text-mcp", 1, { source: "import" }));
+    const agentClient = await mcpClient(cairn.url, alice.token);
+    const adminClient = await mcpClient(cairn.url, admin.token);
+    try {
+      for (const { operation, extra } of reasonRoutes) {
+        const client = operation === "review_memory" ? adminClient : agentClient;
+        for (const [label, reason] of MEANINGLESS) {
+          const res = (await client.callTool({ name: operation, arguments: { memory_id: target.id, ...extra, reason } })) as any;
+          expect(res.isError, `${operation}: ${label}`).toBe(true);
+          const problem = JSON.parse(res.content[0].text);
+          expect([problem.code, problem.errors?.map((e: { path: string }) => e.path)], `${operation}: ${label}`).toEqual([
+            "validation_failed",
+            ["reason"],
+          ]);
+          expect(problem.hint).toEqual(expect.any(String));
+        }
+      }
+      const memory = (await http(cairn.url, "GET", `/v1/memories/${target.id}`, { token: alice.token })).body;
+      expect([memory.corrections, memory.review.state]).toEqual([[], "pending"]);
+      const outdated = (await agentClient.callTool({ name: "mark_outdated", arguments: { memory_id: target.id, reason: MEANINGFUL[1] } })) as any;
+      expect(outdated.isError).toBeFalsy();
+      expect(outdated.structuredContent.corrections.at(-1).reason).toBe(MEANINGFUL[1]);
+      const reviewed = (await adminClient.callTool({
+        name: "review_memory",
+        arguments: { memory_id: target.id, decision: "reject", reason: MEANINGFUL[0] },
+      })) as any;
+      expect([reviewed.isError ?? false, reviewed.structuredContent.review.reason]).toEqual([false, MEANINGFUL[0]]);
+    } finally {
+      await agentClient.close();
+      await adminClient.close();
+    }
+  });
+});
