@@ -716,10 +716,15 @@ export interface components {
             reason: string;
         };
         AuditEntry: {
-            /** @enum {string} */
-            action: "add" | "supersede" | "mark_outdated" | "forget" | "restore" | "repair" | "approve" | "reject";
+            /**
+             * @description What was done to the memory. `named_replacement`: the memory was named the replacement of the memory `replaces` names, which was superseded by it (its `supersedes` list gained that memory), by the actor.
+             * @enum {string}
+             */
+            action: "add" | "supersede" | "named_replacement" | "mark_outdated" | "forget" | "restore" | "repair" | "approve" | "reject";
             actor: components["schemas"]["AgentName"];
             memory_id: components["schemas"]["MemoryId"];
+            /** @description For `named_replacement`, the memory it replaces. */
+            replaces?: components["schemas"]["MemoryId"];
             reason?: string;
             at: components["schemas"]["Timestamp"];
         };

@@ -508,8 +508,12 @@ describe("get_audit_log over REST", () => {
       ["forget", "alice", "held a secret"],
     ]);
     expect(JSON.stringify(log.body)).not.toContain("AUDIT-SECRET");
+    // The replacement's record changed too (its `supersedes` gained the memory): its history says so.
     const replacementLog = await http(cairn.url, "GET", `/v1/audit?memory_id=${replacement.id}`, { token: admin.token });
-    expect(replacementLog.body.entries.map((e: { action: string }) => e.action)).toEqual(["add"]);
+    expect(replacementLog.body.entries.map((e: { action: string; replaces?: string }) => [e.action, e.replaces ?? null])).toEqual([
+      ["add", null],
+      ["named_replacement", written.id],
+    ]);
     const denied = await http(cairn.url, "GET", "/v1/audit", { token: alice.token });
     expect([denied.status, denied.body.code]).toEqual([403, "forbidden"]);
     // Paging through everything: no gaps or repeats.
@@ -527,6 +531,7 @@ describe("get_audit_log over REST", () => {
     } while (cursor);
     expect(new Set(all).size).toBe(all.length);
     expect(all.filter((e) => e.includes(written.id))).toHaveLength(4);
+    expect(all.filter((e) => e.includes(replacement.id))).toHaveLength(2);
   });
 });
 
@@ -774,6 +779,94 @@ describe("free text that carries nothing a reader can see", () => {
       expect([reviewed.isError ?? false, reviewed.structuredContent.review.reason]).toEqual([false, MEANINGFUL[0]]);
     } finally {
       await agentClient.close();
+      await adminClient.close();
+    }
+  });
+});
+
+/** A memory's audit trail as [action, actor, replaces, reason]. */
+const trail = async (memoryId: string) =>
+  (await http(cairn.url, "GET", `/v1/audit?memory_id=${memoryId}`, { token: admin.token })).body.entries.map(
+    (e: { action: string; actor: string; replaces?: string; reason?: string }) => [e.action, e.actor, e.replaces ?? null, e.reason ?? null],
+  );
+
+describe("superseding by another agent's memory", () => {
+  it("over REST links both ways and records the change under each memory, once, whoever wrote the replacement", async () => {
+    const theirs = await add(bob.token, turn("fix-cross", 1, { kind: "decision", prompt: "Sessions live in Redis now" }));
+    const mine = await add(alice.token, turn("fix-cross", 2, { kind: "decision", prompt: "Sessions live in Postgres" }));
+    const res = await http(cairn.url, "POST", `/v1/memories/${mine.id}/supersede`, {
+      token: alice.token,
+      body: { by: theirs.id, reason: "bob's decision replaces mine" },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: mine.id, superseded_by: theirs.id });
+    const replacement = await http(cairn.url, "GET", `/v1/memories/${theirs.id}`, { token: bob.token });
+    expect([replacement.body.agent, replacement.body.supersedes]).toEqual(["bob", [mine.id]]);
+    expect(await trail(mine.id)).toEqual([
+      ["add", "alice", null, null],
+      ["supersede", "alice", null, "bob's decision replaces mine"],
+    ]);
+    expect(await trail(theirs.id)).toEqual([
+      ["add", "bob", null, null],
+      ["named_replacement", "alice", mine.id, "bob's decision replaces mine"],
+    ]);
+    // A retry records nothing more under either.
+    const again = await http(cairn.url, "POST", `/v1/memories/${mine.id}/supersede`, {
+      token: alice.token,
+      body: { by: theirs.id, reason: "bob's decision replaces mine" },
+    });
+    expect(again.status).toBe(200);
+    expect(await trail(theirs.id)).toHaveLength(2);
+    expect(await trail(mine.id)).toHaveLength(2);
+    // Bob still may not correct alice's memory, nor she his.
+    const denied = await http(cairn.url, "POST", `/v1/memories/${theirs.id}/outdated`, { token: alice.token, body: { reason: "not mine" } });
+    expect([denied.status, denied.body.code]).toEqual([403, "forbidden"]);
+  });
+
+  it("over REST, superseding by one's own memory is audited under both the same way", async () => {
+    const older = await add(alice.token, turn("fix-own", 1, { kind: "decision" }));
+    const newer = await add(alice.token, turn("fix-own", 2, { kind: "decision" }));
+    const res = await http(cairn.url, "POST", `/v1/memories/${older.id}/supersede`, { token: alice.token, body: { by: newer.id, reason: "revised" } });
+    expect([res.status, res.body.superseded_by]).toEqual([200, newer.id]);
+    expect(await trail(older.id)).toEqual([
+      ["add", "alice", null, null],
+      ["supersede", "alice", null, "revised"],
+    ]);
+    expect(await trail(newer.id)).toEqual([
+      ["add", "alice", null, null],
+      ["named_replacement", "alice", older.id, "revised"],
+    ]);
+    // Without `by`, only the memory superseded changes, and only it has an entry.
+    const plain = await add(alice.token, turn("fix-own", 3));
+    expect((await http(cairn.url, "POST", `/v1/memories/${plain.id}/supersede`, { token: alice.token, body: { reason: "dropped" } })).status).toBe(200);
+    expect(await trail(plain.id)).toEqual([
+      ["add", "alice", null, null],
+      ["supersede", "alice", null, "dropped"],
+    ]);
+    expect(await trail(newer.id)).toHaveLength(2);
+  });
+
+  it("over MCP records the change under the other agent's memory as REST does", async () => {
+    const theirs = await add(bob.token, turn("fix-cross-mcp", 1, { kind: "decision" }));
+    const mine = await add(alice.token, turn("fix-cross-mcp", 2, { kind: "decision" }));
+    const client = await mcpClient(cairn.url, alice.token);
+    try {
+      const res = (await client.callTool({ name: "supersede_memory", arguments: { memory_id: mine.id, by: theirs.id, reason: "his is newer" } })) as any;
+      expect(res.isError).toBeFalsy();
+      expectContractOutput("supersede_memory", res.structuredContent);
+    } finally {
+      await client.close();
+    }
+    expect(await trail(theirs.id)).toEqual([
+      ["add", "bob", null, null],
+      ["named_replacement", "alice", mine.id, "his is newer"],
+    ]);
+    const adminClient = await mcpClient(cairn.url, admin.token);
+    try {
+      const log = (await adminClient.callTool({ name: "get_audit_log", arguments: { memory_id: theirs.id } })) as any;
+      expectContractOutput("get_audit_log", log.structuredContent);
+      expect(log.structuredContent.entries.at(-1)).toMatchObject({ action: "named_replacement", actor: "alice", replaces: mine.id });
+    } finally {
       await adminClient.close();
     }
   });

@@ -3,7 +3,7 @@ import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import type { Logger } from "../logger.js";
 import { internal, notFound, validationFailed } from "../errors.js";
-import { AuditLog } from "../ledger/audit-log.js";
+import { AuditLog, replacementEntry } from "../ledger/audit-log.js";
 import { ChangeFeed } from "../ledger/change-feed.js";
 import { KeyedMarkers } from "../ledger/keyed-markers.js";
 import { Sequences } from "../ledger/sequences.js";
@@ -229,8 +229,11 @@ export class MemoryService {
     // The same correction again (a retry) answers the memory as it stands and records nothing more.
     if (repeats(record, { kind: "superseded", reason: input.reason, by: principal.agent, replaced_by: input.by }))
       return memoryFromRecord(record, "full");
-    const superseded = await this.corrections.supersede(principal, record, input.by, input.reason);
-    await this.audit.append(principal.workspace, { action: "supersede", actor: principal.agent, memoryId, reason: input.reason });
+    const { record: superseded, linked } = await this.corrections.supersede(principal, record, input.by, input.reason);
+    await this.audit.appendMany(principal.workspace, [
+      { action: "supersede", actor: principal.agent, memoryId, reason: input.reason },
+      ...(linked ? [replacementEntry(principal.agent, linked, memoryId, input.reason)] : []),
+    ]);
     return memoryFromRecord(superseded, "full");
   }
 
