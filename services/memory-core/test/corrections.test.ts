@@ -5,6 +5,7 @@ import { DEFAULT_TUNING } from "../src/retrieval/retrieval-tuning.js";
 import { AUDIT_STREAM } from "../src/ledger/audit-log.js";
 import { Sequences } from "../src/ledger/sequences.js";
 import { batchPayload } from "../src/ledger/slot-items.js";
+import { cursorTag } from "../src/records/cursor.js";
 import { OPEN_VALIDITY } from "../src/records/turn-record.js";
 import { expectContractOutput } from "./support/contract-schemas.js";
 import { http, makeToken, mcpClient, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
@@ -459,7 +460,12 @@ describe("provenance and checks", () => {
 });
 
 const cursorOf = (value: unknown) => Buffer.from(JSON.stringify(value), "utf8").toString("base64url");
-const decoded = (cursor: string | null) => (cursor === null ? null : JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")));
+/** The position an audit cursor carries (after its tag): the slot, and the entry of it to read next. */
+const decoded = (cursor: string | null) =>
+  cursor === null ? null : JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")).slice(1);
+/** An unfiltered audit listing's cursor of the workspace, at any position a caller could spell. */
+const auditCursor = (workspace: string, ...position: unknown[]) =>
+  cursorOf([cursorTag({ name: "audit", workspace, scope: [undefined, undefined, undefined, undefined] }), ...position]);
 
 /** A memory id of the contract's form that reads back as `label` (`labelOf`), so that a test's entries say whose they are. */
 const memoryIdOf = (label: string) => `t_${Buffer.from(label, "utf8").toString("hex").padEnd(32, "0")}`;
@@ -558,12 +564,12 @@ describe("get_audit_log of batch slots over REST", () => {
     ]);
     expect(whole.next_cursor).toBeNull();
 
-    // Ending at a slot's end issues exactly the cursor issued before slots held several entries.
+    // Ending at a slot's end issues the next slot's start.
     const first = await page("limit=1");
     expect(first.entries.map((e) => labelOf(e.memory_id))).toEqual(["m_flat"]);
-    expect(first.next_cursor).toBe(cursorOf([1, "audit"]));
+    expect(decoded(first.next_cursor)).toEqual([1, 0]);
 
-    // From that cursor (the old form), pages of two within the batch slot: 2, 2, 1, with nothing repeated or skipped.
+    // From that cursor, pages of two within the batch slot: 2, 2, 1, with nothing repeated or skipped.
     const seen: string[] = [];
     const cursors: unknown[] = [];
     let cursor: string | null = first.next_cursor;
@@ -577,11 +583,11 @@ describe("get_audit_log of batch slots over REST", () => {
     }
     expect(sizes).toEqual([2, 2, 1]);
     expect(seen).toEqual(ids.slice(1));
-    expect(cursors).toEqual([[1, "audit:2"], [1, "audit:4"], null]);
+    expect(cursors).toEqual([[1, 2], [1, 4], null]);
 
     // From the start, a page ends mid-slot and the next picks up at the entry after it.
     const fromStart = await page("limit=2");
-    expect(decoded(fromStart.next_cursor)).toEqual([1, "audit:1"]);
+    expect(decoded(fromStart.next_cursor)).toEqual([1, 1]);
     const rest = await page(`limit=100&after=${fromStart.next_cursor}`);
     expect([...fromStart.entries, ...rest.entries].map((e) => labelOf(e.memory_id))).toEqual(ids);
     // A filter applies to each entry of the slot.
@@ -591,24 +597,29 @@ describe("get_audit_log of batch slots over REST", () => {
   it("refuses an entry cursor the server never issues, and one of another listing, with invalid_cursor", async () => {
     // The log of this workspace holds two slots once the test above has run; seed it when run alone.
     if ((await page("limit=100")).entries.length === 0) await seedBatchLog(batchOps.workspace);
-    for (const value of [
-      [1, "audit:x"],
-      [1, "audit:0"],
-      [1, "audit:01"],
-      [1, "audit:-1"],
-      [1, `audit:${"9".repeat(20)}`],
-      [1, "audit:"],
-      [1, "turns"],
-      [1, "ops"],
-      [2, "audit:1"],
+    const ws = batchOps.workspace;
+    for (const cursor of [
+      auditCursor(ws, 1, "x"),
+      auditCursor(ws, 1, -1),
+      auditCursor(ws, 1, 1.5),
+      auditCursor(ws, 1, Number.MAX_SAFE_INTEGER + 2),
+      auditCursor(ws, -1, 0),
+      auditCursor(ws, 1),
+      auditCursor(ws, 1, 0, 0),
+      auditCursor(ws, 2, 1),
+      auditCursor(batchMcpOps.workspace, 1, 0),
+      cursorOf([1, "audit"]),
+      cursorOf([1, "audit:2"]),
     ]) {
-      const res = await get(`limit=2&after=${cursorOf(value)}`);
-      expect([res.status, res.body.code], JSON.stringify(value)).toEqual([400, "invalid_cursor"]);
+      const res = await get(`limit=2&after=${cursor}`);
+      expect([res.status, res.body.code], JSON.stringify(decoded(cursor))).toEqual([400, "invalid_cursor"]);
       expect(res.body.hint).toMatch(/next_cursor/);
     }
     // An entry past a slot's last is that slot's end; a slot's start at the log's end is an empty last page.
-    expect(await page(`limit=2&after=${cursorOf([1, "audit:9"])}`)).toEqual({ entries: [], next_cursor: null });
-    expect(await page(`limit=2&after=${cursorOf([2, "audit"])}`)).toEqual({ entries: [], next_cursor: null });
+    expect(await page(`limit=2&after=${auditCursor(ws, 1, 9)}`)).toEqual({ entries: [], next_cursor: null });
+    expect(await page(`limit=2&after=${auditCursor(ws, 2, 0)}`)).toEqual({ entries: [], next_cursor: null });
+    // A position spelled right pages as the issued cursor does.
+    expect((await page(`limit=100&after=${auditCursor(ws, 1, 3)}`)).entries.map((e) => labelOf(e.memory_id))).toEqual(["m_3", "m_4"]);
   });
 
   it("counts a provisional entry of a batch slot only when its memory holds that entry's own write id", async () => {
@@ -661,8 +672,11 @@ describe("get_audit_log over MCP", () => {
         after = res.structuredContent.next_cursor ?? undefined;
       } while (after);
       expect(seen).toEqual(ids);
-      expect(cursors).toEqual([[1, "audit:1"], [1, "audit:3"], null]);
-      const refused = (await client.callTool({ name: "get_audit_log", arguments: { after: cursorOf([1, "audit:0"]) } })) as any;
+      expect(cursors).toEqual([[1, 1], [1, 3], null]);
+      const refused = (await client.callTool({
+        name: "get_audit_log",
+        arguments: { after: auditCursor(batchMcpOps.workspace, 1, "0") },
+      })) as any;
       expect(refused.isError).toBe(true);
       expect(JSON.parse(refused.content[0].text).code).toBe("invalid_cursor");
     } finally {
@@ -715,7 +729,10 @@ describe("free text that carries nothing a reader can see", () => {
       for (const [label, reason] of MEANINGLESS) {
         const res = await http(cairn.url, "POST", `/v1/memories/${target.id}/${route}`, { token: token(), body: { ...extra, reason } });
         expect([res.status, res.body.code], `${operation}: ${label}`).toEqual([400, "validation_failed"]);
-        expect(res.body.errors.map((e: { path: string }) => e.path), `${operation}: ${label}`).toEqual(["reason"]);
+        expect(
+          res.body.errors.map((e: { path: string }) => e.path),
+          `${operation}: ${label}`,
+        ).toEqual(["reason"]);
         expect(res.body.hint).toMatch(/errors/);
       }
     }
@@ -743,9 +760,15 @@ describe("free text that carries nothing a reader can see", () => {
       body: { reason: MEANINGFUL[1] },
     });
     expect([superseded.status, superseded.body.superseded_reason]).toEqual([200, MEANINGFUL[1]]);
-    const forgotten = await http(cairn.url, "POST", `/v1/memories/${target.id}/forget`, { token: alice.token, body: { reason: MEANINGFUL[1] } });
+    const forgotten = await http(cairn.url, "POST", `/v1/memories/${target.id}/forget`, {
+      token: alice.token,
+      body: { reason: MEANINGFUL[1] },
+    });
     expect([forgotten.status, forgotten.body.reason]).toEqual([200, MEANINGFUL[1]]);
-    const written = await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body: turn("fix-text", 3, { prompt: MEANINGFUL[1] }) });
+    const written = await http(cairn.url, "POST", "/v1/memories", {
+      token: alice.token,
+      body: turn("fix-text", 3, { prompt: MEANINGFUL[1] }),
+    });
     expect(written.status).toBe(201);
   });
 
@@ -769,7 +792,10 @@ describe("free text that carries nothing a reader can see", () => {
       }
       const memory = (await http(cairn.url, "GET", `/v1/memories/${target.id}`, { token: alice.token })).body;
       expect([memory.corrections, memory.review.state]).toEqual([[], "pending"]);
-      const outdated = (await agentClient.callTool({ name: "mark_outdated", arguments: { memory_id: target.id, reason: MEANINGFUL[1] } })) as any;
+      const outdated = (await agentClient.callTool({
+        name: "mark_outdated",
+        arguments: { memory_id: target.id, reason: MEANINGFUL[1] },
+      })) as any;
       expect(outdated.isError).toBeFalsy();
       expect(outdated.structuredContent.corrections.at(-1).reason).toBe(MEANINGFUL[1]);
       const reviewed = (await adminClient.callTool({
@@ -819,14 +845,20 @@ describe("superseding by another agent's memory", () => {
     expect(await trail(theirs.id)).toHaveLength(2);
     expect(await trail(mine.id)).toHaveLength(2);
     // Bob still may not correct alice's memory, nor she his.
-    const denied = await http(cairn.url, "POST", `/v1/memories/${theirs.id}/outdated`, { token: alice.token, body: { reason: "not mine" } });
+    const denied = await http(cairn.url, "POST", `/v1/memories/${theirs.id}/outdated`, {
+      token: alice.token,
+      body: { reason: "not mine" },
+    });
     expect([denied.status, denied.body.code]).toEqual([403, "forbidden"]);
   });
 
   it("over REST, superseding by one's own memory is audited under both the same way", async () => {
     const older = await add(alice.token, turn("fix-own", 1, { kind: "decision" }));
     const newer = await add(alice.token, turn("fix-own", 2, { kind: "decision" }));
-    const res = await http(cairn.url, "POST", `/v1/memories/${older.id}/supersede`, { token: alice.token, body: { by: newer.id, reason: "revised" } });
+    const res = await http(cairn.url, "POST", `/v1/memories/${older.id}/supersede`, {
+      token: alice.token,
+      body: { by: newer.id, reason: "revised" },
+    });
     expect([res.status, res.body.superseded_by]).toEqual([200, newer.id]);
     expect(await trail(older.id)).toEqual([
       ["add", "alice", null, null],
@@ -838,7 +870,9 @@ describe("superseding by another agent's memory", () => {
     ]);
     // Without `by`, only the memory superseded changes, and only it has an entry.
     const plain = await add(alice.token, turn("fix-own", 3));
-    expect((await http(cairn.url, "POST", `/v1/memories/${plain.id}/supersede`, { token: alice.token, body: { reason: "dropped" } })).status).toBe(200);
+    expect(
+      (await http(cairn.url, "POST", `/v1/memories/${plain.id}/supersede`, { token: alice.token, body: { reason: "dropped" } })).status,
+    ).toBe(200);
     expect(await trail(plain.id)).toEqual([
       ["add", "alice", null, null],
       ["supersede", "alice", null, "dropped"],
@@ -851,7 +885,10 @@ describe("superseding by another agent's memory", () => {
     const mine = await add(alice.token, turn("fix-cross-mcp", 2, { kind: "decision" }));
     const client = await mcpClient(cairn.url, alice.token);
     try {
-      const res = (await client.callTool({ name: "supersede_memory", arguments: { memory_id: mine.id, by: theirs.id, reason: "his is newer" } })) as any;
+      const res = (await client.callTool({
+        name: "supersede_memory",
+        arguments: { memory_id: mine.id, by: theirs.id, reason: "his is newer" },
+      })) as any;
       expect(res.isError).toBeFalsy();
       expectContractOutput("supersede_memory", res.structuredContent);
     } finally {
