@@ -63,7 +63,8 @@ export function compileSchema(schema: JsonSchema): (value: unknown) => Validatio
   const validate = ajv.compile(schema);
   return (value) => {
     if (!validate(value)) return { ok: false, errors: describeErrors(validate.errors) };
-    const malformed = typeof value === "object" && value !== null && !Array.isArray(value) ? illFormedText(value as Record<string, unknown>) : [];
+    const malformed =
+      typeof value === "object" && value !== null && !Array.isArray(value) ? illFormedText(value as Record<string, unknown>) : [];
     return malformed.length === 0 ? { ok: true, value } : { ok: false, errors: malformed };
   };
 }

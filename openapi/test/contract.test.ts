@@ -117,7 +117,10 @@ describe("the contract", () => {
     });
     const restore = validators.get("import_records")!;
     const record = { id: `t_${"a".repeat(32)}`, document: "d", metadata: { ["k\ud800"]: 1 } };
-    expect(restore({ collection: "turns", records: [record] })).toMatchObject({ ok: false, errors: [{ path: "records/0/metadata/k\ud800" }] });
+    expect(restore({ collection: "turns", records: [record] })).toMatchObject({
+      ok: false,
+      errors: [{ path: "records/0/metadata/k\ud800" }],
+    });
     expect(write({ ...good, prompt: "日本語 🪨 \ud83e\udea8", tags: ["ça"] }).ok).toBe(true);
   });
 

@@ -631,7 +631,7 @@ export interface components {
         SessionId: string;
         /** @description A key of your choosing (printable ASCII, no spaces) that makes retries safe. */
         IdempotencyKey: string;
-        /** @description An opaque cursor from a previous page, passed unchanged; any other value is refused with `invalid_cursor`. */
+        /** @description An opaque cursor from a previous page of the same listing (same operation, workspace and filters), passed unchanged; any other value is refused with `invalid_cursor`. */
         Cursor: string;
         /**
          * @default summary

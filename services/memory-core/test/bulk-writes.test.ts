@@ -262,7 +262,9 @@ describe("add_memories over REST", () => {
     ] as const) {
       const illFormed = await addMemories(limitOps, [turn("bulk-limit", 1), { ...turn("bulk-limit", 2), [field]: value }]);
       expect([illFormed.status, illFormed.body.code], field).toEqual([400, "validation_failed"]);
-      expect(illFormed.body.errors.map((e: { path: string }) => e.path)).toEqual([field === "tags" ? "memories/1/tags/1" : `memories/1/${field}`]);
+      expect(illFormed.body.errors.map((e: { path: string }) => e.path)).toEqual([
+        field === "tags" ? "memories/1/tags/1" : `memories/1/${field}`,
+      ]);
     }
     const empty = await addMemories(limitOps, []);
     expect(empty.status).toBe(400);

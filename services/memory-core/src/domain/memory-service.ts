@@ -11,7 +11,16 @@ import { Verifications } from "../ledger/verifications.js";
 import { EMBEDDED_COLLECTIONS, type ChromaStore, type StoredRecord } from "../store/chroma-store.js";
 import { bestOf } from "../retrieval/confidence.js";
 import type { Condition } from "../retrieval/filters.js";
-import { decodeCursor, encodeCursor, encodeItemCursor, encodeOffsetCursor, itemPositionFrom, offsetFrom, oldestFirst, type Listing } from "../records/cursor.js";
+import {
+  decodeCursor,
+  encodeCursor,
+  encodeItemCursor,
+  encodeOffsetCursor,
+  itemPositionFrom,
+  offsetFrom,
+  oldestFirst,
+  type Listing,
+} from "../records/cursor.js";
 import { summaryId } from "../records/ids.js";
 import { Corrections, verdictState, type Tombstone } from "./corrections.js";
 import { LexicalIndexes, type LexicalStats, type SnapshotOptions } from "../lexical/indexes.js";
@@ -300,7 +309,11 @@ export class MemoryService {
       ...(input.until !== undefined ? { until: Date.parse(input.until) } : {}),
     };
     // Instants as numbers, so that two spellings of one instant page the same listing.
-    const listing: Listing = { name: "audit", workspace: principal.workspace, scope: [filter.memoryId, filter.agent, filter.since, filter.until] };
+    const listing: Listing = {
+      name: "audit",
+      workspace: principal.workspace,
+      scope: [filter.memoryId, filter.agent, filter.since, filter.until],
+    };
     const from = input.after === undefined ? { at: 0, item: 0 } : itemPositionFrom(input.after, "after", listing);
     const page = await this.audit.read(principal.workspace, filter, input.limit, from);
     return { entries: page.entries, next_cursor: page.next === null ? null : encodeItemCursor(listing, page.next) };
