@@ -81,6 +81,8 @@ describe("the contract", () => {
     for (const op of contract.operations) walk(op.inputSchema, op.operationId);
     for (const field of [
       "add_memory/properties/prompt",
+      "add_memory/properties/author",
+      "add_memory/properties/refs/items",
       "supersede_memory/properties/reason",
       "mark_outdated/properties/reason",
       "forget_memory/properties/reason",

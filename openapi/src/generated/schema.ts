@@ -316,7 +316,8 @@ export interface paths {
         };
         /**
          * Every change to the memory, oldest first (admin).
-         * @description The append-only record of every mutation — add, supersede, mark outdated, forget — with who, when, which
+         * @description The append-only record of every mutation — add, supersede (and `named_replacement` under the memory that
+         *     replaces it), mark outdated, forget — with who, when, which
          *     memory and why (and `repair` entries of `repair_store`). It never holds a memory's content, so forgetting leaves nothing behind here. Filter by
          *     memory, by the agent who acted, and by time; page with `after`.
          */
