@@ -318,7 +318,8 @@ export interface paths {
         };
         /**
          * Every change to the memory, oldest first (admin).
-         * @description The append-only record of every mutation — add, supersede, mark outdated, forget — with who, when, which
+         * @description The append-only record of every mutation — add, supersede (and `named_replacement` under the memory that
+         *     replaces it), mark outdated, forget — with who, when, which
          *     memory and why (and `repair` entries of `repair_store`). It never holds a memory's content, so forgetting leaves nothing behind here. Filter by
          *     memory, by the agent who acted, and by time; page with `after`.
          */
@@ -633,7 +634,7 @@ export interface components {
         SessionId: string;
         /** @description A key of your choosing (printable ASCII, no spaces) that makes retries safe. */
         IdempotencyKey: string;
-        /** @description An opaque cursor from a previous page, passed unchanged; any other value is refused with `invalid_cursor`. */
+        /** @description An opaque cursor from a previous page of the same listing (same operation, workspace and filters), passed unchanged; any other value is refused with `invalid_cursor`. */
         Cursor: string;
         /**
          * @default summary
@@ -649,7 +650,7 @@ export interface components {
         Timestamp: string;
         /** @enum {string} */
         Confidence: "high" | "medium" | "low" | "none";
-        /** @description What to look for; must contain a non-space character. */
+        /** @description What to look for; must contain a character a reader can see. */
         Query: string;
         Check: {
             name: string;
@@ -718,10 +719,15 @@ export interface components {
             reason: string;
         };
         AuditEntry: {
-            /** @enum {string} */
-            action: "add" | "supersede" | "mark_outdated" | "forget" | "restore" | "repair" | "approve" | "reject";
+            /**
+             * @description What was done to the memory. `named_replacement`: the memory was named the replacement of the memory `replaces` names, which was superseded by it (its `supersedes` list gained that memory), by the actor.
+             * @enum {string}
+             */
+            action: "add" | "supersede" | "named_replacement" | "mark_outdated" | "forget" | "restore" | "repair" | "approve" | "reject";
             actor: components["schemas"]["AgentName"];
             memory_id: components["schemas"]["MemoryId"];
+            /** @description For `named_replacement`, the memory it replaces. */
+            replaces?: components["schemas"]["MemoryId"];
             reason?: string;
             at: components["schemas"]["Timestamp"];
         };

@@ -3,7 +3,7 @@ import type { OperationOutput } from "@cairn/openapi";
 import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import { CairnError, internal } from "../errors.js";
-import { provisionalAuditAppend, type AuditLog } from "../ledger/audit-log.js";
+import { provisionalAuditAppend, replacementEntry, type AuditLog } from "../ledger/audit-log.js";
 import { feedAppend } from "../ledger/change-feed.js";
 import { GroupCommit } from "../ledger/group-commit.js";
 import type { KeyedMarkers } from "../ledger/keyed-markers.js";
@@ -314,8 +314,11 @@ export class BulkWrites {
         if (done.has(record.id) || Number(record.metadata.valid_until) < OPEN_VALIDITY) continue;
         done.add(record.id);
         const reason = `superseded by ${turn.ids.id}`;
-        await this.corrections.supersede(turn.principal, record, turn.ids.id, reason);
-        await this.audit.append(workspace, { action: "supersede", actor: turn.principal.agent, memoryId: record.id, reason });
+        const { linked } = await this.corrections.supersede(turn.principal, record, turn.ids.id, reason);
+        await this.audit.appendMany(workspace, [
+          { action: "supersede", actor: turn.principal.agent, memoryId: record.id, reason },
+          ...(linked ? [replacementEntry(turn.principal.agent, linked, record.id, reason)] : []),
+        ]);
       }
     }
   }

@@ -60,7 +60,18 @@ export class Corrections {
     }
   }
 
-  async supersede(principal: Principal, record: StoredRecord, by: string | undefined, reason: string): Promise<StoredRecord> {
+  /**
+   * Closes the memory's validity and links it to `by`, which lists it in its `supersedes` in turn. `linked` names
+   * `by` when its record changed for that (it did not list the memory yet), so that the change is audited under
+   * it too: whoever reads the replacement's history sees who named it a replacement, even when it is another
+   * agent's memory.
+   */
+  async supersede(
+    principal: Principal,
+    record: StoredRecord,
+    by: string | undefined,
+    reason: string,
+  ): Promise<{ record: StoredRecord; linked?: string }> {
     this.assertMayCorrect(principal, record);
     if (Number(record.metadata.valid_until ?? OPEN_VALIDITY) < OPEN_VALIDITY) {
       throw new CairnError(
@@ -76,18 +87,19 @@ export class Corrections {
     const metadata: Metadata = { ...withCorrection(record, correction), valid_until: at, superseded_reason: reason };
     if (by) metadata.superseded_by = by;
     const superseded = await this.rewriteMetadata(principal.workspace, record, metadata);
-    if (by) await this.linkReplacement(principal.workspace, by, record.id);
-    return superseded;
+    const linked = by !== undefined && (await this.linkReplacement(principal.workspace, by, record.id));
+    return linked ? { record: superseded, linked: by } : { record: superseded };
   }
 
-  /** The replacement names what it replaced: the link goes both ways. */
-  private async linkReplacement(workspace: string, by: string, replaced: string): Promise<void> {
+  /** The replacement names what it replaced: the link goes both ways. Whether the replacement's record changed. */
+  private async linkReplacement(workspace: string, by: string, replaced: string): Promise<boolean> {
     const turns = await this.store.collection(workspace, "turns");
     const [replacement] = await turns.get({ ids: [by] });
-    if (!replacement) return;
+    if (!replacement) return false;
     const supersedes = parseList<string>(replacement.metadata.supersedes);
-    if (supersedes.includes(replaced)) return;
+    if (supersedes.includes(replaced)) return false;
     await this.rewriteMetadata(workspace, replacement, { ...replacement.metadata, supersedes: JSON.stringify([...supersedes, replaced]) });
+    return true;
   }
 
   /** The record stays as written; the correction is added to its history and shown wherever it is returned. */

@@ -33,7 +33,21 @@ export interface NewAuditEntry {
   actor: string;
   memoryId: string;
   reason?: string;
+  /** For `named_replacement`: the memory it was named the replacement of. */
+  replaces?: string;
 }
+
+/**
+ * The entry under a memory named the replacement of another (`supersede_memory` with `by`): its record changed (its
+ * `supersedes` gained the other), so its own history says who did that and why, whoever wrote it.
+ */
+export const replacementEntry = (actor: string, memoryId: string, replaces: string, reason: string): NewAuditEntry => ({
+  action: "named_replacement",
+  actor,
+  memoryId,
+  replaces,
+  reason,
+});
 
 export const AUDIT_STREAM = "@audit";
 const PAGE = 500;
@@ -44,6 +58,7 @@ const payloadOf = (e: NewAuditEntry): Metadata => ({
   action: e.action,
   actor: e.actor,
   memory_id: e.memoryId,
+  ...(e.replaces ? { replaces: e.replaces } : {}),
   ...(e.reason ? { reason: e.reason } : {}),
 });
 
@@ -159,6 +174,7 @@ export function entryOf(entry: Metadata): AuditEntry {
     action: String(entry.action) as AuditAction,
     actor: String(entry.actor),
     memory_id: String(entry.memory_id),
+    ...(typeof entry.replaces === "string" ? { replaces: entry.replaces } : {}),
     ...(typeof entry.reason === "string" ? { reason: entry.reason } : {}),
     at: new Date(Number(entry.recorded_at)).toISOString(),
   };
