@@ -44,10 +44,14 @@ export class Corrections {
     };
   }
 
-  /** The memory as stored, or the reason it is not: 410 when forgotten, 404 when it never was. */
-  async existing(workspace: string, memoryId: string): Promise<StoredRecord> {
+  /**
+   * The memory as stored, or the reason it is not: 410 when forgotten, 404 when it never was, 409 when its stored
+   * fields are damaged (unless `damaged` is allowed: forgetting takes a damaged memory as it is).
+   */
+  async existing(workspace: string, memoryId: string, options: { allowDamaged?: boolean } = {}): Promise<StoredRecord> {
     const turns = await this.store.collection(workspace, "turns");
-    const [record] = await turns.get({ ids: [memoryId], withDocuments: true });
+    const [record] = await turns.get({ ids: [memoryId], withDocuments: true, withDamaged: true });
+    if (record?.damage !== undefined && options.allowDamaged !== true) throw recordDamaged(memoryId, record.damage);
     if (record) return record;
     if (await this.tombstone(workspace, memoryId)) throw gone(memoryId);
     throw notFound(`No memory ${memoryId} in this workspace.`, "Check the id; query_raw_memories finds memories by what they say.");
@@ -133,7 +137,7 @@ export class Corrections {
   async forget(principal: Principal, memoryId: string, reason: string): Promise<{ tombstone: Tombstone; forgottenNow: boolean }> {
     const existing = await this.tombstone(principal.workspace, memoryId);
     if (existing) return { tombstone: existing, forgottenNow: false };
-    const record = await this.existing(principal.workspace, memoryId);
+    const record = await this.existing(principal.workspace, memoryId, { allowDamaged: true });
     this.assertMayCorrect(principal, record);
     const sessionId = String(record.metadata.session_id);
     const forgottenAt = this.now();
@@ -150,6 +154,15 @@ export class Corrections {
 function withCorrection(record: StoredRecord, correction: Correction): Metadata {
   return { ...record.metadata, corrections: JSON.stringify([...parseList<Correction>(record.metadata.corrections), correction]) };
 }
+
+/** A memory whose stored fields fail the checks readers rely on (records/record-validation.ts). */
+export const recordDamaged = (memoryId: string, damage: string) =>
+  new CairnError(
+    "record_damaged",
+    409,
+    `Memory ${memoryId} is stored damaged (${damage}); it cannot be shown or corrected.`,
+    "Ask an admin to run verify_store and repair_store, which quarantine damaged records; the memory can then be restored from a backup that holds it whole. forget_memory removes it.",
+  );
 
 export const gone = (memoryId: string) =>
   new CairnError(
