@@ -4,8 +4,8 @@ import { Ledger, quarantineId, recordOfQuarantine } from "./ledger.js";
 /**
  * Damaged records (records/record-validation.ts) that `repair_store` took out of their collection, in the ledger
  * under `quarantine:<record id>`: the record whole (its text and its metadata as stored, as JSON), what was wrong
- * with it, and who moved it when. Nothing of it is lost, and no reader meets it again; an import of a backup that
- * holds the record whole stores it back (a quarantined record is no tombstone).
+ * with it, and who moved it when. Nothing of it is lost, and no reader meets it again; `get_memory` of its id says
+ * that it was quarantined.
  */
 
 /** Quarantine entries share the ledger with the rest; only they carry `quarantined_at`. */
@@ -44,16 +44,23 @@ export class Quarantine {
     );
   }
 
+  /** Those of these records that are in quarantine. One lookup. */
+  async of(workspace: string, recordIds: readonly string[]): Promise<Quarantined[]> {
+    return (await this.ledger.get(workspace, recordIds.map(quarantineId))).map(quarantinedOf);
+  }
+
   /** Every quarantined record of the workspace: a scan, but damage is rare. */
   async all(workspace: string): Promise<Quarantined[]> {
-    return (await this.ledger.find(workspace, QUARANTINE_FILTER)).map((entry) => ({
-      recordId: recordOfQuarantine(entry.id),
-      collection: entry.metadata.collection === "summaries" ? "summaries" : "turns",
-      damage: String(entry.metadata.damage ?? ""),
-      writeId: writeIdOf(entry.metadata),
-    }));
+    return (await this.ledger.find(workspace, QUARANTINE_FILTER)).map(quarantinedOf);
   }
 }
+
+const quarantinedOf = (entry: { id: string; metadata: Metadata }): Quarantined => ({
+  recordId: recordOfQuarantine(entry.id),
+  collection: entry.metadata.collection === "summaries" ? "summaries" : "turns",
+  damage: String(entry.metadata.damage ?? ""),
+  writeId: writeIdOf(entry.metadata),
+});
 
 function writeIdOf(metadata: Metadata): string | undefined {
   try {
