@@ -83,7 +83,7 @@ interface TurnFacts {
  * is left by a write that did not land (a racing writer of the same id, or a writer cut off and retried),
  * every stored turn has exactly one audit entry for its writing that stands, summaries belong to sessions that
  * still have turns, forgotten memories are gone, and every turn and summary holds the fields readers rely on
- * (records/record-validation.ts).
+ * (openapi/src/stored-records.ts).
  *
  * `repair` mends what it can without touching a memory: it retires (marks void) the slots and feed entries of
  * writes that did not land and of writers dead for longer than a write can take, writes the missing audit

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { FieldError } from "@cairn/openapi";
+import { damageOf, type FieldError } from "@cairn/openapi";
 import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import { internal, validationFailed } from "../errors.js";
@@ -9,7 +9,6 @@ import { ChangeFeed, feedAppend } from "../ledger/change-feed.js";
 import type { Sequences } from "../ledger/sequences.js";
 import { Tombstones } from "../ledger/tombstones.js";
 import { recencyAppend } from "../domain/recency.js";
-import { damageOf } from "../records/record-validation.js";
 import type { ExportedRecord, ImportRequest, ImportResult } from "../records/types.js";
 
 /**
@@ -184,7 +183,7 @@ const REQUIRED: Record<ImportRequest["collection"], { prefix: string; strings: s
 };
 
 /**
- * What the rest of memory-core relies on in a stored record (records/record-validation.ts), checked before anything
+ * What the rest of memory-core relies on in a stored record (openapi/src/stored-records.ts), checked before anything
  * is written: one record that fails refuses the whole batch, naming each record and field, and nothing is stored.
  */
 function assertShapes(collection: ImportRequest["collection"], records: readonly ExportedRecord[]): void {

@@ -160,7 +160,7 @@ function withCorrection(record: StoredRecord, correction: Correction): Metadata 
   return { ...record.metadata, corrections: JSON.stringify([...parseList<Correction>(record.metadata.corrections), correction]) };
 }
 
-/** A memory whose stored fields fail the checks readers rely on (records/record-validation.ts). */
+/** A memory whose stored fields fail the checks readers rely on (openapi/src/stored-records.ts). */
 export const recordDamaged = (memoryId: string, damage: string, where = "is stored damaged") =>
   new CairnError(
     "record_damaged",

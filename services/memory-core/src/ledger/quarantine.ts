@@ -2,7 +2,7 @@ import type { ChromaStore, EmbeddedCollectionName, Metadata, StoredRecord, Where
 import { Ledger, quarantineId, recordOfQuarantine } from "./ledger.js";
 
 /**
- * Damaged records (records/record-validation.ts) that `repair_store` took out of their collection, in the ledger
+ * Damaged records (openapi/src/stored-records.ts) that `repair_store` took out of their collection, in the ledger
  * under `quarantine:<record id>`: the record whole (its text and its metadata as stored, as JSON), what was wrong
  * with it, and who moved it when. Nothing of it is lost, and no reader meets it again; `get_memory` of its id says
  * that it was quarantined.

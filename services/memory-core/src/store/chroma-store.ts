@@ -13,7 +13,7 @@ import { CairnError, internal, unavailable } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { JsonClient, Rejected, Unreachable } from "../net/json-client.js";
 import { FLAT_LAYOUT, type MetadataLayout, packedLayout } from "./metadata-layout.js";
-import { damageOf, describeDamage } from "../records/record-validation.js";
+import { damageOf, describeDamage } from "@cairn/openapi";
 
 /**
  * The one module that talks to Chroma. Everything above it sees plain records and Cairn errors: Chroma's
@@ -33,7 +33,7 @@ export interface StoredRecord {
   /** Present when asked for and stored. */
   embedding?: number[];
   /**
-   * Set on a record whose stored fields fail the checks every reader relies on (records/record-validation.ts),
+   * Set on a record whose stored fields fail the checks every reader relies on (openapi/src/stored-records.ts),
    * saying which and why. Such a record reaches only readers that ask for it (`withDamaged`, `inspect`).
    */
   damage?: string;

@@ -1,14 +1,18 @@
-import type { Metadata } from "../store/chroma-store.js";
-import { OPEN_VALIDITY } from "./turn-record.js";
-
 /**
- * What every reader of a stored record relies on, checked where Chroma's metadata becomes a record (the store's
- * `get`) and before an import writes one. Chroma keeps whatever it is given: a restored backup, an import or a
- * hand-edited record can hold a time no date has, a count that is text, or a packed `fields` that is not JSON
- * (whose keys then read as missing). Such a record is damaged: readers skip it, `get_memory` names it, and
- * `verify_store` reports it for `repair_store` to quarantine, rather than one record failing every read of its
- * workspace.
+ * What every reader of a stored record relies on in its metadata (an `ExportedRecord`'s, as memory-core stores it):
+ * checked by memory-core where Chroma's metadata becomes a record (its store's `get`) and before `import_records`
+ * writes one, and by `cairn restore` before it sends anything. Chroma keeps whatever it is given: a tampered backup,
+ * an import or a hand-edited record can hold a time no date has, a count that is text, or a packed `fields` that is
+ * not JSON (whose keys then read as missing). Such a record is damaged: memory-core's readers leave it out,
+ * `get_memory` names it, and `verify_store` reports it for `repair_store` to quarantine, rather than one record
+ * failing every read of its workspace.
  */
+
+/** A record's metadata: scalars by key. */
+type Metadata = Record<string, string | number | boolean>;
+
+/** `valid_until` of a memory that still holds: Chroma cannot filter on a missing key, so "open" is a date (the last a Date holds). */
+export const OPEN_VALIDITY = 8_640_000_000_000_000;
 
 /** The earliest and latest instants a stored time may name: the years an RFC 3339 date-time spells (0000-9999). */
 export const EARLIEST_TIME = Date.parse("0000-01-01T00:00:00.000Z");
