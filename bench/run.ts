@@ -9,6 +9,7 @@ import { benchSummarizer } from "./summarizer.js";
 import { benchSummariesQuality } from "./summaries-quality.js";
 import { benchOpsCli } from "./ops-cli.js";
 import { benchPromptHook } from "./prompt-hook.js";
+import { benchRecordChecks } from "./record-checks.js";
 import { benchScale } from "./scale.js";
 import { benchResident } from "./resident.js";
 import { benchRestart } from "./restart.js";
@@ -29,6 +30,7 @@ const benches: Record<string, (argv: string[]) => Promise<void>> = {
   "summaries-quality": benchSummariesQuality,
   "ops-cli": benchOpsCli,
   "prompt-hook": benchPromptHook,
+  "record-checks": benchRecordChecks,
   scale: benchScale,
   resident: benchResident,
   restart: benchRestart,

@@ -41,14 +41,22 @@ const count: Check = (v) =>
   typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? undefined : `is ${shown(v)}, not a count (an integer from 0)`;
 const text: Check = (v) => (typeof v === "string" && v.length > 0 ? undefined : `is ${shown(v)}, not a non-empty string`);
 const boolean: Check = (v) => (typeof v === "boolean" ? undefined : `is ${shown(v)}, not true or false`);
-const jsonList: Check = (v) => {
-  if (typeof v !== "string") return `is ${shown(v)}, not a JSON list`;
-  try {
-    return Array.isArray(JSON.parse(v)) ? undefined : `is ${shown(v)}, not a JSON list`;
-  } catch {
-    return `is ${shown(v)}, not JSON`;
-  }
-};
+/** A JSON list whose every item passes `item`: readers take the items as they are (a `null` check would fail them). */
+const jsonList =
+  (item: (value: unknown) => boolean, items: string): Check =>
+  (v) => {
+    if (typeof v !== "string") return `is ${shown(v)}, not a JSON list`;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(v);
+    } catch {
+      return `is ${shown(v)}, not JSON`;
+    }
+    if (!Array.isArray(parsed)) return `is ${shown(v)}, not a JSON list`;
+    return parsed.every(item) ? undefined : `is ${shown(v)}, not a JSON list of ${items}`;
+  };
+const strings = jsonList((x) => typeof x === "string", "strings");
+const objects = jsonList((x) => typeof x === "object" && x !== null && !Array.isArray(x), "objects");
 
 interface Rule {
   required: Record<string, Check>;
@@ -65,11 +73,11 @@ const TURN: Rule = {
     occurred_at: time,
     review_at: time,
     trusted: boolean,
-    tags: jsonList,
-    refs: jsonList,
-    checks: jsonList,
-    supersedes: jsonList,
-    corrections: jsonList,
+    tags: strings,
+    refs: strings,
+    checks: objects,
+    supersedes: strings,
+    corrections: objects,
   },
 };
 
@@ -78,11 +86,11 @@ const SUMMARY: Rule = {
   optional: {
     covered_through: time,
     turn_count: count,
-    agents: jsonList,
-    decisions: jsonList,
-    dropped: jsonList,
-    open_questions: jsonList,
-    next_steps: jsonList,
+    agents: strings,
+    decisions: objects,
+    dropped: objects,
+    open_questions: strings,
+    next_steps: strings,
   },
 };
 
