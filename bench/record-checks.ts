@@ -24,7 +24,14 @@ export async function benchRecordChecks(argv: string[]): Promise<void> {
   const layout = packedLayout(TURN_FILTER_KEYS, { textInMetadata: true });
   const stored = corpus(n, { agents: 8, sessions: Math.max(1, Math.floor(n / 20)) }).map((t, i) => {
     const { document, metadata } = buildTurnRecord({
-      input: { session_id: t.session_id, prompt: t.prompt, thought: t.thought, response: t.response, tags: ["bench", `area-${i % 50}`], refs: [`src/file-${i % 200}.ts`] },
+      input: {
+        session_id: t.session_id,
+        prompt: t.prompt,
+        thought: t.thought,
+        response: t.response,
+        tags: ["bench", `area-${i % 50}`],
+        refs: [`src/file-${i % 200}.ts`],
+      },
       agent: t.agent,
       idempotencyKey: `k${i}`,
       recordedAt: 1_764_000_000_000 + i * 1000,

@@ -292,7 +292,13 @@ describe("import_records", () => {
       token: importOps.token,
       body: {
         collection: "summaries",
-        records: [{ id: `s_${"0".repeat(32)}`, document: "d", metadata: { session_id: "x", first_turn_at: 1, last_turn_at: 1, generated_at: "soon" } }],
+        records: [
+          {
+            id: `s_${"0".repeat(32)}`,
+            document: "d",
+            metadata: { session_id: "x", first_turn_at: 1, last_turn_at: 1, generated_at: "soon" },
+          },
+        ],
       },
     });
     expect(summary.status).toBe(400);

@@ -27,7 +27,13 @@ export class Quarantine {
   }
 
   /** Keeps these records in quarantine; a record quarantined already keeps its first entry. */
-  async keep(workspace: string, collection: EmbeddedCollectionName, records: readonly StoredRecord[], by: string, at: number): Promise<void> {
+  async keep(
+    workspace: string,
+    collection: EmbeddedCollectionName,
+    records: readonly StoredRecord[],
+    by: string,
+    at: number,
+  ): Promise<void> {
     await this.ledger.insertIfAbsent(
       workspace,
       records.map((r) => ({

@@ -97,7 +97,12 @@ const layoutOf = (name: string): MetadataLayout => (name === "turns" || name ===
 /** What is wrong with a record of this collection as read, if anything: turns and summaries are checked. */
 type Screen = (metadata: Metadata) => string | undefined;
 const screenOf = (name: string): Screen | undefined => {
-  const kind = name === "turns" || name === stagingName("turns") ? "turns" : name === "summaries" || name === stagingName("summaries") ? "summaries" : undefined;
+  const kind =
+    name === "turns" || name === stagingName("turns")
+      ? "turns"
+      : name === "summaries" || name === stagingName("summaries")
+        ? "summaries"
+        : undefined;
   if (!kind) return undefined;
   return (metadata) => {
     const damage = damageOf(kind, metadata);
@@ -357,7 +362,8 @@ export class ChromaStore {
     const screening: Screening | undefined = screen && {
       screen,
       keepDamaged,
-      skipped: (id, damage) => this.log.warn("damaged record left out of a read; verify_store reports it", { collection: name, id, damage }),
+      skipped: (id, damage) =>
+        this.log.warn("damaged record left out of a read; verify_store reports it", { collection: name, id, damage }),
     };
     return new RecordCollection(collection, reads, (what, fn) => this.guard(`${name}.${what}`, fn), layoutOf(name), screening);
   }

@@ -113,7 +113,10 @@ export async function checkFile(file: string): Promise<ManifestLine> {
         throw damaged(`line ${number} is not a record line`);
       }
       // What memory-core's import would refuse, found before anything is sent: a restore stores all or nothing.
-      const damage = typeof record.record.metadata === "object" && record.record.metadata !== null ? damageOf(record.collection, record.record.metadata) : [];
+      const damage =
+        typeof record.record.metadata === "object" && record.record.metadata !== null
+          ? damageOf(record.collection, record.record.metadata)
+          : [];
       if (damage.length > 0) {
         throw new CliError(
           `${file} holds a damaged record at line ${number} (${record.collection} ${record.record.id} of ${record.workspace}): ` +
