@@ -177,6 +177,15 @@ describe("a workspace holding damaged records", () => {
     const outdated = await post(`/v1/memories/${bad.beyondDates}/outdated`, { reason: "no longer holds" });
     expect(outdated.status).toBe(409);
     expect(outdated.body.code).toBe("record_damaged");
+    // The same turn written again: a replay of a sound one, refused for a damaged one (not stored over it).
+    const write = (n: number) => post("/v1/memories", turn(SESSION, n, { prompt: `Decide the cache layer, step ${n}`, tags: ["cache"] }));
+    const replay = await write(1);
+    expect(replay.status).toBe(200);
+    expect(replay.body.id).toBe(good[0]);
+    const again = await write(6);
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ code: "record_damaged" });
+    expect(again.body.detail).toContain(bad.beyondDates);
 
     const client = await mcpClient(cairn.url, dev.token);
     try {
