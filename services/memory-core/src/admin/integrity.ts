@@ -87,10 +87,11 @@ interface TurnFacts {
  *
  * `repair` mends what it can without touching a memory: it retires (marks void) the slots and feed entries of
  * writes that did not land and of writers dead for longer than a write can take, writes the missing audit
- * entries and retires doubled ones, moves damaged records into quarantine (whole, in the ledger: their slots then
- * name a record that was quarantined, as a forgotten memory's name one that was forgotten, and a `remove` entry in
- * the change feed takes them out of every replica's indexes), and logs a `repair` entry per memory concerned. A slot of a write in
- * flight shows as dangling for up to that long, and is left alone: run either on a quiet store.
+ * entries and retires doubled ones, moves damaged records into quarantine (whole, in the ledger: their slots
+ * then name a record that was quarantined, as a forgotten memory's name one that was forgotten, and a `remove`
+ * entry in the change feed takes them out of every replica's indexes), and logs a `repair` entry per memory
+ * concerned. A slot of a write in flight shows as dangling for up to that long, and is left alone: run either on
+ * a quiet store.
  */
 export class IntegrityCheck {
   private readonly ledger: Ledger;

@@ -112,7 +112,7 @@ export async function checkFile(file: string): Promise<ManifestLine> {
       ) {
         throw damaged(`line ${number} is not a record line`);
       }
-      // What memory-core's import would refuse, found before anything is sent: a restore stores all or nothing.
+      // What memory-core's import would refuse, found before anything is sent: such a file restores nothing.
       const damage =
         typeof record.record.metadata === "object" && record.record.metadata !== null
           ? damageOf(record.collection, record.record.metadata)
@@ -121,7 +121,7 @@ export async function checkFile(file: string): Promise<ManifestLine> {
         throw new CliError(
           `${file} holds a damaged record at line ${number} (${record.collection} ${record.record.id} of ${record.workspace}): ` +
             `${describeDamage(damage)}; nothing was restored. A backup holds records as the store held them: run ` +
-            "`cairn verify` on the store it was taken from, repair_store there quarantines damaged records, then back up again.",
+            "`cairn repair --apply` on the store it was taken from (it moves damaged records into quarantine), then back up again.",
         );
       }
       checksums.line(text, record);
