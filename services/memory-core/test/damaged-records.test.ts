@@ -187,6 +187,11 @@ describe("a workspace holding damaged records", () => {
     expect(again.body).toMatchObject({ code: "record_damaged" });
     expect(again.body.detail).toContain(bad.beyondDates);
 
+    // Forgetting takes a damaged memory as it is: it is gone, as any forgotten memory.
+    const forgot = await post(`/v1/memories/${bad.notJson}/forget`, { reason: "stored damaged" });
+    expect(forgot.status).toBe(200);
+    expect((await get(`/v1/memories/${bad.notJson}`)).status).toBe(410);
+
     const client = await mcpClient(cairn.url, dev.token);
     try {
       const damaged = await client.callTool({ name: "get_memory", arguments: { memory_id: bad.nanText } });
@@ -211,13 +216,12 @@ describe("a workspace holding damaged records", () => {
     expectContractOutput("verify_store", report.body);
     expect(report.body.healthy).toBe(false);
     // Only the damage: the damaged records' slots and feed entries name records that are there.
-    expect(report.body.problem_counts).toEqual({ damaged_record: 4 });
+    expect(report.body.problem_counts).toEqual({ damaged_record: 3 });
     const found = report.body.problems.map((p: { collection: string; id: string; detail: string }) => [p.collection, p.id]);
     expect(found).toEqual(
       expect.arrayContaining([
         ["turns", bad.beyondDates],
         ["turns", bad.nanText],
-        ["turns", bad.notJson],
         ["summaries", badSummaryId],
       ]),
     );
@@ -227,13 +231,13 @@ describe("a workspace holding damaged records", () => {
     const dry = await post("/v1/admin/repair", { apply: false }, ops.token);
     expect(dry.status).toBe(200);
     expectContractOutput("repair_store", dry.body);
-    expect(dry.body).toMatchObject({ applied: false, records_quarantined: 4, memories: 3 });
+    expect(dry.body).toMatchObject({ applied: false, records_quarantined: 3, memories: 2 });
     // A dry run moved nothing.
     expect((await get(`/v1/memories/${bad.beyondDates}`)).body.code).toBe("record_damaged");
 
     const applied = await post("/v1/admin/repair", { apply: true }, ops.token);
     expect(applied.status).toBe(200);
-    expect(applied.body).toMatchObject({ applied: true, records_quarantined: 4, memories: 3 });
+    expect(applied.body).toMatchObject({ applied: true, records_quarantined: 3, memories: 2 });
 
     const after = await get("/v1/admin/verify", ops.token);
     expect(after.body).toMatchObject({ healthy: true, problem_counts: {} });
@@ -242,7 +246,7 @@ describe("a workspace holding damaged records", () => {
 
     for (const id of [...good, anaTurn]) expect((await get(`/v1/memories/${id}`)).body).toEqual(before.get(id));
     // A quarantined memory still says what became of it.
-    const quarantined = await get(`/v1/memories/${bad.notJson}`);
+    const quarantined = await get(`/v1/memories/${bad.nanText}`);
     expect(quarantined.status).toBe(409);
     expect(quarantined.body).toMatchObject({ code: "record_damaged" });
     expect(quarantined.body.detail).toContain("quarantine");
