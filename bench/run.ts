@@ -13,6 +13,7 @@ import { benchSummariesQuality } from "./summaries-quality.js";
 import { benchOpsCli } from "./ops-cli.js";
 import { benchPromptHook } from "./prompt-hook.js";
 import { benchRedaction } from "./redaction.js";
+import { benchRecordChecks } from "./record-checks.js";
 import { benchScale } from "./scale.js";
 import { benchResident } from "./resident.js";
 import { benchRestart } from "./restart.js";
@@ -37,6 +38,7 @@ const benches: Record<string, (argv: string[]) => Promise<void>> = {
   "ops-cli": benchOpsCli,
   "prompt-hook": benchPromptHook,
   redaction: benchRedaction,
+  "record-checks": benchRecordChecks,
   scale: benchScale,
   resident: benchResident,
   restart: benchRestart,

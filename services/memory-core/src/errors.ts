@@ -14,6 +14,7 @@ export type ErrorCode =
   | "already_superseded"
   | "not_reviewable"
   | "gone"
+  | "record_damaged"
   | "method_not_allowed"
   | "unavailable"
   | "summarizer_unavailable"
@@ -33,6 +34,7 @@ const TITLES: Record<ErrorCode, string> = {
   already_superseded: "Already superseded",
   not_reviewable: "This memory needs no review",
   gone: "Forgotten",
+  record_damaged: "The record is stored damaged",
   method_not_allowed: "Method not allowed",
   unavailable: "Temporarily unavailable",
   summarizer_unavailable: "No summarizer runs here",
