@@ -163,6 +163,16 @@ describe("cairn init: claude-code", () => {
     expect(second.code).toBe(0);
     expect(second.stdout.match(/^unchanged /gm)).toHaveLength(3);
     expect(await snapshot(root)).toEqual(files);
+
+    // A group a person adds after Cairn's later on stays where it is, and so does Cairn's.
+    const edited = files[".claude/settings.json"]!.replace(
+      /\n    \],\n    "UserPromptSubmit"/,
+      ',\n      { "hooks": [{ "type": "command", "command": "echo later" }] }\n    ],\n    "UserPromptSubmit"',
+    );
+    expect(edited).toContain("echo later");
+    await writeFile(join(root, ".claude", "settings.json"), edited);
+    expect((await init(root, "claude-code")).stdout).toContain("unchanged .claude/settings.json");
+    expect(await readFile(join(root, ".claude", "settings.json"), "utf8")).toBe(edited);
   });
 
   it("runs each generated hook from a subfolder as Claude Code would, and the .mcp.json entry connects a real MCP client", async () => {

@@ -149,7 +149,7 @@ async function plan(project: string, options: InitOptions): Promise<Planned[]> {
 
 /**
  * Puts Cairn's one matcher group under `hooks.<event>`. Cairn's hooks are those whose command runs
- * `cairn-load`: an identical group already there changes nothing; otherwise Cairn's hooks are taken out
+ * `cairn-load`: an identical group already there, wherever it sits, changes nothing; otherwise Cairn's hooks are taken out
  * (a group left empty goes with them) and the new group goes last. Every other group stays as it was.
  */
 function setHookGroup(text: string, file: string, event: string, group: Record<string, unknown>): string {
@@ -167,7 +167,7 @@ function setHookGroup(text: string, file: string, event: string, group: Record<s
   const hooksOf = (g: unknown): unknown[] =>
     typeof g === "object" && g !== null && Array.isArray((g as { hooks?: unknown }).hooks) ? (g as { hooks: unknown[] }).hooks : [];
   const withOurs = groups.map((g, i) => ({ i, g })).filter(({ g }) => hooksOf(g).some(ours));
-  if (withOurs.length === 1 && withOurs[0]!.i === groups.length - 1 && JSON.stringify(withOurs[0]!.g) === JSON.stringify(group)) {
+  if (withOurs.length === 1 && JSON.stringify(withOurs[0]!.g) === JSON.stringify(group)) {
     return text;
   }
   let next = text;
