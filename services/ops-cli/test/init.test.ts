@@ -339,6 +339,44 @@ describe("cairn init: codex, opencode, generic", () => {
   });
 });
 
+describe("the documented install", () => {
+  it("npm link in the clone puts cairn and cairn-load on PATH; from a project's folder, init wires it and the hook runs", async () => {
+    const checkout = fileURLToPath(new URL("../../../", import.meta.url));
+    const prefix = await mkdtemp(join(tmpdir(), "cairn-npm-prefix-"));
+    // npm's global folder moved to a temp dir: the link is real, and nothing outside the test is touched.
+    const linked = await run("npm", ["link", "--no-audit", "--no-fund"], {
+      cwd: checkout,
+      env: { PATH: process.env.PATH ?? SYSTEM_PATH, HOME: process.env.HOME ?? prefix, npm_config_prefix: prefix },
+    });
+    expect(linked.code, linked.stderr).toBe(0);
+    const path = `${join(prefix, "bin")}:${SYSTEM_PATH}`;
+    const { root, sub } = await freshProject();
+    const wired = await run("cairn", ["init", "--agent", "backend", "--harness", "claude-code", "--url", cairn.url.origin], {
+      cwd: root,
+      env: { PATH: path },
+    });
+    expect(wired.code, wired.stderr).toBe(0);
+    expect(wired.stdout).toContain("created .claude/settings.json");
+    // cairn-load is on PATH: the reminder to install it is not printed.
+    expect(wired.stdout).not.toContain("is not on PATH");
+    await writeFile(join(root, "agents", "backend", "MEMORY.md"), `${LESSON}\n`);
+    const { hooks } = parseJsonc(await readFile(join(root, ".claude", "settings.json"), "utf8")) as { hooks: HookGroups };
+    const session = await run("/bin/sh", ["-c", cairnCommand(hooks, "SessionStart")], {
+      cwd: sub,
+      env: { PATH: path, CLAUDE_PROJECT_DIR: root },
+      stdin: JSON.stringify({ session_id: "s", cwd: sub, hook_event_name: "SessionStart", source: "startup" }),
+    });
+    expect(session.code, session.stderr).toBe(0);
+    expect(JSON.parse(session.stdout).hookSpecificOutput.additionalContext).toContain(LESSON);
+    // Without it on PATH, init says how to install it.
+    const other = await freshProject();
+    const unlinked = await cairnCli(["init", "--project", other.root, "--agent", "backend", "--harness", "claude-code"], {
+      PATH: SYSTEM_PATH,
+    });
+    expect(unlinked.stdout).toContain("cairn-load is not on PATH here: run `npm link`");
+  });
+});
+
 describe("cairn init: what it will not do", () => {
   it("--dry-run prints what would change and writes nothing; the same run without it writes exactly that", async () => {
     const { root } = await freshProject();
