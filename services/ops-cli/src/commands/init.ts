@@ -301,6 +301,9 @@ function nextSteps(options: InitOptions, env: Io["env"]): string {
   if (!onPath(LOADER, env)) {
     lines.push(`- ${LOADER} is not on PATH here: run \`npm link\` once in the Cairn clone, or the harness reports the hooks as failing`);
   }
+  if (options.harness === "claude-code") {
+    lines.push("- Claude Code asks once before it uses the project's .mcp.json server: approve cairn (or later in /mcp)");
+  }
   if (options.harness === "codex") {
     lines.push(
       "- Codex reads .codex/ only in a project you trust, and runs a project's hooks once you have reviewed them;",
