@@ -102,7 +102,7 @@ async function plan(project: string, options: InitOptions): Promise<Planned[]> {
   if (harness === "claude-code" || harness === "codex") {
     const hooksPath = harness === "claude-code" ? join(".claude", "settings.json") : join(".codex", "hooks.json");
     const before = await readOptional(project, hooksPath);
-    let text = before ?? "{}\n";
+    let text = orEmptyObject(before);
     text = setHookGroup(text, hooksPath, "SessionStart", {
       matcher: "startup|resume|clear|compact",
       hooks: [{ type: "command", command: sessionCommand, timeout: HOOK_TIMEOUT_SECONDS }],
@@ -116,7 +116,7 @@ async function plan(project: string, options: InitOptions): Promise<Planned[]> {
     const path = ".mcp.json";
     const before = await readOptional(project, path);
     const entry = { type: "http", url: mcpUrl, headers: { Authorization: `Bearer \${${TOKEN_VARIABLE}}` } };
-    plans.push({ path, before, after: setValue(before ?? "{}\n", path, ["mcpServers", "cairn"], entry) });
+    plans.push({ path, before, after: setValue(orEmptyObject(before), path, ["mcpServers", "cairn"], entry) });
   }
   if (harness === "codex") {
     const path = join(".codex", "config.toml");
@@ -182,6 +182,9 @@ function setHookGroup(text: string, file: string, event: string, group: Record<s
   const remaining = ((parseJson(next, file) as { hooks: Record<string, unknown[]> }).hooks[event] ?? []).length;
   return remaining === 0 ? insert(next, ["hooks", event], [group]) : insert(next, ["hooks", event, remaining], group);
 }
+
+/** A JSON file that does not exist yet, or holds nothing but blanks, starts as an empty object. */
+const orEmptyObject = (text: string | undefined) => (text === undefined || text.trim() === "" ? "{}\n" : text);
 
 /** Sets one value by its path, unless it already holds exactly that value. */
 function setValue(text: string, file: string, path: string[], value: unknown): string {
