@@ -44,6 +44,8 @@ function run(file: string, args: string[], options: { cwd: string; env: Record<s
     const child = execFile(file, args, { cwd: options.cwd, env: options.env }, (error, stdout, stderr) =>
       resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
+    // A child that exits without reading its input (git, a shell that finds no command) closes the pipe first.
+    child.stdin!.on("error", () => {});
     child.stdin!.end(options.stdin ?? "");
   });
 }
