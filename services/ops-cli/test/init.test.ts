@@ -168,7 +168,7 @@ describe("cairn init: claude-code", () => {
 
     // A group a person adds after Cairn's later on stays where it is, and so does Cairn's.
     const edited = files[".claude/settings.json"]!.replace(
-      /\n    \],\n    "UserPromptSubmit"/,
+      /\n {4}\],\n {4}"UserPromptSubmit"/,
       ',\n      { "hooks": [{ "type": "command", "command": "echo later" }] }\n    ],\n    "UserPromptSubmit"',
     );
     expect(edited).toContain("echo later");
