@@ -10,6 +10,8 @@ process.exitCode = await main(process.argv.slice(2), {
   cwd: process.cwd(),
   env: process.env,
   stdin: async () => {
+    // A person running a hook by hand at a terminal has no JSON to give: do not wait for one.
+    if (process.stdin.isTTY) return "";
     const chunks = [];
     for await (const chunk of process.stdin) chunks.push(chunk);
     return Buffer.concat(chunks).toString("utf8");

@@ -6,6 +6,7 @@ import { LoaderError, readAgentIndex, renderBlock } from "./index-files.js";
 import { loadLoaderConfig } from "./config.js";
 import { lintPointers } from "./lint.js";
 import { project } from "./projection.js";
+import { findProject, hookCwd } from "./project.js";
 import { promptHook } from "./prompt-hook.js";
 
 export interface Io {
@@ -13,14 +14,17 @@ export interface Io {
   stderr: { write(text: string): unknown };
   cwd: string;
   env: Readonly<Record<string, string | undefined>>;
-  /** What the harness wrote to the hook's standard input (read only by `--hook prompt`). */
+  /** What the harness wrote to the hook's standard input (read only in hook modes). */
   stdin?: () => Promise<string>;
 }
 
-const USAGE = `usage: cairn-load --agent NAME --harness claude-code|codex|opencode|generic
+const USAGE = `usage: cairn-load --agent NAME --harness claude-code|codex|opencode|generic [--project DIR]
                   [--index-dir DIR] [--target DIR] [--budget-bytes N] [--budget-lines N] [--strict] [--hook [session]]
-       cairn-load --hook prompt   (UserPromptSubmit: the hook's JSON on stdin; CAIRN_URL, CAIRN_TOKEN)
-With CAIRN_URL (and CAIRN_TOKEN) set, pointers in the index are checked against that memory-core.`;
+       cairn-load --hook prompt [--url URL]   (UserPromptSubmit: the hook's JSON on stdin; CAIRN_TOKEN)
+--index-dir (default agents) and --target (default .) are relative to the project: --project, else
+$CLAUDE_PROJECT_DIR, else the git repository of the hook's cwd or of the working directory.
+With --url or CAIRN_URL (and CAIRN_TOKEN) set, pointers in the index are checked against that memory-core.
+A hook (--hook) never fails its harness: on any problem it prints nothing, says why on stderr, exits 0.`;
 
 /** `--hook` alone is the SessionStart hook (as before `--hook prompt` existed); `--hook prompt` the prompt hook. */
 function normalizeHook(argv: string[]): string[] {
@@ -31,8 +35,17 @@ function normalizeHook(argv: string[]): string[] {
   });
 }
 
-/** The CLI: returns the exit code (0 done, 1 refused or failed, 2 bad arguments). */
+/**
+ * The CLI: returns the exit code (0 done, 1 refused or failed, 2 bad arguments). A hook run (`--hook`) exits 0
+ * whatever happens: a failing SessionStart or UserPromptSubmit hook must not stop the harness, and everything
+ * that went wrong has already gone to stderr with nothing on stdout.
+ */
 export async function main(argv: string[], io: Io): Promise<number> {
+  const code = await run(argv, io);
+  return argv.some((arg) => arg === "--hook" || arg.startsWith("--hook=")) ? 0 : code;
+}
+
+async function run(argv: string[], io: Io): Promise<number> {
   const fail = (code: number, message: string) => {
     io.stderr.write(`cairn-load: ${message}\n`);
     return code;
@@ -44,6 +57,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
       strict: true,
       options: {
         agent: { type: "string" },
+        project: { type: "string" },
+        url: { type: "string" },
         harness: { type: "string" },
         "index-dir": { type: "string", default: "agents" },
         target: { type: "string" },
@@ -64,7 +79,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
   if (values.hook !== undefined && values.hook !== "session" && values.hook !== "prompt") {
     return fail(2, `--hook is session or prompt, not "${values.hook}"`);
   }
-  if (values.hook === "prompt") return runPromptHook(io);
+  const env = values.url === undefined ? io.env : { ...io.env, CAIRN_URL: values.url };
+  if (values.hook === "prompt") return runPromptHook({ ...io, env });
   if (!values.agent) return fail(2, `--agent is required\n${USAGE}`);
   if (!values.harness) return fail(2, `--harness is required\n${USAGE}`);
   if (!isHarness(values.harness)) {
@@ -83,9 +99,13 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
 
   try {
-    const config = loadLoaderConfig(io.env);
-    const agentIndex = await readAgentIndex(resolve(io.cwd, values["index-dir"]), values.agent);
-    if (config.memoryCoreUrl) {
+    const config = loadLoaderConfig(env);
+    // A hook's JSON names the session's working directory; a plain run has nothing on stdin to wait for.
+    const stdin = values.hook === "session" && io.stdin ? await io.stdin() : "";
+    const projectDir = await findProject({ flag: values.project, env: io.env, hookCwd: hookCwd(stdin), cwd: io.cwd });
+    const agentIndex = await readAgentIndex(resolve(projectDir, values["index-dir"]), values.agent);
+    // The SessionStart hook answers from the project's files alone: it never waits on Cairn.
+    if (config.memoryCoreUrl && values.hook !== "session") {
       const findings = await lintPointers(agentIndex.index, config.memoryCoreUrl, config.token);
       for (const f of findings) io.stderr.write(`cairn-load: lint: ${f.pointer} is ${f.problem}: ${f.fix}\n`);
       if (values.strict && findings.length > 0) return fail(1, "lint findings with --strict: nothing written");
@@ -110,7 +130,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       io.stdout.write(content);
       return 0;
     }
-    const target = resolve(io.cwd, values.target ?? ".");
+    const target = resolve(projectDir, values.target ?? ".");
     const result = await project(harness, values.agent, content, target);
     for (const file of result.files) {
       io.stderr.write(`cairn-load: ${file.changed ? "wrote" : "unchanged"} ${file.path}\n`);

@@ -84,6 +84,66 @@ describe("cairn-load into each harness", () => {
   });
 });
 
+describe("the project: relative paths mean the same folder from anywhere in it", () => {
+  async function repository() {
+    const root = await fixture();
+    await mkdir(join(root, ".git"));
+    const deep = join(root, "src", "payments");
+    await mkdir(deep, { recursive: true });
+    return { root, deep };
+  }
+
+  it("from a subfolder of a git repository, --index-dir and --target resolve against the repository", async () => {
+    const { root, deep } = await repository();
+    const result = await run(deep, "--agent", "backend", "--harness", "codex");
+    expect([result.code, result.stderr]).toEqual([0, expect.stringContaining(join(root, "AGENTS.md"))]);
+    expect(await readFile(join(root, "AGENTS.md"), "utf8")).toContain("idempotency key");
+    await expect(readFile(join(deep, "AGENTS.md"), "utf8")).rejects.toThrow();
+  });
+
+  it("a hook finds the project from $CLAUDE_PROJECT_DIR, from its JSON's cwd, or from --project, whatever its own working directory", async () => {
+    const { root, deep } = await repository();
+    const elsewhere = await mkdtemp(join(tmpdir(), "cairn-loader-elsewhere-"));
+    const hookIn = (cwd: string, env: Record<string, string>, stdin: string, ...extra: string[]) => {
+      let stdout = "";
+      let stderr = "";
+      const io = {
+        cwd,
+        env,
+        stdin: async () => stdin,
+        stdout: { write: (t: string) => (stdout += t) },
+        stderr: { write: (t: string) => (stderr += t) },
+      };
+      return main(["--agent", "backend", "--harness", "claude-code", "--hook", ...extra], io).then((code) => ({ code, stdout, stderr }));
+    };
+    const fromEnv = await hookIn(elsewhere, { CLAUDE_PROJECT_DIR: root }, "");
+    expect(fromEnv.stdout).toContain("idempotency key");
+    const fromJson = await hookIn(elsewhere, {}, JSON.stringify({ session_id: "s", cwd: deep, hook_event_name: "SessionStart" }));
+    expect(fromJson.stdout).toContain("idempotency key");
+    const fromFlag = await hookIn(elsewhere, {}, "", "--project", root);
+    expect(fromFlag.stdout).toContain("idempotency key");
+    // Nothing names the project: the working directory is used, and it holds no index.
+    const nowhere = await hookIn(elsewhere, {}, "");
+    expect([nowhere.code, nowhere.stdout]).toEqual([0, ""]);
+    expect(nowhere.stderr).toContain("cannot be read");
+  });
+
+  it("a hook exits 0 with nothing on stdout whatever goes wrong (unknown agent, missing index, bad arguments); the same run without --hook fails", async () => {
+    const { root } = await repository();
+    for (const args of [
+      ["--agent", "frontend", "--harness", "claude-code"],
+      ["--agent", "backend", "--harness", "vim"],
+      ["--agent", "backend", "--harness", "claude-code", "--no-such-flag"],
+    ]) {
+      const plain = await run(root, ...args);
+      expect(plain.code).not.toBe(0);
+      const hooked = await run(root, ...args, "--hook");
+      expect([hooked.code, hooked.stdout]).toEqual([0, ""]);
+      expect(hooked.stderr).toBe(plain.stderr);
+    }
+  });
+});
+
 describe("budget", () => {
   it("warns over budget and still writes everything; --strict refuses and writes nothing", async () => {
     const long = Array.from({ length: 300 }, (_, i) => `- lesson ${i}: something worth knowing`).join("\n");

@@ -1,12 +1,13 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { backup } from "./commands/backup.js";
+import { init, INIT_HARNESSES, type InitHarness } from "./commands/init.js";
 import { importGit, importTranscripts } from "./commands/import.js";
 import { reembed } from "./commands/reembed.js";
 import { checkFile, restore } from "./commands/restore.js";
 import { addToken, listTokens, revokeToken, tokensFilePath } from "./commands/tokens.js";
 import { repair, verify } from "./commands/verify.js";
-import { loadCliConfig, loadImportConfig } from "./config.js";
+import { loadCliConfig, loadImportConfig, urlOf } from "./config.js";
 import { AdminClient } from "./client.js";
 import { HARNESSES, type Harness } from "./import/transcripts.js";
 import { CliError, usageError, type Io } from "./io.js";
@@ -15,6 +16,10 @@ import { resolveTargets } from "./tokens.js";
 export type { Io } from "./io.js";
 
 const USAGE = `usage: cairn <command> [--url URL] [--token TOKEN | --tokens-file FILE]
+  init --agent NAME --harness claude-code|codex|opencode|generic [--project DIR] [--url URL] [--dry-run]
+                                wire a git repository to Cairn: the agent's index, the harness's hooks and
+                                MCP entry (the token read from $CAIRN_TOKEN, never written); --project
+                                defaults to the working directory
   backup  --out FILE            every record of each workspace into an NDJSON file with a manifest
   restore --in FILE [--workspace NAME]
                                 store a backup's records back; what is there already is skipped
@@ -48,6 +53,14 @@ const COMMON = {
 const TOKENS_FILE = { "tokens-file": { type: "string" }, help: { type: "boolean", default: false } } as const;
 
 const COMMANDS = {
+  init: {
+    project: { type: "string" },
+    agent: { type: "string" },
+    harness: { type: "string" },
+    url: { type: "string" },
+    "dry-run": { type: "boolean", default: false },
+    help: { type: "boolean", default: false },
+  },
   backup: { ...COMMON, out: { type: "string" } },
   restore: { ...COMMON, in: { type: "string" }, workspace: { type: "string" } },
   verify: { ...COMMON, json: { type: "boolean", default: false } },
@@ -117,6 +130,26 @@ async function run(command: Command, values: Record<string, string | boolean | u
   if (command === "backup" && !out) throw usageError("backup: --out FILE is required");
   if (command === "restore" && !input) throw usageError("restore: --in FILE is required");
   if (command === "import git" || command === "import transcripts") return runImport(command, string, io);
+  if (command === "init") {
+    const agent = string("agent");
+    const harness = string("harness");
+    if (!agent) throw usageError("init: --agent NAME is required");
+    if (!harness) throw usageError(`init: --harness is required (${INIT_HARNESSES.join(", ")})`);
+    if (!(INIT_HARNESSES as readonly string[]).includes(harness)) {
+      throw usageError(`init: unknown harness "${harness}"; one of ${INIT_HARNESSES.join(", ")}`);
+    }
+    await init(
+      {
+        project: resolve(io.cwd, string("project") ?? "."),
+        agent,
+        harness: harness as InitHarness,
+        url: urlOf({ url: string("url") }, io.env),
+        dryRun: values["dry-run"] === true,
+      },
+      io,
+    );
+    return 0;
+  }
   if (command === "tokens add" || command === "tokens list" || command === "tokens revoke") {
     const file = tokensFilePath(string("tokens-file"), io.env, io.cwd);
     if (command === "tokens add")

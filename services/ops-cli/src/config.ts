@@ -86,7 +86,8 @@ function importerTokenOf(file: string): string | undefined {
   return importers[0]?.token;
 }
 
-function urlOf(flags: { url?: string }, env: Readonly<Record<string, string | undefined>>): URL {
+/** memory-core's URL: `--url`, else `CAIRN_URL`, else the default; an http(s) URL or a usage error. */
+export function urlOf(flags: { url?: string }, env: Readonly<Record<string, string | undefined>>): URL {
   const rawUrl = flags.url ?? env.CAIRN_URL?.trim() ?? DEFAULT_URL;
   let url: URL;
   try {
