@@ -389,11 +389,7 @@ describe("bad input to the importers", () => {
       ],
       [["import", "transcripts", "--harness", "codex", "--path", notRepo, ...common(bad)], 2, "no .jsonl transcript under"],
       [["import", "svn", ...common(bad)], 2, 'import: unknown kind "svn"'],
-      [
-        ["import", "git", "--repo", repo, "--tokens-file", "t.yaml", ...url],
-        2,
-        "an import writes into one workspace: pass --token TOKEN",
-      ],
+      [["import", "git", "--repo", repo, "--tokens-file", "t.yaml", ...url], 2, "an import writes into one workspace: pass --token TOKEN"],
       [["import", "git", "--repo", repo, ...url], 2, "no token"],
       [["import", "git", "--repo", repo, "--token", "not-a-token", ...url], 1, "memory-core does not know this token (401)"],
     ];
