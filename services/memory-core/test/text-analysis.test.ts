@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Bm25Index } from "../src/lexical/bm25-index.js";
@@ -89,6 +91,66 @@ describe("text analysis", () => {
       }),
       { numRuns: 300, seed: 20261201 },
     );
+  });
+});
+
+/** Identifiers with separators as first found: tried at every letter, so a long run of letters cost its square. */
+const REFERENCE_COMPOUND = /[\p{L}\p{N}][\p{L}\p{Mn}\p{Mc}\p{N}]*(?:(?:::|[-_./:])[\p{L}\p{N}][\p{L}\p{Mn}\p{Mc}\p{N}]*)+/gu;
+
+/** The analyser's regular-expression work on `texts`, checked against a backtrack budget by V8 (support/regex-backtracks.ts). */
+async function backtracks(input: { factor: number; texts: string[]; control: string }) {
+  const script = fileURLToPath(new URL("./support/regex-backtracks.ts", import.meta.url));
+  const child = spawn(process.execPath, ["--allow-natives-syntax", "--import", "tsx", script], { stdio: ["pipe", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+  child.stdin.end(JSON.stringify(input));
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  expect(code, err).toBe(0);
+  return JSON.parse(out) as { gaveUp: Array<{ source: string; length: number }>; checked: number; found: string[][] };
+}
+
+describe("the analyser's work", () => {
+  it("finds the identifiers the first implementation found, whatever the text (property)", () => {
+    const pieces = fc.oneof(
+      fc.constantFrom("a", "B", "7", "é", "会话", "ก", "क", "\u093F", "\u0903", "\u0E31", "-", "_", ".", "/", ":", "::", " ", "'", "’"),
+      fc.constantFrom("refresh_token", "AUTH-412", "src/a.ts", "std::vector", "a-", "-b", "x:", "\u093F-\u093F"),
+      fc.string({ unit: "grapheme", maxLength: 6 }),
+    );
+    // In the analyser's one form (text-analysis.ts, `normalized`): compatibility forms folded, optional marks dropped.
+    const optionalMarks = /\u0640|[\u064B-\u065F]|\u0670|[\u0591-\u05BD]|\u05BF|[\u05C1-\u05C2]|[\u05C4-\u05C5]|\u05C7|[\uFE00-\uFE0F]/g;
+    const texts = fc.array(pieces, { maxLength: 24 }).map((parts) => parts.join("").normalize("NFKC").replace(optionalMarks, ""));
+    fc.assert(
+      fc.property(texts, (text) => {
+        const compounds = text.match(REFERENCE_COMPOUND) ?? [];
+        // tokenize gives the compounds first, then the words.
+        expect(tokenize(text).slice(0, compounds.length)).toEqual(compounds);
+      }),
+      { numRuns: 2000, seed: 20261203 },
+    );
+  });
+
+  it("backtracks at most a fixed number of times per character, on long runs without spaces in any script", async () => {
+    const run = 4096;
+    const tail = " AUTH-412 a-b 2022-11-09 refreshToken";
+    const texts = [
+      "把会话存到里面的决定".repeat(run / 10) + tail,
+      "เราตัดสินใจเก็บเซสชัน".repeat(run / 20) + tail,
+      "abcdefghij".repeat(run / 10) + tail,
+      "refreshToken".repeat(run / 12) + tail,
+      "7".repeat(run) + tail,
+      "\u093F".repeat(run) + tail,
+      "We kept the session in Redis on 9 November, 2022: restarts lost the queue. ".repeat(run / 76) + tail,
+    ];
+    // Tried at every letter of a word as the analyser's identifiers once were: the check must catch it.
+    const control = "\\p{L}+(?:-\\p{L}+)+";
+    const { gaveUp, checked, found } = await backtracks({ factor: 16, texts, control });
+    expect(gaveUp.map((g) => g.source)).toEqual([control]);
+    expect(checked).toBeGreaterThan(texts.length);
+    // The texts were analysed in full: the identifier, the date and the parts after each long run.
+    for (const terms of found) expect(terms).toEqual(expect.arrayContaining(["auth-412", "2022-11-09", "refreshtoken", "token"]));
+    expect(found[0]).toEqual(expect.arrayContaining(["会话", "决定"]));
   });
 });
 

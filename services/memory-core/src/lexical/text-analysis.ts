@@ -54,7 +54,14 @@ const BASE_FORMS = ((): ReadonlyMap<string, string> => {
 
 /** A word: letters and digits with their combining marks (Devanagari vowel signs, Thai tone marks), and a clitic. */
 const WORD = /[\p{L}\p{N}][\p{L}\p{Mn}\p{Mc}\p{N}]*(?:['’]\p{L}+)?/gu;
-const COMPOUND = /[\p{L}\p{N}][\p{L}\p{Mn}\p{Mc}\p{N}]*(?:(?:::|[-_./:])[\p{L}\p{N}][\p{L}\p{Mn}\p{Mc}\p{N}]*)+/gu;
+/**
+ * An identifier with separators. It starts only where a word starts (the look-ahead and look-behind): tried inside a
+ * word as well, it would read the rest of the word again at every letter, and a long run of letters with no
+ * separator (a page of Chinese, a base64 blob) would cost the square of its length. A word's own letters cannot
+ * start a compound the word's start did not, so what it finds is the same.
+ */
+const COMPOUND =
+  /(?=[\p{L}\p{N}])(?<![\p{L}\p{N}][\p{Mn}\p{Mc}]*)[\p{L}\p{N}][\p{L}\p{Mn}\p{Mc}\p{N}]*(?:(?:::|[-_./:])[\p{L}\p{N}][\p{L}\p{Mn}\p{Mc}\p{N}]*)+/gu;
 
 /** A letter of a script written without spaces between words: such a run goes to the segmenter. */
 const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
