@@ -260,6 +260,44 @@ describe("words in every script and code, over REST with a real stack", () => {
     expect(hit?.matched_by).toContain("lexical");
   });
 
+  it("stores a turn of 16,000 unspaced Chinese characters per field and answers a brief query with the word in its snippet", async () => {
+    const pool =
+      "的一是不了人我在有他这为之大来以个中上们到说国和地也子时道出而要于就下得可你年生自会那后能对着事其里所去行过家十用发天如然";
+    const chinese = (chars: number, seed: number) =>
+      Array.from({ length: chars }, (_, i) => pool[(i * 7 + seed * 13 + ((i * i) % 11)) % pool.length]).join("");
+    const run = 16_000;
+    // 缓存决定 ("cache decision") 600 characters into the thought's one run.
+    const stored = await http(cairn.url, "POST", "/v1/memories", {
+      token: dev.token,
+      body: {
+        session_id: "words-long-run",
+        prompt: chinese(run, 1),
+        thought: `${chinese(600, 2)}缓存决定${chinese(run - 604, 3)}`,
+        response: chinese(run, 4),
+      },
+    });
+    expect(stored.status).toBe(201);
+    const [answer, health] = await Promise.all([
+      http(cairn.url, "POST", "/v1/memories/query", {
+        token: dev.token,
+        body: { query: "缓存决定", mode: "lexical", limit: 10, min_confidence: "none" },
+      }),
+      http(cairn.url, "GET", "/healthz"),
+    ]);
+    expect(health.body).toEqual({ status: "ok" });
+    expect(answer.status).toBe(200);
+    const hit = (answer.body.hits as Array<{ memory: { id: string; text: string } }>).find((h) => h.memory.id === stored.body.id);
+    // The word is shown where it stands, 600 characters into a run without spaces, in a few hundred bytes.
+    expect(hit?.memory.text).toContain("缓存决定");
+    expect(Buffer.byteLength(hit!.memory.text)).toBeLessThanOrEqual(3 * 202);
+    // A word of the same script the turn does not hold finds nothing of it.
+    const other = await http(cairn.url, "POST", "/v1/memories/query", {
+      token: dev.token,
+      body: { query: "数据库", mode: "lexical", limit: 10, min_confidence: "none" },
+    });
+    expect((other.body.hits as Array<{ memory: { id: string } }>).map((h) => h.memory.id)).not.toContain(stored.body.id);
+  });
+
   it("puts the exact identifier above a text with only its parts", async () => {
     const whole = await add("words-whole", "Rotate the refreshToken on every use of the session.");
     const parts = await add("words-parts", "Refresh the token on every use of the session.");
