@@ -138,7 +138,14 @@ function pushDay(out: string[], y: string, m: string, d: string): void {
  * The version of what `tokenize` and `toTerm` make of a text: raise it with any change to either, so that lexical
  * index snapshots (lexical/snapshot.ts) analysed by the old rules are rebuilt rather than trusted.
  */
-export const ANALYSIS_VERSION = 1;
+export const ANALYSIS_VERSION = 2;
+
+/**
+ * The longest term: a longer token (a blob, a minified line, a run of unspaced script the segmenter leaves whole)
+ * is indexed and asked as its first MAX_TERM_CHARS characters, so that one token costs the index a bounded number of
+ * bytes and still finds itself. Real identifiers, paths and words are shorter (docs/benchmarks.md, "Session 19").
+ */
+export const MAX_TERM_CHARS = 64;
 
 export function tokenize(raw: string): string[] {
   const text = normalized(raw);
@@ -171,8 +178,14 @@ export function toTerm(token: string): string | null {
   if (STOP_WORDS.has(lower)) return null;
   const bare = lower.replace(/'s$/, "");
   if (bare.length === 0 || STOP_WORDS.has(bare)) return null;
-  if (NOT_LATIN.test(bare)) return bare;
-  return stemmer(BASE_FORMS.get(bare) ?? bare);
+  return bounded(NOT_LATIN.test(bare) ? bare : stemmer(BASE_FORMS.get(bare) ?? bare));
+}
+
+/** A term cut to MAX_TERM_CHARS, never between the two halves of a character outside the basic plane. */
+function bounded(term: string): string {
+  if (term.length <= MAX_TERM_CHARS) return term;
+  const last = term.charCodeAt(MAX_TERM_CHARS - 1);
+  return term.slice(0, last >= 0xd800 && last <= 0xdbff ? MAX_TERM_CHARS - 1 : MAX_TERM_CHARS);
 }
 
 /** The distinct terms of a text. */
