@@ -3,6 +3,7 @@ import { benchChromaChanges } from "./chroma-changes.js";
 import { benchChromaWrites } from "./chroma-writes.js";
 import { benchLexical } from "./lexical.js";
 import { benchLocomo } from "./locomo.js";
+import { benchLongText } from "./long-text.js";
 import { tuneLocomo } from "./locomo-tune.js";
 import { benchMemoryCore } from "./memory-core.js";
 import { benchSummarizer } from "./summarizer.js";
@@ -24,6 +25,7 @@ const benches: Record<string, (argv: string[]) => Promise<void>> = {
   "chroma-writes": benchChromaWrites,
   lexical: benchLexical,
   locomo: benchLocomo,
+  "long-text": benchLongText,
   "locomo-tune": tuneLocomo,
   summarizer: benchSummarizer,
   "summaries-quality": benchSummariesQuality,

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Bm25Index } from "../src/lexical/bm25-index.js";
-import { dateTokens, terms, tokenize } from "../src/lexical/text-analysis.js";
+import { dateTokens, SEGMENT_CHARS, terms, tokenize } from "../src/lexical/text-analysis.js";
 import { http, makeToken, uniqueWorkspace, useCairn } from "./support/harness.js";
 
 describe("text analysis", () => {
@@ -129,6 +129,40 @@ describe("the analyser's work", () => {
       }),
       { numRuns: 2000, seed: 20261203 },
     );
+  });
+
+  it("segments a long run of unspaced script a bounded stretch at a time, into the words the whole run gives", () => {
+    const segment = Intl.Segmenter.prototype.segment;
+    const whole = new Intl.Segmenter("und", { granularity: "word" });
+    const given: number[] = [];
+    const vocabularies = [
+      ["的", "一", "是", "不", "了", "人", "我", "在", "有", "他", "这", "为", "之", "大", "来", "以", "会话", "缓存", "决定"],
+      ["การ", "ตัดสินใจ", "เกี่ยวกับ", "แคช", "ของ", "เรา", "เก็บ", "เซสชัน", "ไว้", "ใน", "ระบบ", "ข้อมูล"],
+      ["データベース", "の", "移行", "を", "来週", "に", "延期", "します", "会話", "キャッシュ"],
+    ];
+    Intl.Segmenter.prototype.segment = function (this: Intl.Segmenter, input: string) {
+      given.push(input.length);
+      return segment.call(this, input);
+    };
+    try {
+      vocabularies.forEach((words, v) => {
+        let seed = v + 1;
+        const next = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+        let run = "";
+        while (run.length < 16_000) run += words[Math.floor(next() * words.length)]!;
+        given.length = 0;
+        const found = tokenize(run);
+        // Bounded: no call is given more than a stretch, and the run is segmented at most twice over.
+        expect(Math.max(...given)).toBeLessThanOrEqual(SEGMENT_CHARS);
+        expect(given.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(2 * run.length);
+        // The same words as the whole run segmented at once.
+        const expected = [...segment.call(whole, run)].filter((s) => s.isWordLike).map((s) => s.segment);
+        expect(found).toEqual(expected);
+        expect(found.length).toBeGreaterThan(run.length / 8);
+      });
+    } finally {
+      Intl.Segmenter.prototype.segment = segment;
+    }
   });
 
   it("backtracks at most a fixed number of times per character, on long runs without spaces in any script", async () => {

@@ -67,12 +67,44 @@ const COMPOUND =
 const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 /** One segmenter for every call: its dictionaries load once, and segmenting keeps no state between calls. */
 let segmenter: Intl.Segmenter | undefined;
-const wordsOf = (run: string): string[] => {
+/**
+ * The most the segmenter is given at once. ICU's dictionary segmentation costs more than its length on a long run
+ * (docs/benchmarks.md, "Session 19"); real text breaks its runs with punctuation long before this.
+ */
+export const SEGMENT_CHARS = 1024;
+
+/** How far back from a stretch's end its segments are taken again with the next stretch (a few words' length). */
+const SEGMENT_OVERLAP = 64;
+
+/**
+ * The words of a run of unspaced script, segmented SEGMENT_CHARS at a time. A dictionary segmentation decides a
+ * word by the words after it, so a stretch's segments in its last SEGMENT_OVERLAP characters are taken again from
+ * the start of the next stretch, which begins where the first of them does: where a word ends is not decided at
+ * a cut (unless a segment spans more than half a stretch).
+ */
+function wordsOf(run: string): string[] {
   segmenter ??= new Intl.Segmenter("und", { granularity: "word" });
   const out: string[] = [];
-  for (const { segment, isWordLike } of segmenter.segment(run)) if (isWordLike) out.push(segment);
+  for (let start = 0; start < run.length;) {
+    let end = Math.min(run.length, start + SEGMENT_CHARS);
+    if (end < run.length && isHighSurrogate(run.charCodeAt(end - 1))) end -= 1;
+    const last = end === run.length;
+    const segments = [...segmenter.segment(run.slice(start, end))];
+    // The stretch's segments up to the first that starts in its overlap, or up to its last one.
+    let upTo = segments.length;
+    if (!last) {
+      const overlap = segments.findIndex((s) => s.index >= end - start - SEGMENT_OVERLAP);
+      upTo = overlap > 0 ? overlap : segments.length - 1;
+      // Each stretch moves on by at least half its length, so the run is segmented at most twice over.
+      if (upTo < 1 || segments[upTo]!.index < SEGMENT_CHARS / 2) upTo = segments.length;
+    }
+    for (let i = 0; i < upTo; i++) if (segments[i]!.isWordLike) out.push(segments[i]!.segment);
+    start = upTo < segments.length ? start + segments[upTo]!.index : end;
+  }
   return out;
-};
+}
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 
 /**
  * Where an identifier's words meet: lower to upper (refresh|Token), the last capital of an acronym before a
@@ -143,7 +175,7 @@ export const ANALYSIS_VERSION = 2;
 /**
  * The longest term: a longer token (a blob, a minified line, a run of unspaced script the segmenter leaves whole)
  * is indexed and asked as its first MAX_TERM_CHARS characters, so that one token costs the index a bounded number of
- * bytes and still finds itself. Real identifiers, paths and words are shorter (docs/benchmarks.md, "Session 19").
+ * bytes and still finds itself. Nearly every real identifier, path and word is shorter (docs/benchmarks.md, "Session 19").
  */
 export const MAX_TERM_CHARS = 64;
 
@@ -184,8 +216,7 @@ export function toTerm(token: string): string | null {
 /** A term cut to MAX_TERM_CHARS, never between the two halves of a character outside the basic plane. */
 function bounded(term: string): string {
   if (term.length <= MAX_TERM_CHARS) return term;
-  const last = term.charCodeAt(MAX_TERM_CHARS - 1);
-  return term.slice(0, last >= 0xd800 && last <= 0xdbff ? MAX_TERM_CHARS - 1 : MAX_TERM_CHARS);
+  return term.slice(0, isHighSurrogate(term.charCodeAt(MAX_TERM_CHARS - 1)) ? MAX_TERM_CHARS - 1 : MAX_TERM_CHARS);
 }
 
 /** The distinct terms of a text. */
