@@ -7,6 +7,7 @@ import { newToken } from "../services/memory-core/src/auth/tokens.js";
 import { Bm25Index } from "../services/memory-core/src/lexical/bm25-index.js";
 import { tokenize } from "../services/memory-core/src/lexical/text-analysis.js";
 import { snippetText } from "../services/memory-core/src/records/memory-brief.js";
+import { writeAdvice } from "../services/memory-core/src/records/write-advice.js";
 import { buildTurnRecord } from "../services/memory-core/src/records/turn-record.js";
 import type { StoredRecord } from "../services/memory-core/src/store/chroma-store.js";
 import { startBenchServer } from "./bench-server.js";
@@ -22,6 +23,8 @@ import { startHashStub } from "./timed-embedder.js";
  *   quadratic);
  * - `snippet`: milliseconds for one brief hit's text (snippetText) of a turn holding that much of each kind in each
  *   of its three fields;
+ * - `advice`: milliseconds for a write's advice (writeAdvice, on the request thread of every add_memory) on a turn
+ *   whose thought and response each hold that much of each kind (and of one unbroken number);
  * - `index`: the distinct terms one turn of three fields of unique junk words gives a lexical index, and the heap
  *   it grows by (heap and array buffers, after a collection; run with `node --expose-gc` for the heap);
  * - `stack` (unless `--no-stack`): memory-core in a process of its own with the hashing embeddings stub: a turn of
@@ -29,7 +32,7 @@ import { startHashStub } from "./timed-embedder.js";
  *   asked `--samples` times, and /healthz beside each brief query (its latency while the query runs).
  *
  *   npm run bench -- long-text [--sizes 1024,2048,4096,8192,16384,65536] [--reps 3] [--samples 5]
- *     [--stack-chars 16000] [--no-stack] [--json]
+ *     [--stack-chars 16000] [--parts tokenize,snippet,advice,index,stack] [--no-stack] [--json]
  */
 export async function benchLongText(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -39,6 +42,7 @@ export async function benchLongText(argv: string[]): Promise<void> {
       reps: { type: "string", default: "3" },
       samples: { type: "string", default: "5" },
       "stack-chars": { type: "string", default: "16000" },
+      parts: { type: "string", default: "tokenize,snippet,advice,index,stack" },
       "no-stack": { type: "boolean", default: false },
       json: { type: "boolean", default: false },
     },
@@ -46,9 +50,11 @@ export async function benchLongText(argv: string[]): Promise<void> {
   const sizes = values.sizes.split(",").map(Number);
   const reps = Number(values.reps);
   const report: Record<string, unknown> = {};
+  const parts = new Set(values.parts.split(","));
+  if (values["no-stack"]) parts.delete("stack");
 
   const tokenizeRows: Array<Record<string, number | string>> = [];
-  for (const [kind, make] of Object.entries(KINDS)) {
+  for (const [kind, make] of parts.has("tokenize") ? Object.entries(KINDS) : []) {
     let previous: number | undefined;
     for (const size of sizes) {
       const text = make(size, 1);
@@ -63,7 +69,7 @@ export async function benchLongText(argv: string[]): Promise<void> {
   report.tokenize = tokenizeRows;
 
   const snippetRows: Array<Record<string, number | string>> = [];
-  for (const [kind, make] of Object.entries(KINDS)) {
+  for (const [kind, make] of parts.has("snippet") ? Object.entries(KINDS) : []) {
     for (const size of sizes.filter((s) => s <= 32_768)) {
       const turn = record(make(size, 1), make(size, 2), make(size, 3));
       const ms = best(reps, () => snippetText(turn, "cache decision 缓存"));
@@ -74,10 +80,24 @@ export async function benchLongText(argv: string[]): Promise<void> {
   }
   report.snippet = snippetRows;
 
-  report.index = junkIndex();
-  console.log(`index: a turn of 3×32,768 characters of unique junk words: ${JSON.stringify(report.index)}`);
+  const adviceRows: Array<Record<string, number | string>> = [];
+  const adviceKinds: Record<string, (chars: number, seed: number) => string> = { ...KINDS, digits: (chars) => "7".repeat(chars) };
+  for (const [kind, make] of parts.has("advice") ? Object.entries(adviceKinds) : []) {
+    for (const size of sizes.filter((s) => s <= 32_768)) {
+      const text = make(size, 1);
+      const ms = best(reps, () => writeAdvice({ prompt: "Note the decision.", thought: text, response: text }));
+      adviceRows.push({ kind, chars_per_field: size, ms: round(ms, 2) });
+      console.log(`advice ${kind} 2×${size}: ${round(ms, 2)} ms`);
+    }
+  }
+  report.advice = adviceRows;
 
-  if (!values["no-stack"]) report.stack = await stackFigures(Number(values["stack-chars"]), Number(values.samples));
+  if (parts.has("index")) {
+    report.index = junkIndex();
+    console.log(`index: a turn of 3×32,768 characters of unique junk words: ${JSON.stringify(report.index)}`);
+  }
+
+  if (parts.has("stack")) report.stack = await stackFigures(Number(values["stack-chars"]), Number(values.samples));
   if (values.json) console.log(JSON.stringify(report));
 }
 

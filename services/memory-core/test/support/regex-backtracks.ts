@@ -1,14 +1,20 @@
 /**
- * Run as a child process (`node --allow-natives-syntax --import tsx regex-backtracks.ts`): the text analyser's
- * regular-expression work on given texts, counted by V8 itself. Every match the analyser makes is made again by a
+ * Run as a child process (`node --allow-natives-syntax --import tsx regex-backtracks.ts`): the regular-expression
+ * work of the text analyser (`terms`) and of a write's advice (`writeAdvice`, each text as a turn's thought and
+ * response) on given texts, counted by V8 itself. Every match the analyser makes is made again by a
  * copy of its expression that may backtrack at most `factor` times per character of the subject
  * (%NewRegExpWithBacktrackLimit); a copy that gives up, where the expression matched, is an expression whose work
  * grows faster than its subject. Prints one JSON line: the expressions that gave up, and how many matches were checked.
  *
  * stdin: JSON `{ factor, texts, control }`; `control` is an expression run over every text as the analyser's are,
  * so that the check is seen to catch one that backtracks (a quadratic one) beside the analyser's.
+ *
+ * What V8 counts: the backtracks of its general matching, which is how it runs the analyser's Unicode classes
+ * (\p{L}...). A greedy loop over a one-character class of the basic plane ([\w.-]+, \d+) steps back without
+ * counting, so a quadratic pattern of that kind passes this check unseen.
  */
 import { terms } from "../../src/lexical/text-analysis.js";
+import { writeAdvice } from "../../src/records/write-advice.js";
 
 interface Input {
   factor: number;
@@ -65,6 +71,7 @@ RegExp.prototype.exec = function (this: RegExp, subject: string): RegExpExecArra
 const found: string[][] = [];
 for (const text of input.texts) {
   found.push(terms(text));
+  writeAdvice({ prompt: "Note the decision.", thought: text, response: text });
   if (input.control) text.match(new RegExp(input.control, "gu"));
 }
 RegExp.prototype.exec = exec;
