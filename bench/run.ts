@@ -6,6 +6,7 @@ import { benchHttpEdges } from "./http-edges.js";
 import { benchHostile } from "./hostile.js";
 import { benchLexical } from "./lexical.js";
 import { benchLocomo } from "./locomo.js";
+import { benchLongText } from "./long-text.js";
 import { tuneLocomo } from "./locomo-tune.js";
 import { benchMemoryCore } from "./memory-core.js";
 import { benchSummarizer } from "./summarizer.js";
@@ -32,6 +33,7 @@ const benches: Record<string, (argv: string[]) => Promise<void>> = {
   hostile: benchHostile,
   lexical: benchLexical,
   locomo: benchLocomo,
+  "long-text": benchLongText,
   "locomo-tune": tuneLocomo,
   summarizer: benchSummarizer,
   "summaries-quality": benchSummariesQuality,

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import MiniSearch from "minisearch";
 import { describe, expect, it } from "vitest";
-import { Bm25Index } from "../src/lexical/bm25-index.js";
-import { tokenize, toTerm } from "../src/lexical/text-analysis.js";
+import { analyzeField, Bm25Index, MAX_FIELD_TERMS } from "../src/lexical/bm25-index.js";
+import { MAX_TERM_CHARS, tokenize, toTerm } from "../src/lexical/text-analysis.js";
 
 const boosts = { title: 2, body: 1 };
 const params = { k: 1.2, b: 0.7, d: 0.5 };
@@ -218,6 +218,49 @@ describe("Bm25Index", () => {
       actual.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i]!.score, 9));
       actual.forEach((h, i) => expect(h.informative).toBeCloseTo(expected[i]!.informative, 9));
     }
+  });
+});
+
+describe("what one record gives the index", () => {
+  /** Words no text holds twice: base-36 numbers from a fixed sequence, each with a letter before it. */
+  const junk = (count: number, from = 0) => Array.from({ length: count }, (_, i) => `q${((from + i) * 7919).toString(36)}`);
+
+  it("is at most MAX_FIELD_TERMS terms a field, the most frequent kept, however many unique words it holds", () => {
+    const words = junk(5000);
+    const body = `${words.join(" ")} zeppelin hangar zeppelin hangar zeppelin`;
+    const index = fresh();
+    index.put("junk", { title: "a pasted blob", body }, "junk");
+    index.put("other", { title: "hangar doors", body: "the doors of the hangar jammed" }, "other");
+    const { terms } = index.stats();
+    // The title's terms, the other record's, and at most MAX_FIELD_TERMS of the junk field's 5,002.
+    expect(terms).toBeLessThanOrEqual(MAX_FIELD_TERMS + 8);
+    expect(terms).toBeGreaterThan(MAX_FIELD_TERMS - 8);
+    // Kept: its repeated words, and its first words among those it holds once; found by them.
+    expect(index.search("zeppelin", 5, all).map((h) => h.id)).toEqual(["junk"]);
+    expect(index.search("hangar", 5, all).map((h) => h.id)).toEqual(expect.arrayContaining(["junk", "other"]));
+    expect(index.search(words[0]!, 5, all).map((h) => h.id)).toEqual(["junk"]);
+    // Left out: the words past the bound held once.
+    expect(index.search(words.at(-1)!, 5, all)).toEqual([]);
+    // A field within the bound keeps every term, in the order they came.
+    const within = analyzeField(junk(MAX_FIELD_TERMS, 9000).join(" "));
+    expect(within.terms.filter((_, i) => i % 2 === 0)).toEqual(junk(MAX_FIELD_TERMS, 9000));
+  });
+
+  it("is terms of at most MAX_TERM_CHARS characters, and a longer token still finds its record", () => {
+    const latin = "abcdefghijklmnopqrstuvwxyz".repeat(640);
+    const chinese = "丂丄丅丆丏丐丑丒专且丕世丗丘丙业丛东丝丞丟".repeat(800);
+    const blob = "QmFzZTY0IGJsb2IgaW4gYSB0dXJu".repeat(500);
+    const analyzed = analyzeField(`${latin} ${chinese} ${blob} refreshToken`);
+    const terms = analyzed.terms.filter((_, i) => i % 2 === 0) as string[];
+    expect(terms).toContain("refreshtoken");
+    expect(Math.max(...terms.map((t) => t.length))).toBeLessThanOrEqual(MAX_TERM_CHARS);
+    expect(terms).toContain(latin.slice(0, MAX_TERM_CHARS));
+    const index = fresh();
+    index.put("long", { title: "", body: `${latin} ${blob}` }, "long");
+    index.put("other", { title: "", body: "the alphabet abcdefghijklmnopqrstuvwxyz once" }, "other");
+    expect(index.search(latin, 5, all).map((h) => h.id)).toEqual(["long"]);
+    expect(index.search(blob, 5, all).map((h) => h.id)).toEqual(["long"]);
+    expect(index.search("abcdefghijklmnopqrstuvwxyz", 5, all).map((h) => h.id)).toEqual(["other"]);
   });
 });
 

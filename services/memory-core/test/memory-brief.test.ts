@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { tokenize, toTerm, terms } from "../src/lexical/text-analysis.js";
 import { listingText, snippetText } from "../src/records/memory-brief.js";
 import { buildTurnRecord } from "../src/records/turn-record.js";
@@ -90,5 +90,53 @@ describe("a brief hit's text", () => {
       }),
       { numRuns: 300, seed: 20261202 },
     );
+  });
+
+  describe("of a long turn", () => {
+    /** Characters given to the word segmenter (Intl.Segmenter), which cuts unspaced scripts into words: the analysis of such text. */
+    const segment = Intl.Segmenter.prototype.segment;
+    let segmented = 0;
+    const countSegmented = () => {
+      segmented = 0;
+      Intl.Segmenter.prototype.segment = function (this: Intl.Segmenter, input: string) {
+        segmented += input.length;
+        return segment.call(this, input);
+      };
+    };
+    afterEach(() => {
+      Intl.Segmenter.prototype.segment = segment;
+    });
+    /** Unspaced Chinese that holds neither 缓存 nor 决定: characters drawn from a fixed pool by a fixed sequence. */
+    const pool =
+      "的一是不了人我在有他这为之大来以个中上们到说国和地也子时道出而要于就下得可你年生自会那后能对着事其里所去行过家十用发天如然";
+    const chinese = (chars: number, seed: number) =>
+      Array.from({ length: chars }, (_, i) => pool[(i * 7 + seed * 13 + ((i * i) % 11)) % pool.length]).join("");
+
+    it("analyses a bounded head of each field, and places the snippet at the word found in a run without spaces", () => {
+      const run = 16_000;
+      // 缓存决定 ("cache decision") 600 characters into the thought's one run of 16,000 characters.
+      const thought = `${chinese(600, 2)}缓存决定${chinese(run - 604, 3)}`;
+      const turn = record(chinese(run, 1), thought, chinese(run, 4));
+      expect(turn.document!.length).toBeGreaterThan(3 * run);
+      countSegmented();
+      const snippet = snippetText(turn, "缓存决定");
+      // Positive: the word is found and shown, although it is nowhere near the run's start.
+      expect(snippet).toContain("缓存决定");
+      expect(segmented).toBeGreaterThan(0);
+      // Bounded: at most the head of each field (1,024 characters) and the query, not the 48,000 characters held.
+      expect(segmented).toBeLessThanOrEqual(3 * 1024 + "缓存决定".length);
+      expect([...snippet].length).toBeLessThanOrEqual(202);
+      expect(Buffer.byteLength(snippet)).toBeLessThanOrEqual(3 * 202);
+    });
+
+    it("finds words in the head of a field and not past it, where the listing stands in", () => {
+      const head = `${filler.slice(0, 400)} The zeppelin hangar doors jammed. ${filler}`;
+      const deep = `${filler.repeat(3)} The marmalade orbit decayed. ${filler}`;
+      expect(deep.indexOf("marmalade")).toBeGreaterThan(1024);
+      const turn = record("Fix the flaky login test", head, deep);
+      expect(snippetText(turn, "zeppelin hangar")).toContain("zeppelin hangar doors jammed");
+      // Past the head of the response: not looked for, so the listing, as for a hit by meaning alone.
+      expect(snippetText(turn, "marmalade orbit")).toBe(listingText(turn));
+    });
   });
 });

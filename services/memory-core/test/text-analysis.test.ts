@@ -1,7 +1,9 @@
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Bm25Index } from "../src/lexical/bm25-index.js";
-import { dateTokens, terms, tokenize } from "../src/lexical/text-analysis.js";
+import { dateTokens, SEGMENT_CHARS, terms, tokenize } from "../src/lexical/text-analysis.js";
 import { http, makeToken, uniqueWorkspace, useCairn } from "./support/harness.js";
 
 describe("text analysis", () => {
@@ -89,6 +91,102 @@ describe("text analysis", () => {
       }),
       { numRuns: 300, seed: 20261201 },
     );
+  });
+});
+
+/** Identifiers with separators as first found: tried at every letter, so a long run of letters cost its square. */
+const REFERENCE_COMPOUND = /[\p{L}\p{N}][\p{L}\p{Mn}\p{Mc}\p{N}]*(?:(?:::|[-_./:])[\p{L}\p{N}][\p{L}\p{Mn}\p{Mc}\p{N}]*)+/gu;
+
+/** The analyser's regular-expression work on `texts`, checked against a backtrack budget by V8 (support/regex-backtracks.ts). */
+async function backtracks(input: { factor: number; texts: string[]; control: string }) {
+  const script = fileURLToPath(new URL("./support/regex-backtracks.ts", import.meta.url));
+  const child = spawn(process.execPath, ["--allow-natives-syntax", "--import", "tsx", script], { stdio: ["pipe", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+  child.stdin.end(JSON.stringify(input));
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  expect(code, err).toBe(0);
+  return JSON.parse(out) as { gaveUp: Array<{ source: string; length: number }>; checked: number; found: string[][] };
+}
+
+describe("the analyser's work", () => {
+  it("finds the identifiers the first implementation found, whatever the text (property)", () => {
+    const pieces = fc.oneof(
+      fc.constantFrom("a", "B", "7", "é", "会话", "ก", "क", "\u093F", "\u0903", "\u0E31", "-", "_", ".", "/", ":", "::", " ", "'", "’"),
+      fc.constantFrom("refresh_token", "AUTH-412", "src/a.ts", "std::vector", "a-", "-b", "x:", "\u093F-\u093F"),
+      fc.string({ unit: "grapheme", maxLength: 6 }),
+    );
+    // In the analyser's one form (text-analysis.ts, `normalized`): compatibility forms folded, optional marks dropped.
+    const optionalMarks = /\u0640|[\u064B-\u065F]|\u0670|[\u0591-\u05BD]|\u05BF|[\u05C1-\u05C2]|[\u05C4-\u05C5]|\u05C7|[\uFE00-\uFE0F]/g;
+    const texts = fc.array(pieces, { maxLength: 24 }).map((parts) => parts.join("").normalize("NFKC").replace(optionalMarks, ""));
+    fc.assert(
+      fc.property(texts, (text) => {
+        const compounds = text.match(REFERENCE_COMPOUND) ?? [];
+        // tokenize gives the compounds first, then the words.
+        expect(tokenize(text).slice(0, compounds.length)).toEqual(compounds);
+      }),
+      { numRuns: 2000, seed: 20261203 },
+    );
+  });
+
+  it("segments a long run of unspaced script a bounded stretch at a time, into the words the whole run gives", () => {
+    const segment = Intl.Segmenter.prototype.segment;
+    const whole = new Intl.Segmenter("und", { granularity: "word" });
+    const given: number[] = [];
+    const vocabularies = [
+      ["的", "一", "是", "不", "了", "人", "我", "在", "有", "他", "这", "为", "之", "大", "来", "以", "会话", "缓存", "决定"],
+      ["การ", "ตัดสินใจ", "เกี่ยวกับ", "แคช", "ของ", "เรา", "เก็บ", "เซสชัน", "ไว้", "ใน", "ระบบ", "ข้อมูล"],
+      ["データベース", "の", "移行", "を", "来週", "に", "延期", "します", "会話", "キャッシュ"],
+    ];
+    Intl.Segmenter.prototype.segment = function (this: Intl.Segmenter, input: string) {
+      given.push(input.length);
+      return segment.call(this, input);
+    };
+    try {
+      vocabularies.forEach((words, v) => {
+        let seed = v + 1;
+        const next = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+        let run = "";
+        while (run.length < 16_000) run += words[Math.floor(next() * words.length)]!;
+        given.length = 0;
+        const found = tokenize(run);
+        // Bounded: no call is given more than a stretch, and the run is segmented at most twice over.
+        expect(Math.max(...given)).toBeLessThanOrEqual(SEGMENT_CHARS);
+        expect(given.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(2 * run.length);
+        // The same words as the whole run segmented at once.
+        const expected = [...segment.call(whole, run)].filter((s) => s.isWordLike).map((s) => s.segment);
+        expect(found).toEqual(expected);
+        expect(found.length).toBeGreaterThan(run.length / 8);
+      });
+    } finally {
+      Intl.Segmenter.prototype.segment = segment;
+    }
+  });
+
+  it("backtracks at most a fixed number of times per character, on long runs without spaces in any script (analysis and write advice)", async () => {
+    const run = 4096;
+    // Each pattern needs something to find after the run for the check to see it give up: an identifier, a date,
+    // a path and a figure (what write advice looks for).
+    const tail = " AUTH-412 a-b 2022-11-09 refreshToken src/a.ts took 40 ms";
+    const texts = [
+      "把会话存到里面的决定".repeat(run / 10) + tail,
+      "เราตัดสินใจเก็บเซสชัน".repeat(run / 20) + tail,
+      "abcdefghij".repeat(run / 10) + tail,
+      "refreshToken".repeat(run / 12) + tail,
+      "7".repeat(run) + tail,
+      "\u093F".repeat(run) + tail,
+      "We kept the session in Redis on 9 November, 2022: restarts lost the queue. ".repeat(run / 76) + tail,
+    ];
+    // Tried at every letter of a word as the analyser's identifiers once were: the check must catch it.
+    const control = "\\p{L}+(?:-\\p{L}+)+";
+    const { gaveUp, checked, found } = await backtracks({ factor: 16, texts, control });
+    expect(gaveUp.map((g) => g.source)).toEqual([control]);
+    expect(checked).toBeGreaterThan(texts.length);
+    // The texts were analysed in full: the identifier, the date and the parts after each long run.
+    for (const terms of found) expect(terms).toEqual(expect.arrayContaining(["auth-412", "2022-11-09", "refreshtoken", "token"]));
+    expect(found[0]).toEqual(expect.arrayContaining(["会话", "决定"]));
   });
 });
 
@@ -196,6 +294,44 @@ describe("words in every script and code, over REST with a real stack", () => {
     const res = await http(cairn.url, "POST", "/v1/memories/query", { token: dev.token, body: { query: "会话", limit: 5 } });
     const hit = (res.body.hits as Array<{ matched_by: string[]; memory: { id: string } }>).find((h) => h.memory.id === id);
     expect(hit?.matched_by).toContain("lexical");
+  });
+
+  it("stores a turn of 16,000 unspaced Chinese characters per field and answers a brief query with the word in its snippet", async () => {
+    const pool =
+      "的一是不了人我在有他这为之大来以个中上们到说国和地也子时道出而要于就下得可你年生自会那后能对着事其里所去行过家十用发天如然";
+    const chinese = (chars: number, seed: number) =>
+      Array.from({ length: chars }, (_, i) => pool[(i * 7 + seed * 13 + ((i * i) % 11)) % pool.length]).join("");
+    const run = 16_000;
+    // 缓存决定 ("cache decision") 600 characters into the thought's one run.
+    const stored = await http(cairn.url, "POST", "/v1/memories", {
+      token: dev.token,
+      body: {
+        session_id: "words-long-run",
+        prompt: chinese(run, 1),
+        thought: `${chinese(600, 2)}缓存决定${chinese(run - 604, 3)}`,
+        response: chinese(run, 4),
+      },
+    });
+    expect(stored.status).toBe(201);
+    const [answer, health] = await Promise.all([
+      http(cairn.url, "POST", "/v1/memories/query", {
+        token: dev.token,
+        body: { query: "缓存决定", mode: "lexical", limit: 10, min_confidence: "none" },
+      }),
+      http(cairn.url, "GET", "/healthz"),
+    ]);
+    expect(health.body).toEqual({ status: "ok" });
+    expect(answer.status).toBe(200);
+    const hit = (answer.body.hits as Array<{ memory: { id: string; text: string } }>).find((h) => h.memory.id === stored.body.id);
+    // The word is shown where it stands, 600 characters into a run without spaces, in a few hundred bytes.
+    expect(hit?.memory.text).toContain("缓存决定");
+    expect(Buffer.byteLength(hit!.memory.text)).toBeLessThanOrEqual(3 * 202);
+    // A word of the same script the turn does not hold finds nothing of it.
+    const other = await http(cairn.url, "POST", "/v1/memories/query", {
+      token: dev.token,
+      body: { query: "数据库", mode: "lexical", limit: 10, min_confidence: "none" },
+    });
+    expect((other.body.hits as Array<{ memory: { id: string } }>).map((h) => h.memory.id)).not.toContain(stored.body.id);
   });
 
   it("puts the exact identifier above a text with only its parts", async () => {

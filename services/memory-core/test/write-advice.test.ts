@@ -1,4 +1,5 @@
 import { readdir, readFile } from "node:fs/promises";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { writeAdvice } from "../src/records/write-advice.js";
 import { http, makeToken, mcpClient, uniqueWorkspace, useCairn } from "./support/harness.js";
@@ -91,5 +92,31 @@ describe("advice with add_memory", () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+/** The figure and identifier patterns as first written, tried at every character: the oracle of the ones in use. */
+const REFERENCE_EVIDENCE =
+  /\d+(?:[.,]\d+)?\s?(?:ms|s|%|x|kb|mb|gb|rps|qps|req\/s)\b|\b(?:p9\d|p50|measured|benchmark|bench|profiled?|tests? (?:pass|fail)\w*|reproduced)\b|https?:\/\//i;
+const REFERENCE_IDENTIFIER =
+  /[\w.-]+\/[\w./-]+|\b\w+\.(?:ts|js|py|go|rs|java|rb|sql|ya?ml|json|md|tsx|jsx|sh|toml)\b|\b[A-Z][A-Z0-9]+-\d+\b|#\d+\b|\b[0-9a-f]{7,40}\b|`[^`]+`/;
+
+describe("write advice on any text", () => {
+  it("asks for evidence and for an identifier exactly when the first patterns found none (property)", () => {
+    const pieces = fc.oneof(
+      fc.constantFrom("a", "Z", "7", "0", ".", ",", "-", "/", "_", " ", "\n", "ms", "s", "%", "kb", "x", "#", "`"),
+      fc.constantFrom("src/a.ts", "40 ms", "1.5s", "AUTH-412", "#12", "abc1234", "measured", "https://x", "a.-/b", "9,5 %"),
+      fc.string({ maxLength: 6 }),
+    );
+    const texts = fc.array(pieces, { maxLength: 30 }).map((parts) => parts.join(""));
+    fc.assert(
+      fc.property(texts, (text) => {
+        const advice = writeAdvice({ prompt: "Decide.", thought: text, response: "Next: ship.", kind: "decision" }).join("\n");
+        const whole = ["Decide.", text, "Next: ship."].join("\n");
+        expect(advice.includes("A decision with no evidence")).toBe(!REFERENCE_EVIDENCE.test(whole));
+        expect(advice.includes("Nothing names a file")).toBe(!REFERENCE_IDENTIFIER.test(whole));
+      }),
+      { numRuns: 2000, seed: 20261204 },
+    );
   });
 });

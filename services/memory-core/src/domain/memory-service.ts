@@ -1,4 +1,5 @@
 import type { OperationInput, OperationOutput } from "@cairn/openapi";
+import { setImmediate } from "node:timers/promises";
 import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import type { Logger } from "../logger.js";
@@ -187,10 +188,15 @@ export class MemoryService {
       conditions,
     });
     const detail = input.detail ?? "brief";
-    const hits = ranked.map(({ record, ...rank }) => ({
-      ...rank,
-      memory: detail === "brief" ? briefOf(record, snippetText(record, input.query)) : memoryFromRecord(record, "full"),
-    }));
+    const hits = [];
+    for (const { record, ...rank } of ranked) {
+      // A brief hit's text is looked for in its turn (snippetText): other requests are served between two hits.
+      if (detail === "brief" && hits.length > 0) await setImmediate();
+      hits.push({
+        ...rank,
+        memory: detail === "brief" ? briefOf(record, snippetText(record, input.query)) : memoryFromRecord(record, "full"),
+      });
+    }
     return { hits, confidence: bestOf(hits.map((h) => h.confidence)) };
   }
 

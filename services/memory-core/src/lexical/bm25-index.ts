@@ -109,6 +109,14 @@ export interface AnalyzedField {
   terms: Array<string | number>;
 }
 
+/**
+ * The most distinct terms one field gives the index: its MAX_FIELD_TERMS most frequent, the earlier first among
+ * equals. Each distinct term costs the index a posting of its own, so a field of unique junk words would otherwise
+ * grow it by as many postings as it has words; real text of the longest field the contract takes holds fewer
+ * (docs/benchmarks.md, "Session 19").
+ */
+export const MAX_FIELD_TERMS = 2048;
+
 export function analyzeField(text: string): AnalyzedField {
   const tokens = tokenize(text);
   const freqs = new Map<string, number>();
@@ -116,8 +124,11 @@ export function analyzeField(text: string): AnalyzedField {
     const term = toTerm(token);
     if (term !== null) freqs.set(term, (freqs.get(term) ?? 0) + 1);
   }
+  let kept: Iterable<[string, number]> = freqs;
+  // A stable sort: among equal frequencies, the order the terms first came in.
+  if (freqs.size > MAX_FIELD_TERMS) kept = [...freqs].sort((a, b) => b[1] - a[1]).slice(0, MAX_FIELD_TERMS);
   const terms: Array<string | number> = [];
-  for (const [term, freq] of freqs) terms.push(term, freq);
+  for (const [term, freq] of kept) terms.push(term, freq);
   return { length: new Set(tokens).size, terms };
 }
 

@@ -54,18 +54,57 @@ const BASE_FORMS = ((): ReadonlyMap<string, string> => {
 
 /** A word: letters and digits with their combining marks (Devanagari vowel signs, Thai tone marks), and a clitic. */
 const WORD = /[\p{L}\p{N}][\p{L}\p{Mn}\p{Mc}\p{N}]*(?:['’]\p{L}+)?/gu;
-const COMPOUND = /[\p{L}\p{N}][\p{L}\p{Mn}\p{Mc}\p{N}]*(?:(?:::|[-_./:])[\p{L}\p{N}][\p{L}\p{Mn}\p{Mc}\p{N}]*)+/gu;
+/**
+ * An identifier with separators. It starts only where a word starts (the look-ahead and look-behind): tried inside a
+ * word as well, it would read the rest of the word again at every letter, and a long run of letters with no
+ * separator (a page of Chinese, a base64 blob) would cost the square of its length. A word's own letters cannot
+ * start a compound the word's start did not, so what it finds is the same.
+ */
+const COMPOUND =
+  /(?=[\p{L}\p{N}])(?<![\p{L}\p{N}][\p{Mn}\p{Mc}]*)[\p{L}\p{N}][\p{L}\p{Mn}\p{Mc}\p{N}]*(?:(?:::|[-_./:])[\p{L}\p{N}][\p{L}\p{Mn}\p{Mc}\p{N}]*)+/gu;
 
 /** A letter of a script written without spaces between words: such a run goes to the segmenter. */
 const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 /** One segmenter for every call: its dictionaries load once, and segmenting keeps no state between calls. */
 let segmenter: Intl.Segmenter | undefined;
-const wordsOf = (run: string): string[] => {
+/**
+ * The most the segmenter is given at once. ICU's dictionary segmentation costs more than its length on a long run
+ * (docs/benchmarks.md, "Session 19"); real text breaks its runs with punctuation long before this.
+ */
+export const SEGMENT_CHARS = 1024;
+
+/** How far back from a stretch's end its segments are taken again with the next stretch (a few words' length). */
+const SEGMENT_OVERLAP = 64;
+
+/**
+ * The words of a run of unspaced script, segmented SEGMENT_CHARS at a time. A dictionary segmentation decides a
+ * word by the words after it, so a stretch's segments in its last SEGMENT_OVERLAP characters are taken again from
+ * the start of the next stretch, which begins where the first of them does: where a word ends is not decided at
+ * a cut (unless a segment spans more than half a stretch).
+ */
+function wordsOf(run: string): string[] {
   segmenter ??= new Intl.Segmenter("und", { granularity: "word" });
   const out: string[] = [];
-  for (const { segment, isWordLike } of segmenter.segment(run)) if (isWordLike) out.push(segment);
+  for (let start = 0; start < run.length;) {
+    let end = Math.min(run.length, start + SEGMENT_CHARS);
+    if (end < run.length && isHighSurrogate(run.charCodeAt(end - 1))) end -= 1;
+    const last = end === run.length;
+    const segments = [...segmenter.segment(run.slice(start, end))];
+    // The stretch's segments up to the first that starts in its overlap, or up to its last one.
+    let upTo = segments.length;
+    if (!last) {
+      const overlap = segments.findIndex((s) => s.index >= end - start - SEGMENT_OVERLAP);
+      upTo = overlap > 0 ? overlap : segments.length - 1;
+      // Each stretch moves on by at least half its length, so the run is segmented at most twice over.
+      if (upTo < 1 || segments[upTo]!.index < SEGMENT_CHARS / 2) upTo = segments.length;
+    }
+    for (let i = 0; i < upTo; i++) if (segments[i]!.isWordLike) out.push(segments[i]!.segment);
+    start = upTo < segments.length ? start + segments[upTo]!.index : end;
+  }
   return out;
-};
+}
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 
 /**
  * Where an identifier's words meet: lower to upper (refresh|Token), the last capital of an acronym before a
@@ -131,7 +170,14 @@ function pushDay(out: string[], y: string, m: string, d: string): void {
  * The version of what `tokenize` and `toTerm` make of a text: raise it with any change to either, so that lexical
  * index snapshots (lexical/snapshot.ts) analysed by the old rules are rebuilt rather than trusted.
  */
-export const ANALYSIS_VERSION = 1;
+export const ANALYSIS_VERSION = 2;
+
+/**
+ * The longest term: a longer token (a blob, a minified line, a run of unspaced script the segmenter leaves whole)
+ * is indexed and asked as its first MAX_TERM_CHARS characters, so that one token costs the index a bounded number of
+ * bytes and still finds itself. Nearly every real identifier, path and word is shorter (docs/benchmarks.md, "Session 19").
+ */
+export const MAX_TERM_CHARS = 64;
 
 export function tokenize(raw: string): string[] {
   const text = normalized(raw);
@@ -164,8 +210,13 @@ export function toTerm(token: string): string | null {
   if (STOP_WORDS.has(lower)) return null;
   const bare = lower.replace(/'s$/, "");
   if (bare.length === 0 || STOP_WORDS.has(bare)) return null;
-  if (NOT_LATIN.test(bare)) return bare;
-  return stemmer(BASE_FORMS.get(bare) ?? bare);
+  return bounded(NOT_LATIN.test(bare) ? bare : stemmer(BASE_FORMS.get(bare) ?? bare));
+}
+
+/** A term cut to MAX_TERM_CHARS, never between the two halves of a character outside the basic plane. */
+function bounded(term: string): string {
+  if (term.length <= MAX_TERM_CHARS) return term;
+  return term.slice(0, isHighSurrogate(term.charCodeAt(MAX_TERM_CHARS - 1)) ? MAX_TERM_CHARS - 1 : MAX_TERM_CHARS);
 }
 
 /** The distinct terms of a text. */

@@ -25,13 +25,17 @@ export function writeAdvice(entry: Pick<AddMemoryRequest, "prompt" | "thought" |
 }
 
 const DECISION = /\b(decided|decide|chose|choose|picked|went with|switched to|settled on|kept|dropped)\b/i;
-/** A figure, a measurement, a test or a link: what a decision can rest on. */
+/**
+ * A figure, a measurement, a test or a link: what a decision can rest on. Patterns over a whole entry start a run
+ * only where the run starts (the look-behinds): tried inside a run as well, they read the rest of it again at
+ * every character, and one long word or number would cost the square of its length.
+ */
 const EVIDENCE =
-  /\d+(?:[.,]\d+)?\s?(?:ms|s|%|x|kb|mb|gb|rps|qps|req\/s)\b|\b(?:p9\d|p50|measured|benchmark|bench|profiled?|tests? (?:pass|fail)\w*|reproduced)\b|https?:\/\//i;
+  /(?<!\d)\d+(?:[.,]\d+)?\s?(?:ms|s|%|x|kb|mb|gb|rps|qps|req\/s)\b|\b(?:p9\d|p50|measured|benchmark|bench|profiled?|tests? (?:pass|fail)\w*|reproduced)\b|https?:\/\//i;
 const NEXT_STEP = /\b(next|then|todo|follow[- ]?up|remaining|left to|still to|will|plan|blocked)\b/i;
 /** A path, a ticket, an issue number, a commit hash or a name in backticks. */
 const IDENTIFIER =
-  /[\w.-]+\/[\w./-]+|\b\w+\.(?:ts|js|py|go|rs|java|rb|sql|ya?ml|json|md|tsx|jsx|sh|toml)\b|\b[A-Z][A-Z0-9]+-\d+\b|#\d+\b|\b[0-9a-f]{7,40}\b|`[^`]+`/;
+  /(?<![\w.-])[\w.-]+\/[\w./-]+|\b\w+\.(?:ts|js|py|go|rs|java|rb|sql|ya?ml|json|md|tsx|jsx|sh|toml)\b|\b[A-Z][A-Z0-9]+-\d+\b|#\d+\b|\b[0-9a-f]{7,40}\b|`[^`]+`/;
 const COMMAND =
   /^\s*(?:\$\s|>\s|(?:npm|npx|pnpm|yarn|git|cd|ls|cat|grep|rg|curl|docker|kubectl|make|python3?|node|go|cargo|pip|sed|awk|psql|ssh)\s)/;
 
