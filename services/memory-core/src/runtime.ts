@@ -40,7 +40,10 @@ export interface Runtime {
   /** Present when a summarizer factory was given. */
   summarizer: RunningSummarizer | undefined;
   readiness(): Promise<Readiness>;
-  /** Stops what the runtime runs on its own (the lexical ranking thread); the summarizer is stopped by its owner. */
+  /**
+   * Stops what the runtime runs on its own (the lexical ranking thread, the local model's thread unless the embedder
+   * was passed in); the summarizer is stopped by its owner.
+   */
   close(): Promise<void>;
 }
 
@@ -92,6 +95,19 @@ export class WarmUpError extends Error {
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const contract = await loadContract();
   const embedder = options.embedder ?? (await createEmbedder(options.embeddings, options.log));
+  try {
+    return await assembleRuntime(options, contract, embedder);
+  } catch (error) {
+    if (!options.embedder) await embedder.close?.();
+    throw error;
+  }
+}
+
+async function assembleRuntime(
+  options: RuntimeOptions,
+  contract: Awaited<ReturnType<typeof loadContract>>,
+  embedder: Embedder,
+): Promise<Runtime> {
   const metrics = new Metrics({ processMetrics: options.processMetrics ?? true });
   const store = new ChromaStore(
     options.chromaUrl,
@@ -129,6 +145,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     watch?.stop();
     await memories.close();
     store.close();
+    // An embedder passed in belongs to whoever passed it.
+    if (!options.embedder) await embedder.close?.();
   };
   // The lexical indexes are derived from Chroma: loaded from their snapshots and caught up from the change feed,
   // or else rebuilt from Chroma, at every start before the first request.
