@@ -1,6 +1,7 @@
 import { benchBulk } from "./bulk.js";
 import { benchChromaChanges } from "./chroma-changes.js";
 import { benchChromaWrites } from "./chroma-writes.js";
+import { benchEmbeddingLoad } from "./embedding-load.js";
 import { benchLexical } from "./lexical.js";
 import { benchLocomo } from "./locomo.js";
 import { tuneLocomo } from "./locomo-tune.js";
@@ -22,6 +23,7 @@ const benches: Record<string, (argv: string[]) => Promise<void>> = {
   bulk: benchBulk,
   "chroma-changes": benchChromaChanges,
   "chroma-writes": benchChromaWrites,
+  "embedding-load": benchEmbeddingLoad,
   lexical: benchLexical,
   locomo: benchLocomo,
   "locomo-tune": tuneLocomo,

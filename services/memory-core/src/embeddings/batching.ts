@@ -25,11 +25,15 @@ interface Share {
  */
 export function withBatching(inner: Embedder, maxBatch: number): Embedder {
   const queue: Pending[] = [];
+  /** The call whose texts the last inner call took only in part: it goes behind the calls made meanwhile. */
+  let carried: Pending | undefined;
   let scheduled = false;
   let busy = false;
 
   /** The next inner call's texts, round robin over the waiting calls. */
   const take = (): Share[] => {
+    if (carried) queue.push(carried);
+    carried = undefined;
     const shares: Share[] = [];
     let size = 0;
     while (queue.length > 0 && size < maxBatch) {
@@ -38,14 +42,14 @@ export function withBatching(inner: Embedder, maxBatch: number): Embedder {
       shares.push({ pending, from: pending.taken, count });
       pending.taken += count;
       size += count;
-      if (pending.taken < pending.texts.length) queue.push(pending);
+      if (pending.taken < pending.texts.length) carried = pending;
     }
     return shares;
   };
 
   const run = async () => {
     scheduled = false;
-    if (busy || queue.length === 0) return;
+    if (busy || (queue.length === 0 && !carried)) return;
     busy = true;
     const shares = take();
     try {
@@ -60,13 +64,12 @@ export function withBatching(inner: Embedder, maxBatch: number): Embedder {
       for (const { pending } of shares) {
         if (pending.failed) continue;
         pending.failed = true;
-        const waiting = queue.indexOf(pending);
-        if (waiting >= 0) queue.splice(waiting, 1);
+        if (carried === pending) carried = undefined;
         pending.reject(error);
       }
     } finally {
       busy = false;
-      if (queue.length > 0) schedule();
+      if (queue.length > 0 || carried) schedule();
     }
   };
   const schedule = () => {
