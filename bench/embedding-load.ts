@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { createWriteStream } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -13,7 +14,7 @@ import { percentile, prng, round } from "./stats.js";
  * The heaviest valid requests against memory-core with the local model, and what the other callers see meanwhile
  * (issue 34, items 1 and 3; docs/benchmarks.md, session 19).
  *
- *   npm run bench -- embedding-load [--root DIR] [--phases long,long3,batch,batch4] [--items 500] [--port N]
+ *   npm run bench -- embedding-load [--root DIR] [--phases long,long3,batch,batch4] [--items 500] [--port N] [--log FILE]
  *
  * Starts memory-core as `npm start` does (`node --import tsx DIR/services/server/src/main.ts`, its embedded
  * Chroma, the local model, no summarizer), from the checkout at DIR (this one unless given: pass another
@@ -33,6 +34,7 @@ export async function benchEmbeddingLoad(argv: string[]): Promise<void> {
       phases: { type: "string", default: "long,long3,batch,batch4" },
       items: { type: "string", default: "500" },
       port: { type: "string" },
+      log: { type: "string" },
     },
   });
   const root = resolve(values.root ?? ".");
@@ -55,8 +57,12 @@ export async function benchEmbeddingLoad(argv: string[]): Promise<void> {
       CAIRN_HOST: "127.0.0.1",
       CAIRN_SUMMARY_WORKER: "off",
     },
-    stdio: ["ignore", "ignore", "inherit"],
+    // Its log (JSON lines on stderr) goes to LOG when given.
+    stdio: ["ignore", "ignore", values.log ? "pipe" : "ignore"],
   });
+  if (values.log) server.stderr!.pipe(createWriteStream(values.log));
+  const killServer = () => server.kill("SIGTERM");
+  process.once("exit", killServer);
   try {
     await untilHealthy(base, server);
     console.log(`memory-core from ${root} answers after ${Math.round(performance.now() - started)} ms (pid ${server.pid})`);
@@ -66,7 +72,7 @@ export async function benchEmbeddingLoad(argv: string[]): Promise<void> {
     await get(base, "/v1/memories/recent?limit=5", agent.token);
     await sleep(3_000);
     console.log(`resident at rest: ${await rss()} MB`);
-    const heavy: Record<string, () => Promise<unknown>[]> = {
+    const heavy: Record<string, () => Promise<{ status: number }>[]> = {
       long: () => [post(base, "/v1/memories", agent.token, longTurn(1))],
       long3: () => [1, 2, 3].map((n) => post(base, "/v1/memories", agent.token, longTurn(10 + n))),
       batch: () => [post(base, "/v1/memories/batch", admin.token, batch(1, items))],
@@ -85,20 +91,27 @@ export async function benchEmbeddingLoad(argv: string[]): Promise<void> {
           await sleep(200);
         }
       })();
-      const health = prober(() => running, () => get(base, "/healthz"));
-      const recent = prober(() => running, () => get(base, "/v1/memories/recent?limit=20", agent.token));
+      const health = prober(
+        () => running,
+        () => get(base, "/healthz"),
+      );
+      const recent = prober(
+        () => running,
+        () => get(base, "/v1/memories/recent?limit=20", agent.token),
+      );
       const t0 = performance.now();
       const outcomes = await Promise.all(make());
       const heavyS = (performance.now() - t0) / 1000;
       running = false;
       const [healthMs, recentMs] = await Promise.all([health, recent, sampler]);
-      const failed = outcomes.filter((o) => (o as { status: number }).status >= 300).length;
+      const failed = outcomes.filter((o) => o.status >= 300).length;
       await sleep(5_000);
       const after = await rss();
       console.log(
         `${phase.padEnd(7)} | ${round(heavyS, 1).toString().padStart(7)} | ${healthMs.length} ${fmt(healthMs, 50)} ${fmt(healthMs, 99)} ${fmt(healthMs, 100)}` +
           ` | ${recentMs.length} ${fmt(recentMs, 95)} ${fmt(recentMs, 100)} | ${before} ${peak} ${after}` +
-          (failed ? ` (${failed} heavy requests failed)` : ""),
+          (failed ? ` (${failed} heavy requests failed)` : "") +
+          (healthMs.failed || recentMs.failed ? ` (${healthMs.failed} /healthz and ${recentMs.failed} recent failed)` : ""),
       );
     }
   } finally {
@@ -111,12 +124,17 @@ export async function benchEmbeddingLoad(argv: string[]): Promise<void> {
 const fmt = (samples: number[], p: number) => Math.round(percentile(samples, p));
 
 /** Request after request while `going()`: the latency of each, in ms. */
-async function prober(going: () => boolean, request: () => Promise<unknown>): Promise<number[]> {
-  const times: number[] = [];
+async function prober(going: () => boolean, request: () => Promise<{ status: number }>): Promise<number[] & { failed?: number }> {
+  const times: number[] & { failed?: number } = [];
+  times.failed = 0;
   while (going()) {
     const t0 = performance.now();
-    await request();
+    const status = await request().then(
+      (r) => r.status,
+      () => 0,
+    );
     times.push(performance.now() - t0);
+    if (status !== 200) times.failed += 1;
     await sleep(20);
   }
   return times;
@@ -124,6 +142,7 @@ async function prober(going: () => boolean, request: () => Promise<unknown>): Pr
 
 async function post(base: URL, path: string, token: string, body: unknown) {
   const response = await fetch(new URL(path, base), {
+    signal: AbortSignal.timeout(900_000),
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
     body: JSON.stringify(body),
