@@ -152,7 +152,11 @@ class ModelThread {
   }
 
   async embed(texts: string[]): Promise<number[][]> {
-    await this.ready;
+    await this.ready.catch(() => {
+      // Not loaded: the next pass starts another thread.
+      this.running = false;
+      throw unavailable("The embedding model could not be loaded; it is started again at the next request.");
+    });
     if (!this.running) throw unavailable("The embedding model stopped; it is started again.");
     const call = this.nextCall++;
     const answer = new Promise<number[][]>((resolve, reject) => this.calls.set(call, { resolve, reject }));
