@@ -240,6 +240,7 @@ export async function openSummarizerPort(
     async close() {
       await memories.close();
       store.close();
+      await embedder.close?.();
     },
   };
 }
