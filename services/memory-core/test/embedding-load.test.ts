@@ -111,7 +111,7 @@ describe("heavy writes through a memory-core process", () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it("answers /healthz and another caller's query_recent_turns while a 500-item batch and three long writes embed", async () => {
+  it("answers /healthz and another caller's query_recent_turns while a bulk batch and three long writes embed", async () => {
     const earlier = await http(core.url, "POST", "/v1/memories", {
       token: reader.token,
       body: { session_id: "reader-1", prompt: "Pin the retry helper", thought: "It flakes.", response: "Pinned." },
@@ -123,10 +123,11 @@ describe("heavy writes through a memory-core process", () => {
       thought: words(32_767, n + 10),
       response: words(32_767, n + 20),
     });
+    // Ten passes of the local model: long enough for every probe, in a test that runs on two shared cores.
     const batch = {
-      memories: Array.from({ length: 500 }, (_, i) => ({
+      memories: Array.from({ length: 160 }, (_, i) => ({
         session_id: "import-1",
-        prompt: words(250, i),
+        prompt: `Imported commit ${i}: ${words(240, i)}`,
         thought: words(170, i + 1),
         response: words(430, i + 2),
       })),
@@ -152,7 +153,7 @@ describe("heavy writes through a memory-core process", () => {
     const [results] = await Promise.all([heavy, probes]);
     expect(order).toEqual(["healthz 200", "healthz 200", "healthz 200", `recent 200 ${earlier.body.id}`, "heavy"]);
     const [stored, ...longs] = results;
-    expect([stored!.status, stored!.body.stored, stored!.body.failed]).toEqual([200, 500, 0]);
+    expect([stored!.status, stored!.body.stored, stored!.body.failed]).toEqual([200, 160, 0]);
     expect(longs.map((r) => r.status)).toEqual([201, 201, 201]);
     const kept = await http(core.url, "GET", `/v1/memories/${longs[0]!.body.id}`, { token: importer.token });
     expect([kept.body.response, kept.body.truncated]).toEqual([long(1).response, false]);
@@ -162,5 +163,5 @@ describe("heavy writes through a memory-core process", () => {
     });
     expect(found.status).toBe(200);
     expect(found.body.hits.length).toBeGreaterThan(0);
-  });
+  }, 480_000);
 });
