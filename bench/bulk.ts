@@ -11,7 +11,7 @@ import { silentLogger } from "../services/memory-core/src/logger.js";
 import { ChromaFaults } from "../services/memory-core/test/support/chroma-faults.js";
 import { AdminClient } from "../services/ops-cli/src/client.js";
 import type { AddMemoryRequest } from "../services/ops-cli/src/import/draft.js";
-import { storeMemories, totalsOf } from "../services/ops-cli/src/import/writer.js";
+import { RedactingClient, storeMemories, totalsOf } from "../services/ops-cli/src/import/writer.js";
 import { corpus } from "./corpus.js";
 import { round } from "./stats.js";
 import { startInProcessServer } from "./in-process-server.js";
@@ -79,7 +79,7 @@ export async function benchBulk(argv: string[]): Promise<void> {
     const bulk = [];
     for (const [i, n] of sizes.entries()) {
       const turns = turnsOf(n, 100 + i);
-      const client = clientOf(`bulk-${i}`);
+      const client = new RedactingClient(clientOf(`bulk-${i}`));
       const first = await measure(() => storeMemories(client, turns), n);
       const totals = totalsOf(first.value as Awaited<ReturnType<typeof storeMemories>>);
       if (totals.stored !== n) throw new Error(`add_memories stored ${totals.stored} of ${n}`);

@@ -1,8 +1,9 @@
-import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { TokenRegistry } from "../services/memory-core/src/auth/tokens.js";
 import type { Embedder } from "../services/memory-core/src/embeddings/embedder.js";
+import { HTTP_DEFAULTS } from "../services/memory-core/src/config.js";
 import { createApp } from "../services/memory-core/src/http/app.js";
+import { closeServer, createHttpServer, listen } from "../services/memory-core/src/http/server.js";
 import { silentLogger } from "../services/memory-core/src/logger.js";
 import { createRuntime } from "../services/memory-core/src/runtime.js";
 
@@ -37,16 +38,11 @@ export async function startInProcessServer(options: {
     log: silentLogger,
     host: "127.0.0.1",
   });
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, "127.0.0.1", () => resolve(s));
-  });
+  const server = await listen(createHttpServer(app, HTTP_DEFAULTS, silentLogger), 0, "127.0.0.1");
   return {
     url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
     async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await closeServer(server);
       await runtime.close();
     },
   };

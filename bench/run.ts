@@ -1,7 +1,10 @@
 import { benchBulk } from "./bulk.js";
 import { benchChromaChanges } from "./chroma-changes.js";
+import { benchChromaTether } from "./chroma-tether.js";
 import { benchChromaWrites } from "./chroma-writes.js";
 import { benchEmbeddingLoad } from "./embedding-load.js";
+import { benchHttpEdges } from "./http-edges.js";
+import { benchHostile } from "./hostile.js";
 import { benchLexical } from "./lexical.js";
 import { benchLocomo } from "./locomo.js";
 import { tuneLocomo } from "./locomo-tune.js";
@@ -10,6 +13,8 @@ import { benchSummarizer } from "./summarizer.js";
 import { benchSummariesQuality } from "./summaries-quality.js";
 import { benchOpsCli } from "./ops-cli.js";
 import { benchPromptHook } from "./prompt-hook.js";
+import { benchRedaction } from "./redaction.js";
+import { benchRecordChecks } from "./record-checks.js";
 import { benchScale } from "./scale.js";
 import { benchResident } from "./resident.js";
 import { benchRestart } from "./restart.js";
@@ -22,8 +27,11 @@ const benches: Record<string, (argv: string[]) => Promise<void>> = {
   "memory-core": benchMemoryCore,
   bulk: benchBulk,
   "chroma-changes": benchChromaChanges,
+  "chroma-tether": benchChromaTether,
   "chroma-writes": benchChromaWrites,
   "embedding-load": benchEmbeddingLoad,
+  "http-edges": benchHttpEdges,
+  hostile: benchHostile,
   lexical: benchLexical,
   locomo: benchLocomo,
   "locomo-tune": tuneLocomo,
@@ -31,6 +39,8 @@ const benches: Record<string, (argv: string[]) => Promise<void>> = {
   "summaries-quality": benchSummariesQuality,
   "ops-cli": benchOpsCli,
   "prompt-hook": benchPromptHook,
+  redaction: benchRedaction,
+  "record-checks": benchRecordChecks,
   scale: benchScale,
   resident: benchResident,
   restart: benchRestart,

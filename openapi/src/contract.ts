@@ -27,6 +27,22 @@ export interface ParameterSpec {
   schema: JsonSchema;
 }
 
+/** The roles a token can have (a tokens file's `role`). */
+export type Role = "agent" | "importer" | "admin";
+export const REQUIRED_ROLES = ["agent", "importer", "admin"] as const;
+export type RequiredRole = (typeof REQUIRED_ROLES)[number];
+
+/**
+ * Whether a token of `role` may call an operation that requires `required`: `agent` operations any token may
+ * call; `importer` ones (bulk writes) an importer's or an admin's; `admin` ones an admin's only. An importer
+ * writes and reads what an import needs, and never reviews or administers.
+ */
+export function mayCall(required: RequiredRole, role: Role): boolean {
+  if (required === "agent") return true;
+  if (required === "importer") return role === "importer" || role === "admin";
+  return role === "admin";
+}
+
 /** One contract operation, flattened into what both transports need. */
 export interface Operation {
   operationId: string;
@@ -37,7 +53,8 @@ export interface Operation {
   summary: string;
   description: string;
   annotations: ToolAnnotations;
-  requiredRole: "agent" | "admin";
+  /** Who may call it (`mayCall`): any token (`agent`), an importer's or an admin's (`importer`), an admin's only. */
+  requiredRole: RequiredRole;
   parameters: ParameterSpec[];
   hasBody: boolean;
   /** Parameters (path, query, header) and body properties as one object: the MCP tool's input schema. */
@@ -178,7 +195,9 @@ function flattenOperation(
 
   const mcp = (raw["x-mcp"] ?? {}) as { title?: string; annotations?: ToolAnnotations };
   const role = (raw["x-required-role"] as string | undefined) ?? "agent";
-  if (role !== "agent" && role !== "admin") throw new ContractError(`${operationId}: x-required-role is agent or admin`);
+  if (!(REQUIRED_ROLES as readonly string[]).includes(role)) {
+    throw new ContractError(`${operationId}: x-required-role is one of ${REQUIRED_ROLES.join(", ")}`);
+  }
   return {
     operationId,
     method,
@@ -187,7 +206,7 @@ function flattenOperation(
     summary: (raw.summary as string | undefined) ?? "",
     description: ((raw.description as string | undefined) ?? "").trim(),
     annotations: mcp.annotations ?? {},
-    requiredRole: role,
+    requiredRole: role as RequiredRole,
     parameters,
     hasBody: Boolean(bodySchema),
     inputSchema,

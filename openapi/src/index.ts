@@ -1,6 +1,8 @@
-export { CONTRACT_PATH, ContractError, loadContract } from "./contract.js";
-export type { Contract, HttpMethod, JsonSchema, Operation, ParameterSpec, ToolAnnotations } from "./contract.js";
-export { compileInputValidators, compileSchema, OperationValidators } from "./validation.js";
+export { CONTRACT_PATH, ContractError, loadContract, mayCall, REQUIRED_ROLES } from "./contract.js";
+export type { Contract, HttpMethod, JsonSchema, Operation, ParameterSpec, RequiredRole, Role, ToolAnnotations } from "./contract.js";
+export { damageOf, describeDamage, EARLIEST_TIME, LATEST_TIME, OPEN_VALIDITY } from "./stored-records.js";
+export type { Damage, ValidatedCollection } from "./stored-records.js";
+export { compileInputValidators, compileSchema, OperationValidators, VISIBLE_TEXT } from "./validation.js";
 export type { FieldError, InputValidator, ValidationResult } from "./validation.js";
 export type { components, operations, paths } from "./generated/schema.js";
 export type { OperationId, OperationInput, OperationOutput, OperationRequest, OperationResult } from "./operation-types.js";

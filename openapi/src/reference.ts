@@ -292,7 +292,7 @@ function curlFor(op: Operation, input: Record<string, unknown>): string {
     }
   }
   const url = `http://127.0.0.1:8790${path}${query.length > 0 ? `?${query.join("&")}` : ""}`;
-  const token = op.requiredRole === "admin" ? "$CAIRN_ADMIN_TOKEN" : "$CAIRN_TOKEN";
+  const token = { admin: "$CAIRN_ADMIN_TOKEN", importer: "$CAIRN_IMPORT_TOKEN", agent: "$CAIRN_TOKEN" }[op.requiredRole];
   const parts = [`curl -s -X ${op.method.toUpperCase()} '${url}'`, `-H "Authorization: Bearer ${token}"`, ...headers];
   if (op.hasBody) {
     parts.push(`-H 'Content-Type: application/json'`, `-d '${JSON.stringify(bodyFields).replace(/'/g, "'\\''")}'`);

@@ -17,6 +17,13 @@ export type ValidationResult<T> = { ok: true; value: T } | { ok: false; errors: 
 export type InputValidator<T = Record<string, unknown>> = (input: unknown) => ValidationResult<T>;
 
 /**
+ * The contract's rule for text meant to carry meaning (a prompt, a reason, a query): at least one character a
+ * reader can see — not only spaces, control characters (NUL...) or invisible ones (zero-width, BOM, bidi marks).
+ * memory-core.yaml spells it once, as the anchor `visible-text`; this is that pattern, for the messages below.
+ */
+export const VISIBLE_TEXT = "[^\\s\\p{Cc}\\p{Cf}\\p{Default_Ignorable_Code_Point}]";
+
+/**
  * One validator per operation, compiled from the contract's input schemas. Validation fills the contract's
  * defaults into a copy of the input, so handlers see exactly what the contract promises.
  */
@@ -54,7 +61,12 @@ export function compileSchema(schema: JsonSchema): (value: unknown) => Validatio
   const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false });
   addFormats(ajv);
   const validate = ajv.compile(schema);
-  return (value) => (validate(value) ? { ok: true, value } : { ok: false, errors: describeErrors(validate.errors) });
+  return (value) => {
+    if (!validate(value)) return { ok: false, errors: describeErrors(validate.errors) };
+    const malformed =
+      typeof value === "object" && value !== null && !Array.isArray(value) ? illFormedText(value as Record<string, unknown>) : [];
+    return malformed.length === 0 ? { ok: true, value } : { ok: false, errors: malformed };
+  };
 }
 
 function toValidator(validate: ValidateFunction): InputValidator {
@@ -63,9 +75,34 @@ function toValidator(validate: ValidateFunction): InputValidator {
       return { ok: false, errors: [{ path: "", message: "must be a JSON object" }] };
     }
     const copy = structuredClone(input) as Record<string, unknown>;
-    if (validate(copy)) return { ok: true, value: copy };
-    return { ok: false, errors: describeErrors(validate.errors) };
+    if (!validate(copy)) return { ok: false, errors: describeErrors(validate.errors) };
+    const malformed = illFormedText(copy);
+    return malformed.length === 0 ? { ok: true, value: copy } : { ok: false, errors: malformed };
   };
+}
+
+/**
+ * Every string of an input, each field name too, must be well-formed Unicode: a lone UTF-16 surrogate cannot be
+ * stored as UTF-8, so it is refused rather than stored as something else. Checked here, for every field of every
+ * operation, after the schema (which bounds the input's size; the body's nesting is bounded before it is parsed).
+ */
+function illFormedText(input: Record<string, unknown>): FieldError[] {
+  const errors: FieldError[] = [];
+  const visit = (value: unknown, path: string) => {
+    if (typeof value === "string") {
+      if (!value.isWellFormed()) errors.push({ path, message: "must be well-formed Unicode (it holds a lone surrogate)" });
+    } else if (Array.isArray(value)) {
+      value.forEach((item, index) => visit(item, path ? `${path}/${index}` : String(index)));
+    } else if (typeof value === "object" && value !== null) {
+      for (const [key, item] of Object.entries(value)) {
+        const at = path ? `${path}/${key}` : key;
+        if (!key.isWellFormed()) errors.push({ path: at, message: "must be a well-formed Unicode name (it holds a lone surrogate)" });
+        visit(item, at);
+      }
+    }
+  };
+  visit(input, "");
+  return errors;
 }
 
 function describeErrors(errors: ErrorObject[] | null | undefined): FieldError[] {
@@ -94,7 +131,10 @@ function describe(error: ErrorObject): FieldError {
     case "pattern":
       return {
         path: base,
-        message: params.pattern === "\\S" ? "must contain a non-space character" : `must match ${params.pattern}`,
+        message:
+          params.pattern === VISIBLE_TEXT
+            ? "must contain a character a reader can see (not only spaces, control or invisible characters such as NUL or zero-width ones)"
+            : `must match ${params.pattern}`,
       };
     case "maxLength":
       return { path: base, message: `must be at most ${params.limit} characters` };

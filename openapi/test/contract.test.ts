@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import openapiTS, { astToString } from "openapi-typescript";
 import { describe, expect, it } from "vitest";
-import { CONTRACT_PATH, compileInputValidators, loadContract, renderOperationTables, restRequest } from "../src/index.js";
+import { CONTRACT_PATH, compileInputValidators, loadContract, renderOperationTables, restRequest, VISIBLE_TEXT } from "../src/index.js";
 
 describe("the contract", () => {
   it("is valid OpenAPI 3.1 and flattens into tools with object input and output schemas", async () => {
@@ -63,6 +63,67 @@ describe("the contract", () => {
     expect(validators.get("query_recent_turns")!({})).toEqual({ ok: true, value: { limit: 20, detail: "brief" } });
     const bad = validators.get("query_raw_memories")!({ query: "x", unknown: 1 });
     expect(bad).toEqual({ ok: false, errors: [{ path: "unknown", message: "is not a field of this operation" }] });
+  });
+
+  it("holds every text meant to carry meaning to one rule: a character a reader can see", async () => {
+    const contract = await loadContract();
+    // Every unanchored pattern of an input is free text that must not be blank: each is the one visible-text rule.
+    const freeText: string[] = [];
+    const walk = (schema: unknown, at: string) => {
+      if (typeof schema !== "object" || schema === null) return;
+      const s = schema as Record<string, unknown>;
+      if (typeof s.pattern === "string" && !s.pattern.startsWith("^")) {
+        expect(s.pattern, at).toBe(VISIBLE_TEXT);
+        freeText.push(at);
+      }
+      for (const [key, value] of Object.entries(s)) walk(value, `${at}/${key}`);
+    };
+    for (const op of contract.operations) walk(op.inputSchema, op.operationId);
+    for (const field of [
+      "add_memory/properties/prompt",
+      "add_memory/properties/author",
+      "add_memory/properties/refs/items",
+      "supersede_memory/properties/reason",
+      "mark_outdated/properties/reason",
+      "forget_memory/properties/reason",
+      "review_memory/properties/reason",
+      "assess_change/properties/intent",
+      "query_raw_memories/properties/query",
+    ]) {
+      expect(freeText).toContain(field);
+    }
+
+    const validators = compileInputValidators(contract);
+    const reason = (text: string) => validators.get("mark_outdated")!({ memory_id: `t_${"a".repeat(32)}`, reason: text });
+    for (const blank of ["\u0000", "\u200b\u200d", "\ufeff \u2060\t", "\u202e", " \n "]) {
+      const result = reason(blank);
+      expect(result.ok, JSON.stringify(blank)).toBe(false);
+      expect(!result.ok && result.errors).toEqual([{ path: "reason", message: expect.stringMatching(/a reader can see/) }]);
+    }
+    for (const meaningful of ["stale", "キャッシュ", "🪨", "zero\u200bwidth", "e\u0301", "NUL \u0000 inside"]) {
+      expect(reason(meaningful).ok, JSON.stringify(meaningful)).toBe(true);
+    }
+  });
+
+  it("refuses a lone surrogate in any string of any input, field names too, and takes well-formed text in every script", async () => {
+    const validators = compileInputValidators(await loadContract());
+    const write = validators.get("add_memory")!;
+    const good = { session_id: "s", prompt: "p", thought: "t", response: "r" };
+    expect(write({ ...good, prompt: "a \ud800 b" })).toEqual({
+      ok: false,
+      errors: [{ path: "prompt", message: "must be well-formed Unicode (it holds a lone surrogate)" }],
+    });
+    expect(write({ ...good, tags: ["ok", "\udfff"], refs: ["\udc00\ud800"] })).toMatchObject({
+      ok: false,
+      errors: [{ path: "tags/1" }, { path: "refs/0" }],
+    });
+    const restore = validators.get("import_records")!;
+    const record = { id: `t_${"a".repeat(32)}`, document: "d", metadata: { ["k\ud800"]: 1 } };
+    expect(restore({ collection: "turns", records: [record] })).toMatchObject({
+      ok: false,
+      errors: [{ path: "records/0/metadata/k\ud800" }],
+    });
+    expect(write({ ...good, prompt: "日本語 🪨 \ud83e\udea8", tags: ["ça"] }).ok).toBe(true);
   });
 
   it("refuses a document that is not valid OpenAPI", async () => {

@@ -38,7 +38,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Keep many turns at once, for imported history (admin).
+         * Keep many turns at once, for imported history (importer or admin).
          * @description The bulk form of `add_memory`, for importers: up to 500 turns in one request (within the 512 kB body limit), each stored exactly as
          *     `add_memory` would store it, written by the token's agent (`author` says who did the work). Each item
          *     keeps every guarantee of `add_memory`: stored once whatever the retries (the same key, or the same text
@@ -96,7 +96,8 @@ export interface paths {
         /**
          * Open one memory by its id.
          * @description The whole record a pointer names: an entry of your index, a hit you want in full, a teammate's note.
-         *     Ids look like `t_` and 32 hex digits; `query_*` hits and `add_memory` results carry them.
+         *     Ids look like `t_` and 32 hex digits; `query_*` hits and `add_memory` results carry them. A memory
+         *     stored damaged answers 409 `record_damaged` (listings and searches leave it out).
          */
         get: operations["get_memory"];
         put?: never;
@@ -252,7 +253,9 @@ export interface paths {
         };
         /**
          * Who your token stands for.
-         * @description Your token's workspace, agent and role (`admin` may call the admin operations).
+         * @description Your token's workspace, agent and role (`admin` may call the admin operations; `importer`, a token
+         *     for imports of history, may call add_memories and every operation an agent may, and is not listed as a
+         *     teammate by query_team_status).
          */
         get: operations["get_caller"];
         put?: never;
@@ -316,7 +319,8 @@ export interface paths {
         };
         /**
          * Every change to the memory, oldest first (admin).
-         * @description The append-only record of every mutation — add, supersede, mark outdated, forget — with who, when, which
+         * @description The append-only record of every mutation — add, supersede (and `named_replacement` under the memory that
+         *     replaces it), mark outdated, forget — with who, when, which
          *     memory and why (and `repair` entries of `repair_store`). It never holds a memory's content, so forgetting leaves nothing behind here. Filter by
          *     memory, by the agent who acted, and by time; page with `after`.
          */
@@ -378,7 +382,9 @@ export interface paths {
          *     has turns; every turn is reachable through its agent's recency sequence; every recency and change-feed
          *     slot names a record that exists or was forgotten; no recency slot or feed entry is left by a write that
          *     did not land (a racing writer of the same id, or a writer cut off and retried); every stored turn has
-         *     exactly one audit entry recording its writing; no forgotten memory is still stored. `healthy` is
+         *     exactly one audit entry recording its writing; no forgotten memory is still stored; every turn and
+         *     summary holds sound fields (`damaged_record`: a time no date has, a count that is not one, a field
+         *     missing or not JSON, as a tampered backup or a hand-edited record leaves them). `healthy` is
          *     false when any check found a problem; `repair_store` mends what it can. Costs a full read of the workspace: for operators, not agents.
          *     Served also while the workspace waits for `reembed_records`. Who ran it, when and what it found are kept
          *     (nothing of the memories changes): `get_store_status` shows the last run.
@@ -427,7 +433,9 @@ export interface paths {
          * @description Runs the checks of `verify_store` and mends what can be mended without touching a memory: recency
          *     slots and change-feed entries left by writes that did not land, and by writers dead for longer than a
          *     write can take, are retired (kept, marked void, passed over by readers); a stored turn with no audit
-         *     entry recording its writing gets one; doubled entries are retired. Each memory concerned gets a
+         *     entry recording its writing gets one; doubled entries are retired; damaged turns and summaries are
+         *     moved into quarantine (kept whole in the ledger, out of every read; importing a backup that holds them
+         *     whole stores them back). Each memory concerned gets a
          *     `repair` audit entry naming what was done. Without `apply: true` nothing is written and the answer
          *     says what would be. Idempotent: a second run finds nothing to do. Run it on a quiet store: a write in
          *     flight can look dangling. Costs a full read of the workspace.
@@ -620,7 +628,7 @@ export interface components {
             workspace: string;
             agent: components["schemas"]["AgentName"];
             /** @enum {string} */
-            role: "agent" | "admin";
+            role: "agent" | "importer" | "admin";
         };
         /** @example t_f1cef6892836cbc45b93fd335fe0d5ae */
         MemoryId: string;
@@ -631,7 +639,7 @@ export interface components {
         SessionId: string;
         /** @description A key of your choosing (printable ASCII, no spaces) that makes retries safe. */
         IdempotencyKey: string;
-        /** @description An opaque cursor from a previous page, passed unchanged; any other value is refused with `invalid_cursor`. */
+        /** @description An opaque cursor from a previous page of the same listing (same operation, workspace and filters), passed unchanged; any other value is refused with `invalid_cursor`. */
         Cursor: string;
         /**
          * @default summary
@@ -647,7 +655,7 @@ export interface components {
         Timestamp: string;
         /** @enum {string} */
         Confidence: "high" | "medium" | "low" | "none";
-        /** @description What to look for; must contain a non-space character. */
+        /** @description What to look for; must contain a character a reader can see. */
         Query: string;
         Check: {
             name: string;
@@ -716,10 +724,15 @@ export interface components {
             reason: string;
         };
         AuditEntry: {
-            /** @enum {string} */
-            action: "add" | "supersede" | "mark_outdated" | "forget" | "restore" | "repair" | "approve" | "reject";
+            /**
+             * @description What was done to the memory. `named_replacement`: the memory was named the replacement of the memory `replaces` names, which was superseded by it (its `supersedes` list gained that memory), by the actor.
+             * @enum {string}
+             */
+            action: "add" | "supersede" | "named_replacement" | "mark_outdated" | "forget" | "restore" | "repair" | "approve" | "reject";
             actor: components["schemas"]["AgentName"];
             memory_id: components["schemas"]["MemoryId"];
+            /** @description For `named_replacement`, the memory it replaces. */
+            replaces?: components["schemas"]["MemoryId"];
             reason?: string;
             at: components["schemas"]["Timestamp"];
         };
@@ -838,6 +851,8 @@ export interface components {
             agent: components["schemas"]["AgentName"];
             session_id: components["schemas"]["SessionId"];
             recorded_at: components["schemas"]["Timestamp"];
+            /** @description When it happened (a commit's or a transcript's time), when the memory says so, as imported history does; `recorded_at` is when Cairn stored it. */
+            occurred_at?: components["schemas"]["Timestamp"];
             /** @description Present unless it is a plain `turn`. */
             kind?: components["schemas"]["Kind"];
             /**
@@ -1031,7 +1046,7 @@ export interface components {
         };
         IntegrityProblem: {
             /** @enum {string} */
-            check: "stamp_mismatch" | "missing_vector" | "wrong_dimension" | "orphan_summary" | "unreachable_turn" | "dangling_slot" | "orphan_slot" | "duplicate_feed_entry" | "missing_audit_entry" | "doubled_audit_entry" | "forgotten_present";
+            check: "stamp_mismatch" | "missing_vector" | "wrong_dimension" | "orphan_summary" | "unreachable_turn" | "dangling_slot" | "orphan_slot" | "duplicate_feed_entry" | "missing_audit_entry" | "doubled_audit_entry" | "forgotten_present" | "damaged_record";
             collection: string;
             id?: string;
             detail: string;
@@ -1076,6 +1091,8 @@ export interface components {
             slots_restored: number;
             /** @description Missing audit entries written (or to write). */
             audit_entries_written: number;
+            /** @description Damaged turns and summaries moved into quarantine (or to move), kept whole in the ledger. */
+            records_quarantined: number;
             /** @description Memories concerned, each with a `repair` audit entry. */
             memories: number;
         };
@@ -1116,7 +1133,7 @@ export interface components {
              * @description A stable machine-readable error code.
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_cursor" | "malformed_json" | "payload_too_large" | "unsupported_media_type" | "unauthorized" | "forbidden" | "not_found" | "idempotency_conflict" | "already_superseded" | "not_reviewable" | "gone" | "method_not_allowed" | "unavailable" | "summarizer_unavailable" | "reembed_required" | "internal";
+            code: "validation_failed" | "invalid_cursor" | "malformed_json" | "payload_too_large" | "unsupported_media_type" | "unauthorized" | "forbidden" | "not_found" | "idempotency_conflict" | "already_superseded" | "not_reviewable" | "gone" | "record_damaged" | "method_not_allowed" | "unavailable" | "summarizer_unavailable" | "reembed_required" | "internal";
             detail: string;
             /** @description What to do about it. */
             hint?: string;
@@ -1172,7 +1189,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The idempotency key was used before with a different payload (`idempotency_conflict`), the memory is superseded already (`already_superseded`), or it needs no review (`not_reviewable`). */
+        /** @description The idempotency key was used before with a different payload (`idempotency_conflict`), the memory is superseded already (`already_superseded`), it needs no review (`not_reviewable`), or it is stored damaged (`record_damaged`, see `verify_store`). */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -1363,6 +1380,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             410: components["responses"]["Gone"];
             503: components["responses"]["Unavailable"];
         };

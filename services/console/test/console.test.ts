@@ -35,7 +35,10 @@ beforeAll(async () => {
   });
   ids.injection = await write(alice.token, { session_id: "console-s3", prompt: INJECTION, thought: "probe", response: INJECTION });
   ids.bob = await write(bob.token, turn("console-bob", 1, { prompt: "Bob's task on the billing export" }));
-  ids.imported1 = await write(admin.token, turn("console-import", 1, { source: "import", prompt: "Imported: pin the SDK to 1.2" }));
+  ids.imported1 = await write(
+    admin.token,
+    turn("console-import", 1, { source: "import", prompt: "Imported: pin the SDK to 1.2", occurred_at: "2024-05-01T10:00:00Z" }),
+  );
   ids.imported2 = await write(admin.token, turn("console-import", 2, { source: "import", prompt: "Imported: drop the retry wrapper" }));
 });
 
@@ -278,6 +281,11 @@ describe("the review page", () => {
     await page.getByRole("link", { name: "Review" }).click();
     const rows = page.locator(".rows > li");
     await expect.poll(() => rows.count()).toBe(2);
+    // An imported memory shows when it happened (the commit's time); one that does not say, when it was stored.
+    const shown = await rows.locator("time").evaluateAll((els) => els.map((e) => e.getAttribute("datetime")));
+    expect(shown).toContain("2024-05-01T10:00:00Z");
+    expect(shown.filter((at) => at !== "2024-05-01T10:00:00Z")).toHaveLength(1);
+    expect(shown.find((at) => at !== "2024-05-01T10:00:00Z")!.slice(0, 4)).toBe(new Date().toISOString().slice(0, 4));
     const first = page.getByRole("form", { name: `Review ${ids.imported1}` });
     expect(await first.getByRole("button", { name: "Approve" }).isDisabled()).toBe(true);
     await first.getByLabel("Reason").fill("the SDK is pinned in package.json");

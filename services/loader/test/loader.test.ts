@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { main } from "../src/cli.js";
+import { findPointers } from "../src/lint.js";
 import { http, makeToken, startCairn, turn, uniqueWorkspace } from "../../memory-core/test/support/harness.js";
 
 async function fixture(options: { index?: string; identity?: string } = {}) {
@@ -135,6 +136,26 @@ describe("errors: a line naming the problem, a non-zero exit, nothing written", 
     const bin = fileURLToPath(new URL("../bin/cairn-load.mjs", import.meta.url));
     const { stdout } = await promisify(execFile)(process.execPath, [bin, "--agent", "backend", "--harness", "generic"], { cwd: root });
     expect(stdout).toContain("# Cairn memory of backend");
+  });
+
+  it("the README's loader command works on a fresh clone: the sample index ships, in the documented format", async () => {
+    const checkout = fileURLToPath(new URL("../../../", import.meta.url));
+    const npm = (...args: string[]) => promisify(execFile)("npm", ["run", "-s", "load", "--", ...args], { cwd: checkout });
+    const { stdout } = await npm("--agent", "example", "--harness", "generic");
+    expect(stdout).toContain("# Cairn memory of example");
+    expect(stdout).toContain("Retry payment calls only with an idempotency key");
+    // Its pointers are the shapes the lint checks: memory ids and sessions.
+    const pointers = findPointers(await readFile(join(checkout, "agents", "example", "MEMORY.md"), "utf8"));
+    expect(pointers.memories.length).toBeGreaterThan(0);
+    expect(pointers.sessions).toEqual(["2026-11-29-auth"]);
+    // An agent without an index is refused by the same command, naming the agents it knows.
+    const missing = await npm("--agent", "nobody", "--harness", "generic").then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(missing?.code).not.toBe(0);
+    expect(missing?.stderr).toContain('unknown agent "nobody"');
+    expect(missing?.stderr).toContain("(known: example)");
   });
 });
 

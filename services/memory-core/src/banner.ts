@@ -18,6 +18,9 @@ export function startBanner(stack: Stack): string {
     lines.push(`Tokens written to ${stack.tokensFile} (keep it private):`);
     if (adminToken) lines.push(`  admin  (workspace ${adminToken.workspace}, agent ${adminToken.agent}): ${adminToken.token}`);
     if (agentToken) lines.push(`  agent  (workspace ${agentToken.workspace}, agent ${agentToken.agent}): ${agentToken.token}`);
+    if (stack.generatedTokens.some((t) => t.role === "importer")) {
+      lines.push("  importer: in the same file; `npm run cairn -- import git --repo PATH` uses it (history, not a teammate)");
+    }
   } else {
     lines.push(`Tokens: ${stack.tokensFile}`);
   }

@@ -32,7 +32,36 @@ export interface Config {
    * reading every record out of Chroma: `CAIRN_INDEX_DIR`, else `<data dir>/lexical`; undefined (`off`): none.
    */
   indexDir: string | undefined;
+  /** How the HTTP server treats its connections (http/server.ts). */
+  http: HttpServerSettings;
 }
+
+/**
+ * The HTTP server's connection limits. A request must arrive whole in bounded time, so a client that sends its
+ * headers or its body slowly (or stops) is answered 408 and disconnected instead of holding a connection; the
+ * number of open connections is capped, so such clients cannot exhaust the process's file descriptors.
+ */
+export interface HttpServerSettings {
+  /** `CAIRN_HTTP_HEADERS_TIMEOUT_MS`: time to receive a request's headers. */
+  headersTimeoutMs: number;
+  /** `CAIRN_HTTP_REQUEST_TIMEOUT_MS`: time to receive a whole request, headers and body (at least the headers' time). */
+  requestTimeoutMs: number;
+  /**
+   * `CAIRN_HTTP_KEEP_ALIVE_TIMEOUT_MS`: how long an idle connection is kept for the client's next request. Above
+   * the idle timeouts of the usual reverse proxies and load balancers (60 s), so that the server is never the
+   * side that closes a connection such a client may be reusing.
+   */
+  keepAliveTimeoutMs: number;
+  /** `CAIRN_HTTP_MAX_CONNECTIONS`: open connections at most; one more is closed as it is accepted. */
+  maxConnections: number;
+}
+
+export const HTTP_DEFAULTS: HttpServerSettings = {
+  headersTimeoutMs: 20_000,
+  requestTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 65_000,
+  maxConnections: 1024,
+};
 
 export interface MemoryLimit {
   bytes: number;
@@ -69,7 +98,37 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd(), 
     maintenance: flag(env, "CAIRN_MAINTENANCE"),
     memoryLimit: memoryLimit(env, cgroupRoot),
     indexDir: indexDir(env, cwd, dataDir),
+    http: httpServer(env),
   };
+}
+
+function httpServer(env: Env): HttpServerSettings {
+  const settings: HttpServerSettings = {
+    headersTimeoutMs: positive(env, "CAIRN_HTTP_HEADERS_TIMEOUT_MS", HTTP_DEFAULTS.headersTimeoutMs),
+    requestTimeoutMs: positive(env, "CAIRN_HTTP_REQUEST_TIMEOUT_MS", HTTP_DEFAULTS.requestTimeoutMs),
+    keepAliveTimeoutMs: positive(env, "CAIRN_HTTP_KEEP_ALIVE_TIMEOUT_MS", HTTP_DEFAULTS.keepAliveTimeoutMs),
+    maxConnections: positive(env, "CAIRN_HTTP_MAX_CONNECTIONS", HTTP_DEFAULTS.maxConnections),
+  };
+  if (settings.headersTimeoutMs > settings.requestTimeoutMs) {
+    throw new ConfigError(
+      "CAIRN_HTTP_HEADERS_TIMEOUT_MS",
+      `must not exceed CAIRN_HTTP_REQUEST_TIMEOUT_MS (${settings.requestTimeoutMs}): the headers are part of the request`,
+    );
+  }
+  return settings;
+}
+
+/** The longest delay Node's timers take (2^31 - 1 ms, about 24 days). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** A whole number from 1 to what a timer takes. */
+function positive(env: Env, name: string, fallback: number): number {
+  const value = nonEmpty(env, name);
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) === 0 || Number(value) > MAX_TIMER_MS) {
+    throw new ConfigError(name, `must be a whole number from 1 to ${MAX_TIMER_MS}, not "${value}"`);
+  }
+  return Number(value);
 }
 
 function indexDir(env: Env, cwd: string, dataDir: string): string | undefined {

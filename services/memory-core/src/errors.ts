@@ -14,6 +14,7 @@ export type ErrorCode =
   | "already_superseded"
   | "not_reviewable"
   | "gone"
+  | "record_damaged"
   | "method_not_allowed"
   | "unavailable"
   | "summarizer_unavailable"
@@ -33,6 +34,7 @@ const TITLES: Record<ErrorCode, string> = {
   already_superseded: "Already superseded",
   not_reviewable: "This memory needs no review",
   gone: "Forgotten",
+  record_damaged: "The record is stored damaged",
   method_not_allowed: "Method not allowed",
   unavailable: "Temporarily unavailable",
   summarizer_unavailable: "No summarizer runs here",
@@ -79,14 +81,30 @@ export class CairnError extends Error {
   }
 }
 
-export const validationFailed = (errors: FieldError[], hint?: string) =>
-  new CairnError(
+/**
+ * How much of a refusal names what was sent: at most this many problems are listed (the rest are counted in
+ * `detail`), each path and message at most `FIELD_TEXT_LIMIT` characters. A body of thousands of unknown keys,
+ * or one key of thousands of characters, is answered in a few kilobytes, on REST and MCP alike.
+ */
+export const LISTED_ERRORS_LIMIT = 20;
+export const FIELD_TEXT_LIMIT = 200;
+
+const clip = (text: string) => (text.length > FIELD_TEXT_LIMIT ? `${text.slice(0, FIELD_TEXT_LIMIT - 1)}…` : text);
+
+export const validationFailed = (errors: FieldError[], hint?: string) => {
+  const listed = errors.slice(0, LISTED_ERRORS_LIMIT).map((e) => ({ path: clip(e.path), message: clip(e.message) }));
+  const more = errors.length - listed.length;
+  const detail =
+    listed.map((e) => (e.path ? `${e.path} ${e.message}` : e.message)).join("; ") +
+    (more > 0 ? `; and ${more} more problem${more === 1 ? "" : "s"} (the first ${listed.length} are listed)` : "");
+  return new CairnError(
     "validation_failed",
     400,
-    errors.map((e) => (e.path ? `${e.path} ${e.message}` : e.message)).join("; "),
+    detail,
     hint ?? "Fix the fields named in `errors` and call again; the contract (GET /openapi.json) lists every field.",
-    errors,
+    listed,
   );
+};
 
 /**
  * A paging cursor this server did not issue for this listing: malformed, past the end, or another listing's.

@@ -2,6 +2,22 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 import type { MemoryLimit } from "./config.js";
 import type { LexicalStats } from "./lexical/indexes.js";
 
+/** One label of a sample, `name="value"` (values escape `\\`, `"` and newlines), then `,` or the closing `}`. */
+const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(,|\})/y;
+
+/** The `workspace` label of a sample line of the text exposition, if it has one. */
+function workspaceLabel(line: string): string | undefined {
+  const open = line.indexOf("{");
+  if (open === -1) return undefined;
+  LABEL.lastIndex = open + 1;
+  for (let label = LABEL.exec(line); label; label = LABEL.exec(line)) {
+    if (label[1] === "workspace") return label[2];
+    if (label[3] === "}") return undefined;
+  }
+  // Labels this parser cannot read: one that may name a workspace is taken for another's (never shown).
+  return line.includes('workspace="') ? "" : undefined;
+}
+
 /** What the resource gauges read at each scrape. */
 export interface ResourceSources {
   memoryLimit: MemoryLimit | undefined;
@@ -45,6 +61,23 @@ export class Metrics {
 
   constructor(options: { processMetrics?: boolean } = {}) {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: "cairn_" });
+  }
+
+  /**
+   * The exposition one workspace's admin is shown: every series of the process as a whole (sizes, heaps, requests
+   * and operations counted across workspaces, which name none), and of the series labelled by workspace only its
+   * own. Another workspace's name, and the size of its indexes, are not its admin's to read.
+   */
+  async scrape(workspace: string): Promise<string> {
+    const text = await this.registry.metrics();
+    return text
+      .split("\n")
+      .filter((line) => {
+        if (line.startsWith("#")) return true;
+        const labelled = workspaceLabel(line);
+        return labelled === undefined || labelled === workspace;
+      })
+      .join("\n");
   }
 
   /**

@@ -41,6 +41,11 @@ export interface Runtime {
   summarizer: RunningSummarizer | undefined;
   readiness(): Promise<Readiness>;
   /**
+   * Readies a workspace that was not known at start (a tokens file changed while serving) as the start readies
+   * each: its collections checked against the embedding stamp, its lexical indexes loaded. Throws when it cannot.
+   */
+  openWorkspace(workspace: string): Promise<void>;
+  /**
    * Stops what the runtime runs on its own (the lexical ranking thread, the local model's thread unless the embedder
    * was passed in); the summarizer is stopped by its owner.
    */
@@ -117,7 +122,7 @@ async function assembleRuntime(
   );
   await store.heartbeat();
   const awaitingReembed = new Set<string>();
-  for (const workspace of options.tokens.workspaces()) {
+  const checkStamps = async (workspace: string) => {
     try {
       for (const name of COLLECTIONS) await store.collection(workspace, name);
     } catch (error) {
@@ -125,9 +130,11 @@ async function assembleRuntime(
       options.log.warn("workspace waits for re-embedding (cairn reembed)", { workspace });
       awaitingReembed.add(workspace);
     }
-  }
+  };
+  for (const workspace of options.tokens.workspaces()) await checkStamps(workspace);
   const memories = new MemoryService(store, embedder, {
     log: options.log,
+    importers: (workspace) => options.tokens.importers(workspace),
     ...(options.tuning ? { tuning: options.tuning } : {}),
     ...(options.indexDir ? { snapshots: { dir: options.indexDir } } : {}),
   });
@@ -205,6 +212,10 @@ async function assembleRuntime(
     tokens: options.tokens,
     metrics,
     summarizer,
+    async openWorkspace(workspace) {
+      await checkStamps(workspace);
+      if (!awaitingReembed.has(workspace)) await warmUp(workspace);
+    },
     async readiness() {
       const chroma = await store.heartbeat().then(
         () => "ok" as const,

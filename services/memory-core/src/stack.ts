@@ -1,13 +1,14 @@
 import { existsSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
-import type { Server } from "node:http";
-import { loadTokenRegistry, writeGeneratedTokensFile, type GeneratedToken } from "./auth/tokens.js";
+import { mkdir, rm } from "node:fs/promises";
+import { watchTokensFile } from "./auth/tokens-reload.js";
+import { parseTokensFile, readTokensFile, TokenRegistry, writeGeneratedTokensFile, type GeneratedToken } from "./auth/tokens.js";
 import { ConfigError, type Config } from "./config.js";
 import { CairnError } from "./errors.js";
 import { EmbeddedChromaError, type EmbeddedChroma } from "./embedded/chroma-server.js";
-import { startOwnedChroma } from "./embedded/owned-chroma.js";
+import { holdDataDir } from "./embedded/owned-chroma.js";
 import type { Embedder } from "./embeddings/embedder.js";
 import { createApp } from "./http/app.js";
+import { closeServer, createHttpServer, listen } from "./http/server.js";
 import type { ConsoleFiles } from "./http/console-route.js";
 import type { Logger } from "./logger.js";
 import { createRuntime, type Runtime, type SummarizerFactory } from "./runtime.js";
@@ -47,19 +48,23 @@ export async function startStack({ config, log, embedder, summarizer, console: c
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     cleanups.length = 0;
   };
+  let generatedTokens: GeneratedToken[] | undefined;
   try {
     await mkdir(config.dataDir, { recursive: true });
-    let generatedTokens: GeneratedToken[] | undefined;
+    // Embedded: the data dir is taken before anything is written into it (the generated tokens file included).
+    const held = config.chromaUrl ? undefined : await holdDataDir(config.dataDir);
+    if (held) cleanups.push(() => held.release());
     if (!existsSync(config.tokensFile)) {
       if (config.tokensFileGiven) throw new ConfigError("CAIRN_TOKENS_FILE", "names a file that does not exist");
       generatedTokens = await writeGeneratedTokensFile(config.tokensFile);
     }
-    const tokens = await loadTokenRegistry(config.tokensFile);
+    const tokensText = await readTokensFile(config.tokensFile);
+    const tokens = new TokenRegistry(parseTokensFile(tokensText));
 
     let chromaUrl = config.chromaUrl;
     if (!chromaUrl) {
       // Nothing restarts it: every request answers 503 from then on, so the operator must hear why at once.
-      const chroma = await startOwnedChroma(config.dataDir, (how, logFile) =>
+      const chroma = await held!.startChroma((how, logFile) =>
         log.error("the embedded chroma stopped; memory-core answers 503 until it is restarted", { how, log_file: logFile }),
       );
       embedded = chroma;
@@ -92,8 +97,16 @@ export async function startStack({ config, log, embedder, summarizer, console: c
       host: config.host,
       ...(consoleFiles ? { console: consoleFiles } : {}),
     });
-    const server = await listen(app, config.port, config.host);
+    const server = await listen(createHttpServer(app, config.http, log), config.port, config.host);
     cleanups.push(() => closeServer(server));
+    const reload = watchTokensFile({
+      file: config.tokensFile,
+      registry: tokens,
+      log,
+      openWorkspace: (workspace) => runtime.openWorkspace(workspace),
+      inForce: tokensText,
+    });
+    cleanups.push(async () => reload.stop());
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : config.port;
     const url = new URL(`http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`);
@@ -113,6 +126,8 @@ export async function startStack({ config, log, embedder, summarizer, console: c
     const unreachable = error instanceof CairnError && error.code === "unavailable";
     const ended = unreachable ? await embedded?.endedWithin(2000) : undefined;
     await stopAll();
+    // Tokens this start wrote were never printed: the next start writes and prints its own.
+    if (generatedTokens) await rm(config.tokensFile, { force: true });
     if (ended && embedded) throw chromaEndedAtStart(ended, embedded.logFile);
     throw error;
   }
@@ -131,23 +146,4 @@ function chromaEndedAtStart(how: string, logFile: string): EmbeddedChromaError {
   return new EmbeddedChromaError(
     `the embedded Chroma stopped (${how}) while memory-core read the store at start; see its log: ${logFile}.${remedy}`,
   );
-}
-
-function listen(app: ReturnType<typeof createApp>, port: number, host: string): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const server = app.listen(port, host);
-    server.once("listening", () => resolve(server));
-    server.once("error", (error: NodeJS.ErrnoException) => {
-      if (error.code === "EADDRINUSE") reject(new ConfigError("CAIRN_PORT", `port ${port} is already in use`));
-      else if (error.code === "EADDRNOTAVAIL") reject(new ConfigError("CAIRN_HOST", `cannot bind ${host}`));
-      else reject(error);
-    });
-  });
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
 }

@@ -1,12 +1,15 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { loadTokenRegistry } from "./auth/tokens.js";
 import { ConfigError, loadConfig } from "./config.js";
-import { runningChroma } from "./embedded/data-dir.js";
+import { awaitRunningChroma, DataDirBusyError, runningChroma } from "./embedded/data-dir.js";
 import { startOwnedChroma } from "./embedded/owned-chroma.js";
 import { createLogger } from "./logger.js";
 import { buildServer } from "./mcp/server.js";
 import { createRuntime } from "./runtime.js";
 import { describeStartError } from "./start-errors.js";
+
+/** How long a stdio process waits for the Chroma of a process that is starting on the same data dir. */
+const CHROMA_START_WAIT_MS = 90_000;
 
 /**
  * MCP over stdio, for clients that start their servers as child processes. The caller is `CAIRN_TOKEN`.
@@ -24,9 +27,16 @@ async function main(): Promise<void> {
 
     let chromaUrl = config.chromaUrl ?? (await runningChroma(config.dataDir));
     if (!chromaUrl) {
-      const chroma = await startOwnedChroma(config.dataDir);
-      cleanups.push(() => chroma.stop());
-      chromaUrl = chroma.url;
+      try {
+        const chroma = await startOwnedChroma(config.dataDir);
+        cleanups.push(() => chroma.stop());
+        chromaUrl = chroma.url;
+      } catch (error) {
+        // Another process took the data dir first (an `npm start` still starting its Chroma): use its Chroma.
+        if (!(error instanceof DataDirBusyError)) throw error;
+        chromaUrl = await awaitRunningChroma(config.dataDir, CHROMA_START_WAIT_MS);
+        if (!chromaUrl) throw error;
+      }
     }
     const runtime = await createRuntime({
       chromaUrl,

@@ -464,3 +464,64 @@ describe("injection-shaped text", () => {
     expect(JSON.parse(await snapshot()).turns.length).toBeGreaterThanOrEqual(4 + shapes.length);
   });
 });
+
+describe("a refusal of a large bad body", () => {
+  /** `count` unknown fields beside a valid turn: one problem each. */
+  const withUnknownFields = (count: number, keyLength = 8) => {
+    const body: Record<string, unknown> = { ...turn("bad-large", 1) };
+    for (let n = 0; n < count; n++) body[`x${String(n).padStart(keyLength - 1, "0")}`] = 1;
+    return body;
+  };
+  const sizes = (body: unknown, answer: string) => ({
+    request: Buffer.byteLength(JSON.stringify(body)),
+    answer: Buffer.byteLength(answer),
+  });
+
+  it("lists a few problems and counts the rest, in an answer far smaller than the request, over REST and MCP", async () => {
+    const state = await snapshot();
+    const large = withUnknownFields(30_000);
+    const rest = await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body: large });
+    expect(rest.status).toBe(400);
+    expect(rest.body.code).toBe("validation_failed");
+    expect(rest.body.errors).toHaveLength(20);
+    expect(rest.body.errors[0]).toEqual({ path: "x0000000", message: "is not a field of this operation" });
+    expect(rest.body.detail).toMatch(/; and 29980 more problems \(the first 20 are listed\)$/);
+    const overRest = sizes(large, rest.text);
+    expect(overRest.request).toBeGreaterThan(300 * 1024);
+    expect(overRest.answer * 50).toBeLessThan(overRest.request);
+
+    const client = await mcpClient(cairn.url, alice.token);
+    try {
+      const result = (await client.callTool({ name: "add_memory", arguments: large })) as {
+        isError?: boolean;
+        content: Array<{ text: string }>;
+      };
+      expect(result.isError).toBe(true);
+      const payload = JSON.parse(result.content[0]!.text) as { code: string; detail: string; errors: unknown[] };
+      expect(payload.code).toBe("validation_failed");
+      expect(payload.errors).toHaveLength(20);
+      expect(payload.detail).toMatch(/and 29980 more problems/);
+      expect(sizes(large, result.content[0]!.text).answer * 50).toBeLessThan(overRest.request);
+    } finally {
+      await client.close();
+    }
+
+    // A few problems are all listed, none counted.
+    const few = await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body: withUnknownFields(3) });
+    expect(few.status).toBe(400);
+    expect(few.body.errors.map((e: { path: string }) => e.path)).toEqual(["x0000000", "x0000001", "x0000002"]);
+    expect(few.body.detail).not.toMatch(/more problem/);
+    expect(await snapshot()).toBe(state);
+  });
+
+  it("cuts a field name of any length to a few hundred characters in what it names", async () => {
+    const long = withUnknownFields(1, 100_000);
+    const rest = await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body: long });
+    expect(rest.status).toBe(400);
+    expect(rest.body.errors).toHaveLength(1);
+    const path = rest.body.errors[0].path as string;
+    expect(path.length).toBeLessThanOrEqual(200);
+    expect(path).toMatch(/^x0{100}/);
+    expect(Buffer.byteLength(rest.text)).toBeLessThan(2 * 1024);
+  });
+});

@@ -83,6 +83,32 @@ describe("configuration", () => {
     expect(fail({ CAIRN_MEMORY_LIMIT_MB: "0" })).toMatch(/^CAIRN_MEMORY_LIMIT_MB: /);
   });
 
+  it("takes the HTTP server's connection limits from CAIRN_HTTP_*, else its defaults, and refuses incoherent ones", () => {
+    expect(loadConfig({}, "/srv").http).toEqual({
+      headersTimeoutMs: 20_000,
+      requestTimeoutMs: 60_000,
+      keepAliveTimeoutMs: 65_000,
+      maxConnections: 1024,
+    });
+    expect(
+      loadConfig(
+        {
+          CAIRN_HTTP_HEADERS_TIMEOUT_MS: "5000",
+          CAIRN_HTTP_REQUEST_TIMEOUT_MS: "30000",
+          CAIRN_HTTP_KEEP_ALIVE_TIMEOUT_MS: "75000",
+          CAIRN_HTTP_MAX_CONNECTIONS: "64",
+        },
+        "/srv",
+      ).http,
+    ).toEqual({ headersTimeoutMs: 5000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 75_000, maxConnections: 64 });
+    expect(fail({ CAIRN_HTTP_MAX_CONNECTIONS: "0" })).toMatch(/^CAIRN_HTTP_MAX_CONNECTIONS: must be a whole number from 1 to /);
+    expect(fail({ CAIRN_HTTP_REQUEST_TIMEOUT_MS: "10s" })).toMatch(/^CAIRN_HTTP_REQUEST_TIMEOUT_MS: /);
+    expect(fail({ CAIRN_HTTP_KEEP_ALIVE_TIMEOUT_MS: "9999999999" })).toMatch(/^CAIRN_HTTP_KEEP_ALIVE_TIMEOUT_MS: /);
+    expect(fail({ CAIRN_HTTP_HEADERS_TIMEOUT_MS: "90000" })).toMatch(
+      /^CAIRN_HTTP_HEADERS_TIMEOUT_MS: must not exceed CAIRN_HTTP_REQUEST_TIMEOUT_MS/,
+    );
+  });
+
   it("takes the memory limit from CAIRN_MEMORY_LIMIT_MB, else from the cgroup (v2, then v1), else none", () => {
     const v2 = cgroupRoot({ "memory.max": "1073741824\n" });
     const v1 = cgroupRoot({ "memory/memory.limit_in_bytes": "536870912\n" });

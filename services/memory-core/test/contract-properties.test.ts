@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOpenAIStub, type OpenAIStub } from "../../../testing/openai-stub.js";
 import { createEmbedder } from "../src/embeddings/create.js";
 import { silentLogger } from "../src/logger.js";
+import { cursorTag, type Listing } from "../src/records/cursor.js";
 import { http, makeToken, mcpClient, startCairn, turn, uniqueWorkspace, type TestCairn, type TestToken } from "./support/harness.js";
 import { arbitraryFor, applyMutation, mutationsFor, type Mutation, type Override, type Schema } from "./support/schema-arbitrary.js";
 
@@ -218,13 +219,29 @@ const AGENT_NAME = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$";
 
 /** A cursor-shaped string that cannot decode to a position (too short for the JSON pair) — see the note above. */
 const harmlessCursor = fc.stringMatching(/^[A-Za-z0-9_-]{1,8}$/);
-/** Cursors a client could forge: positions far past any real one, refused with invalid_cursor. */
-const forgedCursor = fc
-  .tuple(
-    fc.oneof(fc.constant(Number.MAX_SAFE_INTEGER), fc.integer({ min: 1_000_000, max: 2 ** 40 }), fc.integer({ min: -5, max: 5 })),
-    fc.constantFrom("alice", "bob", "audit", "turns", "summaries"),
-  )
-  .map(([at, id]) => Buffer.from(JSON.stringify([at, id]), "utf8").toString("base64url"));
+/**
+ * Cursors a client could forge: positions far past any real one, tagged as a listing of the workspace tags them
+ * (the tag is a digest anyone can compute: see records/cursor.ts), so that they reach the listing's own bounds.
+ */
+const forgedCursor = (ws: Workspace) => {
+  const unfiltered = [undefined, undefined, undefined, undefined];
+  const listings: Listing[] = [
+    ...ws.agents.flatMap((agent) => [undefined, ...ws.sessions].map((session) => ({ name: "recent" as const, scope: [agent, session] }))),
+    ...ws.sessions.map((session) => ({ name: "session" as const, scope: [session] })),
+    { name: "review", scope: [] },
+    { name: "audit", scope: unfiltered },
+    ...["turns", "summaries", "tombstones"].map((collection) => ({ name: "export" as const, scope: [collection] })),
+  ].map((l) => ({ ...l, workspace: ws.name }) as Listing);
+  const at = fc.oneof(fc.constant(Number.MAX_SAFE_INTEGER), fc.integer({ min: 1_000_000, max: 2 ** 40 }), fc.integer({ min: -5, max: 5 }));
+  return fc
+    .tuple(fc.constantFrom(...listings), at, fc.oneof(at, fc.constantFrom(...ws.memoryIds, "t_x")))
+    .map(([listing, first, second]) =>
+      Buffer.from(
+        JSON.stringify([cursorTag(listing), first, ...(listing.name === "recent" || listing.name === "export" ? [] : [second])]),
+        "utf8",
+      ).toString("base64url"),
+    );
+};
 
 const overrideFor =
   (ws: Workspace): Override =>
@@ -238,7 +255,7 @@ const overrideFor =
       );
     }
     if (schema.pattern === AGENT_NAME) return fc.oneof(fc.constantFrom(...ws.agents), fc.stringMatching(new RegExp(AGENT_NAME)));
-    if (schema.pattern === CURSOR) return FORGED_CURSORS ? fc.oneof(harmlessCursor, forgedCursor) : harmlessCursor;
+    if (schema.pattern === CURSOR) return FORGED_CURSORS ? fc.oneof(harmlessCursor, forgedCursor(ws)) : harmlessCursor;
     return undefined;
   };
 
@@ -509,13 +526,15 @@ describe("inputs the generators leave out", () => {
   });
 
   it("forged cursors far past the end are refused or answer an empty page", async () => {
-    for (const [path, at, id] of [
-      ["/v1/memories/recent?before=", Number.MAX_SAFE_INTEGER, "alice"],
-      ["/v1/sessions/seed-1?after=", Number.MAX_SAFE_INTEGER, "x"],
-      ["/v1/audit?after=", Number.MAX_SAFE_INTEGER, "audit"],
-      ["/v1/admin/records?collection=turns&after=", Number.MAX_SAFE_INTEGER, "turns"],
+    const far = Number.MAX_SAFE_INTEGER;
+    const of = (listing: Omit<Listing, "workspace">) => cursorTag({ ...listing, workspace: writable.name });
+    for (const [path, position] of [
+      ["/v1/memories/recent?before=", [of({ name: "recent", scope: [writable.admin.agent, undefined] }), far]],
+      ["/v1/sessions/seed-1?after=", [of({ name: "session", scope: ["seed-1"] }), far, "x"]],
+      ["/v1/audit?after=", [of({ name: "audit", scope: [undefined, undefined, undefined, undefined] }), far, 0]],
+      ["/v1/admin/records?collection=turns&after=", [of({ name: "export", scope: ["turns"] }), far]],
     ] as const) {
-      const cursor = Buffer.from(JSON.stringify([at, id]), "utf8").toString("base64url");
+      const cursor = Buffer.from(JSON.stringify(position), "utf8").toString("base64url");
       const res = await http(cairn.url, "GET", `${path}${cursor}`, { token: writable.admin.token });
       expect(res.status, path).toBeLessThan(500);
     }

@@ -5,6 +5,7 @@ import { DEFAULT_TUNING } from "../src/retrieval/retrieval-tuning.js";
 import { AUDIT_STREAM } from "../src/ledger/audit-log.js";
 import { Sequences } from "../src/ledger/sequences.js";
 import { batchPayload } from "../src/ledger/slot-items.js";
+import { cursorTag } from "../src/records/cursor.js";
 import { OPEN_VALIDITY } from "../src/records/turn-record.js";
 import { expectContractOutput } from "./support/contract-schemas.js";
 import { http, makeToken, mcpClient, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
@@ -459,7 +460,12 @@ describe("provenance and checks", () => {
 });
 
 const cursorOf = (value: unknown) => Buffer.from(JSON.stringify(value), "utf8").toString("base64url");
-const decoded = (cursor: string | null) => (cursor === null ? null : JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")));
+/** The position an audit cursor carries (after its tag): the slot, and the entry of it to read next. */
+const decoded = (cursor: string | null) =>
+  cursor === null ? null : JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")).slice(1);
+/** An unfiltered audit listing's cursor of the workspace, at any position a caller could spell. */
+const auditCursor = (workspace: string, ...position: unknown[]) =>
+  cursorOf([cursorTag({ name: "audit", workspace, scope: [undefined, undefined, undefined, undefined] }), ...position]);
 
 /** A memory id of the contract's form that reads back as `label` (`labelOf`), so that a test's entries say whose they are. */
 const memoryIdOf = (label: string) => `t_${Buffer.from(label, "utf8").toString("hex").padEnd(32, "0")}`;
@@ -508,8 +514,12 @@ describe("get_audit_log over REST", () => {
       ["forget", "alice", "held a secret"],
     ]);
     expect(JSON.stringify(log.body)).not.toContain("AUDIT-SECRET");
+    // The replacement's record changed too (its `supersedes` gained the memory): its history says so.
     const replacementLog = await http(cairn.url, "GET", `/v1/audit?memory_id=${replacement.id}`, { token: admin.token });
-    expect(replacementLog.body.entries.map((e: { action: string }) => e.action)).toEqual(["add"]);
+    expect(replacementLog.body.entries.map((e: { action: string; replaces?: string }) => [e.action, e.replaces ?? null])).toEqual([
+      ["add", null],
+      ["named_replacement", written.id],
+    ]);
     const denied = await http(cairn.url, "GET", "/v1/audit", { token: alice.token });
     expect([denied.status, denied.body.code]).toEqual([403, "forbidden"]);
     // Paging through everything: no gaps or repeats.
@@ -527,6 +537,7 @@ describe("get_audit_log over REST", () => {
     } while (cursor);
     expect(new Set(all).size).toBe(all.length);
     expect(all.filter((e) => e.includes(written.id))).toHaveLength(4);
+    expect(all.filter((e) => e.includes(replacement.id))).toHaveLength(2);
   });
 });
 
@@ -553,12 +564,12 @@ describe("get_audit_log of batch slots over REST", () => {
     ]);
     expect(whole.next_cursor).toBeNull();
 
-    // Ending at a slot's end issues exactly the cursor issued before slots held several entries.
+    // Ending at a slot's end issues the next slot's start.
     const first = await page("limit=1");
     expect(first.entries.map((e) => labelOf(e.memory_id))).toEqual(["m_flat"]);
-    expect(first.next_cursor).toBe(cursorOf([1, "audit"]));
+    expect(decoded(first.next_cursor)).toEqual([1, 0]);
 
-    // From that cursor (the old form), pages of two within the batch slot: 2, 2, 1, with nothing repeated or skipped.
+    // From that cursor, pages of two within the batch slot: 2, 2, 1, with nothing repeated or skipped.
     const seen: string[] = [];
     const cursors: unknown[] = [];
     let cursor: string | null = first.next_cursor;
@@ -572,11 +583,11 @@ describe("get_audit_log of batch slots over REST", () => {
     }
     expect(sizes).toEqual([2, 2, 1]);
     expect(seen).toEqual(ids.slice(1));
-    expect(cursors).toEqual([[1, "audit:2"], [1, "audit:4"], null]);
+    expect(cursors).toEqual([[1, 2], [1, 4], null]);
 
     // From the start, a page ends mid-slot and the next picks up at the entry after it.
     const fromStart = await page("limit=2");
-    expect(decoded(fromStart.next_cursor)).toEqual([1, "audit:1"]);
+    expect(decoded(fromStart.next_cursor)).toEqual([1, 1]);
     const rest = await page(`limit=100&after=${fromStart.next_cursor}`);
     expect([...fromStart.entries, ...rest.entries].map((e) => labelOf(e.memory_id))).toEqual(ids);
     // A filter applies to each entry of the slot.
@@ -586,24 +597,29 @@ describe("get_audit_log of batch slots over REST", () => {
   it("refuses an entry cursor the server never issues, and one of another listing, with invalid_cursor", async () => {
     // The log of this workspace holds two slots once the test above has run; seed it when run alone.
     if ((await page("limit=100")).entries.length === 0) await seedBatchLog(batchOps.workspace);
-    for (const value of [
-      [1, "audit:x"],
-      [1, "audit:0"],
-      [1, "audit:01"],
-      [1, "audit:-1"],
-      [1, `audit:${"9".repeat(20)}`],
-      [1, "audit:"],
-      [1, "turns"],
-      [1, "ops"],
-      [2, "audit:1"],
+    const ws = batchOps.workspace;
+    for (const cursor of [
+      auditCursor(ws, 1, "x"),
+      auditCursor(ws, 1, -1),
+      auditCursor(ws, 1, 1.5),
+      auditCursor(ws, 1, Number.MAX_SAFE_INTEGER + 2),
+      auditCursor(ws, -1, 0),
+      auditCursor(ws, 1),
+      auditCursor(ws, 1, 0, 0),
+      auditCursor(ws, 2, 1),
+      auditCursor(batchMcpOps.workspace, 1, 0),
+      cursorOf([1, "audit"]),
+      cursorOf([1, "audit:2"]),
     ]) {
-      const res = await get(`limit=2&after=${cursorOf(value)}`);
-      expect([res.status, res.body.code], JSON.stringify(value)).toEqual([400, "invalid_cursor"]);
+      const res = await get(`limit=2&after=${cursor}`);
+      expect([res.status, res.body.code], JSON.stringify(decoded(cursor))).toEqual([400, "invalid_cursor"]);
       expect(res.body.hint).toMatch(/next_cursor/);
     }
     // An entry past a slot's last is that slot's end; a slot's start at the log's end is an empty last page.
-    expect(await page(`limit=2&after=${cursorOf([1, "audit:9"])}`)).toEqual({ entries: [], next_cursor: null });
-    expect(await page(`limit=2&after=${cursorOf([2, "audit"])}`)).toEqual({ entries: [], next_cursor: null });
+    expect(await page(`limit=2&after=${auditCursor(ws, 1, 9)}`)).toEqual({ entries: [], next_cursor: null });
+    expect(await page(`limit=2&after=${auditCursor(ws, 2, 0)}`)).toEqual({ entries: [], next_cursor: null });
+    // A position spelled right pages as the issued cursor does.
+    expect((await page(`limit=100&after=${auditCursor(ws, 1, 3)}`)).entries.map((e) => labelOf(e.memory_id))).toEqual(["m_3", "m_4"]);
   });
 
   it("counts a provisional entry of a batch slot only when its memory holds that entry's own write id", async () => {
@@ -656,8 +672,11 @@ describe("get_audit_log over MCP", () => {
         after = res.structuredContent.next_cursor ?? undefined;
       } while (after);
       expect(seen).toEqual(ids);
-      expect(cursors).toEqual([[1, "audit:1"], [1, "audit:3"], null]);
-      const refused = (await client.callTool({ name: "get_audit_log", arguments: { after: cursorOf([1, "audit:0"]) } })) as any;
+      expect(cursors).toEqual([[1, 1], [1, 3], null]);
+      const refused = (await client.callTool({
+        name: "get_audit_log",
+        arguments: { after: auditCursor(batchMcpOps.workspace, 1, "0") },
+      })) as any;
       expect(refused.isError).toBe(true);
       expect(JSON.parse(refused.content[0].text).code).toBe("invalid_cursor");
     } finally {
@@ -680,6 +699,212 @@ describe("get_audit_log over MCP", () => {
     } finally {
       await adminClient.close();
       await agentClient.close();
+    }
+  });
+});
+
+/** Text with nothing a reader can see: the same rule refuses it in a reason as in a prompt. */
+const MEANINGLESS: Array<[string, string]> = [
+  ["a lone surrogate", "\ud800"],
+  ["a lone surrogate beside words", "moved \udc00 to streams"],
+  ["only NUL", "\u0000"],
+  ["only zero-width characters", "\u200b\u200c\u200d"],
+  ["only invisible formatting and spaces", " \ufeff\u2060 \u200e\t"],
+];
+/** Reasons that carry meaning, in more than ASCII. */
+const MEANINGFUL = ["moved to Redis streams", "キャッシュを再設計した 🪨🧭 — ça marche, naïve café"];
+
+describe("free text that carries nothing a reader can see", () => {
+  const reasonRoutes = [
+    { operation: "supersede_memory", route: "supersede", token: () => alice.token },
+    { operation: "mark_outdated", route: "outdated", token: () => alice.token },
+    { operation: "forget_memory", route: "forget", token: () => alice.token },
+    { operation: "review_memory", route: "review", token: () => admin.token, extra: { decision: "approve" } },
+  ];
+
+  it("is refused in every correction reason over REST as in a prompt, with nothing changed; real reasons in any script are kept", async () => {
+    const target = await add(alice.token, turn("fix-text", 1, { source: "import" }));
+    const untouched = JSON.stringify((await http(cairn.url, "GET", `/v1/memories/${target.id}`, { token: alice.token })).body);
+    for (const { operation, route, token, extra } of reasonRoutes) {
+      for (const [label, reason] of MEANINGLESS) {
+        const res = await http(cairn.url, "POST", `/v1/memories/${target.id}/${route}`, { token: token(), body: { ...extra, reason } });
+        expect([res.status, res.body.code], `${operation}: ${label}`).toEqual([400, "validation_failed"]);
+        expect(
+          res.body.errors.map((e: { path: string }) => e.path),
+          `${operation}: ${label}`,
+        ).toEqual(["reason"]);
+        expect(res.body.hint).toMatch(/errors/);
+      }
+    }
+    for (const [label, prompt] of MEANINGLESS) {
+      const res = await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body: turn("fix-text", 2, { prompt }) });
+      expect([res.status, res.body.code, res.body.errors?.[0]?.path], `prompt: ${label}`).toEqual([400, "validation_failed", "prompt"]);
+    }
+    expect(JSON.stringify((await http(cairn.url, "GET", `/v1/memories/${target.id}`, { token: alice.token })).body)).toBe(untouched);
+    const audit = await http(cairn.url, "GET", `/v1/audit?memory_id=${target.id}`, { token: admin.token });
+    expect(audit.body.entries.map((e: { action: string }) => e.action)).toEqual(["add"]);
+
+    // The same memory takes each correction with a real reason, ASCII or not, and keeps it as written.
+    for (const reason of MEANINGFUL) {
+      const outdated = await http(cairn.url, "POST", `/v1/memories/${target.id}/outdated`, { token: alice.token, body: { reason } });
+      expect(outdated.status).toBe(200);
+      expect(outdated.body.corrections.at(-1).reason).toBe(reason);
+      const reviewed = await http(cairn.url, "POST", `/v1/memories/${target.id}/review`, {
+        token: admin.token,
+        body: { decision: "approve", reason },
+      });
+      expect([reviewed.status, reviewed.body.review?.reason]).toEqual([200, reason]);
+    }
+    const superseded = await http(cairn.url, "POST", `/v1/memories/${target.id}/supersede`, {
+      token: alice.token,
+      body: { reason: MEANINGFUL[1] },
+    });
+    expect([superseded.status, superseded.body.superseded_reason]).toEqual([200, MEANINGFUL[1]]);
+    const forgotten = await http(cairn.url, "POST", `/v1/memories/${target.id}/forget`, {
+      token: alice.token,
+      body: { reason: MEANINGFUL[1] },
+    });
+    expect([forgotten.status, forgotten.body.reason]).toEqual([200, MEANINGFUL[1]]);
+    const written = await http(cairn.url, "POST", "/v1/memories", {
+      token: alice.token,
+      body: turn("fix-text", 3, { prompt: MEANINGFUL[1] }),
+    });
+    expect(written.status).toBe(201);
+  });
+
+  it("is refused in every correction reason over MCP with a tool error naming the field; real reasons are kept", async () => {
+    const target = await add(alice.token, turn("fix-text-mcp", 1, { source: "import" }));
+    const agentClient = await mcpClient(cairn.url, alice.token);
+    const adminClient = await mcpClient(cairn.url, admin.token);
+    try {
+      for (const { operation, extra } of reasonRoutes) {
+        const client = operation === "review_memory" ? adminClient : agentClient;
+        for (const [label, reason] of MEANINGLESS) {
+          const res = (await client.callTool({ name: operation, arguments: { memory_id: target.id, ...extra, reason } })) as any;
+          expect(res.isError, `${operation}: ${label}`).toBe(true);
+          const problem = JSON.parse(res.content[0].text);
+          expect([problem.code, problem.errors?.map((e: { path: string }) => e.path)], `${operation}: ${label}`).toEqual([
+            "validation_failed",
+            ["reason"],
+          ]);
+          expect(problem.hint).toEqual(expect.any(String));
+        }
+      }
+      const memory = (await http(cairn.url, "GET", `/v1/memories/${target.id}`, { token: alice.token })).body;
+      expect([memory.corrections, memory.review.state]).toEqual([[], "pending"]);
+      const outdated = (await agentClient.callTool({
+        name: "mark_outdated",
+        arguments: { memory_id: target.id, reason: MEANINGFUL[1] },
+      })) as any;
+      expect(outdated.isError).toBeFalsy();
+      expect(outdated.structuredContent.corrections.at(-1).reason).toBe(MEANINGFUL[1]);
+      const reviewed = (await adminClient.callTool({
+        name: "review_memory",
+        arguments: { memory_id: target.id, decision: "reject", reason: MEANINGFUL[0] },
+      })) as any;
+      expect([reviewed.isError ?? false, reviewed.structuredContent.review.reason]).toEqual([false, MEANINGFUL[0]]);
+    } finally {
+      await agentClient.close();
+      await adminClient.close();
+    }
+  });
+});
+
+/** A memory's audit trail as [action, actor, replaces, reason]. */
+const trail = async (memoryId: string) =>
+  (await http(cairn.url, "GET", `/v1/audit?memory_id=${memoryId}`, { token: admin.token })).body.entries.map(
+    (e: { action: string; actor: string; replaces?: string; reason?: string }) => [e.action, e.actor, e.replaces ?? null, e.reason ?? null],
+  );
+
+describe("superseding by another agent's memory", () => {
+  it("over REST links both ways and records the change under each memory, once, whoever wrote the replacement", async () => {
+    const theirs = await add(bob.token, turn("fix-cross", 1, { kind: "decision", prompt: "Sessions live in Redis now" }));
+    const mine = await add(alice.token, turn("fix-cross", 2, { kind: "decision", prompt: "Sessions live in Postgres" }));
+    const res = await http(cairn.url, "POST", `/v1/memories/${mine.id}/supersede`, {
+      token: alice.token,
+      body: { by: theirs.id, reason: "bob's decision replaces mine" },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: mine.id, superseded_by: theirs.id });
+    const replacement = await http(cairn.url, "GET", `/v1/memories/${theirs.id}`, { token: bob.token });
+    expect([replacement.body.agent, replacement.body.supersedes]).toEqual(["bob", [mine.id]]);
+    expect(await trail(mine.id)).toEqual([
+      ["add", "alice", null, null],
+      ["supersede", "alice", null, "bob's decision replaces mine"],
+    ]);
+    expect(await trail(theirs.id)).toEqual([
+      ["add", "bob", null, null],
+      ["named_replacement", "alice", mine.id, "bob's decision replaces mine"],
+    ]);
+    // A retry records nothing more under either.
+    const again = await http(cairn.url, "POST", `/v1/memories/${mine.id}/supersede`, {
+      token: alice.token,
+      body: { by: theirs.id, reason: "bob's decision replaces mine" },
+    });
+    expect(again.status).toBe(200);
+    expect(await trail(theirs.id)).toHaveLength(2);
+    expect(await trail(mine.id)).toHaveLength(2);
+    // Bob still may not correct alice's memory, nor she his.
+    const denied = await http(cairn.url, "POST", `/v1/memories/${theirs.id}/outdated`, {
+      token: alice.token,
+      body: { reason: "not mine" },
+    });
+    expect([denied.status, denied.body.code]).toEqual([403, "forbidden"]);
+  });
+
+  it("over REST, superseding by one's own memory is audited under both the same way", async () => {
+    const older = await add(alice.token, turn("fix-own", 1, { kind: "decision" }));
+    const newer = await add(alice.token, turn("fix-own", 2, { kind: "decision" }));
+    const res = await http(cairn.url, "POST", `/v1/memories/${older.id}/supersede`, {
+      token: alice.token,
+      body: { by: newer.id, reason: "revised" },
+    });
+    expect([res.status, res.body.superseded_by]).toEqual([200, newer.id]);
+    expect(await trail(older.id)).toEqual([
+      ["add", "alice", null, null],
+      ["supersede", "alice", null, "revised"],
+    ]);
+    expect(await trail(newer.id)).toEqual([
+      ["add", "alice", null, null],
+      ["named_replacement", "alice", older.id, "revised"],
+    ]);
+    // Without `by`, only the memory superseded changes, and only it has an entry.
+    const plain = await add(alice.token, turn("fix-own", 3));
+    expect(
+      (await http(cairn.url, "POST", `/v1/memories/${plain.id}/supersede`, { token: alice.token, body: { reason: "dropped" } })).status,
+    ).toBe(200);
+    expect(await trail(plain.id)).toEqual([
+      ["add", "alice", null, null],
+      ["supersede", "alice", null, "dropped"],
+    ]);
+    expect(await trail(newer.id)).toHaveLength(2);
+  });
+
+  it("over MCP records the change under the other agent's memory as REST does", async () => {
+    const theirs = await add(bob.token, turn("fix-cross-mcp", 1, { kind: "decision" }));
+    const mine = await add(alice.token, turn("fix-cross-mcp", 2, { kind: "decision" }));
+    const client = await mcpClient(cairn.url, alice.token);
+    try {
+      const res = (await client.callTool({
+        name: "supersede_memory",
+        arguments: { memory_id: mine.id, by: theirs.id, reason: "his is newer" },
+      })) as any;
+      expect(res.isError).toBeFalsy();
+      expectContractOutput("supersede_memory", res.structuredContent);
+    } finally {
+      await client.close();
+    }
+    expect(await trail(theirs.id)).toEqual([
+      ["add", "bob", null, null],
+      ["named_replacement", "alice", mine.id, "his is newer"],
+    ]);
+    const adminClient = await mcpClient(cairn.url, admin.token);
+    try {
+      const log = (await adminClient.callTool({ name: "get_audit_log", arguments: { memory_id: theirs.id } })) as any;
+      expectContractOutput("get_audit_log", log.structuredContent);
+      expect(log.structuredContent.entries.at(-1)).toMatchObject({ action: "named_replacement", actor: "alice", replaces: mine.id });
+    } finally {
+      await adminClient.close();
     }
   });
 });

@@ -2,6 +2,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../src/logger.js";
+import { cursorTag, type Listing } from "../src/records/cursor.js";
 import { expectNoLeak } from "./support/no-leak.js";
 import { http, makeToken, mcpClient, startCairn, turn, uniqueWorkspace, type TestCairn } from "./support/harness.js";
 
@@ -91,6 +92,11 @@ function raw(method: string, path: string, headers: Record<string, string> = {},
 const auth = (token: string) => ({ authorization: `Bearer ${token}` });
 const cursorOf = (value: unknown) => Buffer.from(JSON.stringify(value), "utf8").toString("base64url");
 const BEYOND = 2 ** 40;
+/** A cursor of this workspace's listing `name` with `scope`, at any position a caller could spell. */
+const tagged = (name: Listing["name"], scope: Listing["scope"], ...position: unknown[]) =>
+  cursorOf([cursorTag({ name, workspace, scope }), ...position]);
+const recentOf = (agent: string, session: string | undefined, ...position: unknown[]) => tagged("recent", [agent, session], ...position);
+const NO_FILTER = [undefined, undefined, undefined, undefined];
 
 function expectProblem(res: RawResult, status: number, code: string) {
   expect([res.status, res.body?.code], res.text).toEqual([status, code]);
@@ -113,34 +119,47 @@ describe("cursors the server never issued", () => {
     expect(second.body.turns).toHaveLength(1);
     expect(second.body.turns[0].id).not.toBe(first.body.turns[0].id);
 
-    expectInvalidCursor(await raw("GET", `/v1/memories/recent?limit=1&before=${cursorOf([BEYOND, "alice"])}`, auth(alice.token)));
+    expectInvalidCursor(await raw("GET", `/v1/memories/recent?limit=1&before=${recentOf("alice", undefined, BEYOND)}`, auth(alice.token)));
     expectInvalidCursor(
-      await raw("GET", `/v1/memories/recent?limit=1&session_id=edge-s&before=${cursorOf([BEYOND, "alice"])}`, auth(alice.token)),
+      await raw("GET", `/v1/memories/recent?limit=1&session_id=edge-s&before=${recentOf("alice", "edge-s", BEYOND)}`, auth(alice.token)),
     );
-    const inSession = await raw("GET", `/v1/memories/recent?limit=1&session_id=edge-s&before=${first.body.next_cursor}`, auth(alice.token));
+    // A session's recency is a listing of its own: the whole listing's cursor is not its, its own cursor pages it.
+    expectInvalidCursor(
+      await raw("GET", `/v1/memories/recent?limit=1&session_id=edge-s&before=${first.body.next_cursor}`, auth(alice.token)),
+    );
+    const sessionFirst = await raw("GET", "/v1/memories/recent?limit=1&session_id=edge-s", auth(alice.token));
+    const inSession = await raw(
+      "GET",
+      `/v1/memories/recent?limit=1&session_id=edge-s&before=${sessionFirst.body.next_cursor}`,
+      auth(alice.token),
+    );
     expect(inSession.status).toBe(200);
-    expect(inSession.body.turns.map((t: { id: string }) => t.id)).toEqual(second.body.turns.map((t: { id: string }) => t.id));
+    expect(inSession.body.turns).toHaveLength(1);
+    expect(inSession.body.turns[0].id).not.toBe(sessionFirst.body.turns[0].id);
   });
 
   it("answers recency cursors with extra elements, non-integer or negative positions, or another agent, with invalid_cursor", async () => {
-    const forged = [
-      cursorOf([1, "alice", "x"]),
-      cursorOf([1.5, "alice"]),
-      cursorOf([-1, "alice"]),
-      cursorOf(["1", "alice"]),
-      cursorOf([1, "bob"]),
-      cursorOf({ at: 1 }),
-      "bm90LWEtY3Vyc29y",
-    ];
-    for (const cursor of forged) {
-      expectInvalidCursor(await raw("GET", `/v1/memories/recent?limit=1&before=${cursor}`, auth(alice.token)));
-      expectInvalidCursor(await raw("GET", `/v1/memories/recent?limit=1&session_id=edge-s&before=${cursor}`, auth(alice.token)));
+    for (const session of [undefined, "edge-s"]) {
+      const forged = [
+        recentOf("alice", session, 1, "x"),
+        recentOf("alice", session, 1.5),
+        recentOf("alice", session, -1),
+        recentOf("alice", session, "1"),
+        recentOf("bob", session, 1),
+        cursorOf([1, "alice"]),
+        cursorOf({ at: 1 }),
+        "bm90LWEtY3Vyc29y",
+      ];
+      const listing = `/v1/memories/recent?limit=1${session ? `&session_id=${session}` : ""}`;
+      for (const cursor of forged) expectInvalidCursor(await raw("GET", `${listing}&before=${cursor}`, auth(alice.token)));
+      // The same positions, spelled as the server spells them, are accepted.
+      for (const cursor of [recentOf("alice", session, 1), recentOf("alice", session, 0)]) {
+        expect((await raw("GET", `${listing}&before=${cursor}`, auth(alice.token))).status).toBe(200);
+      }
     }
-    // The same positions, spelled as the server spells them, are accepted.
-    for (const cursor of [cursorOf([1, "alice"]), cursorOf([0, "alice"])]) {
-      expect((await raw("GET", `/v1/memories/recent?limit=1&before=${cursor}`, auth(alice.token))).status).toBe(200);
-    }
-    expect((await raw("GET", `/v1/memories/recent?limit=1&agent=bob&before=${cursorOf([1, "bob"])}`, auth(alice.token))).status).toBe(200);
+    expect(
+      (await raw("GET", `/v1/memories/recent?limit=1&agent=bob&before=${recentOf("bob", undefined, 1)}`, auth(alice.token))).status,
+    ).toBe(200);
   });
 
   it("answers get_session cursors that are not positions with invalid_cursor, and pages with an issued one", async () => {
@@ -150,7 +169,8 @@ describe("cursors the server never issued", () => {
     expect(next.status).toBe(200);
     expect(next.body.turns).toHaveLength(1);
     const id = first.body.turns[0].id as string;
-    for (const cursor of [cursorOf([1, id, "x"]), cursorOf([-1, id]), cursorOf([1.5, id]), cursorOf([1, ""]), cursorOf([1])]) {
+    const of = (...position: unknown[]) => tagged("session", ["edge-s"], ...position);
+    for (const cursor of [of(1, id, "x"), of(-1, id), of(1.5, id), of(1, ""), of(1), cursorOf([1, id])]) {
       expectInvalidCursor(await raw("GET", `/v1/sessions/edge-s?limit=1&after=${cursor}`, auth(alice.token)));
     }
   });
@@ -162,10 +182,10 @@ describe("cursors the server never issued", () => {
     expect(next.status).toBe(200);
     expect(next.body.entries).toHaveLength(1);
     for (const cursor of [
-      cursorOf([BEYOND, "audit"]),
-      cursorOf([-(2 ** 50), "audit"]),
-      cursorOf([1, "turns"]),
-      cursorOf([1, "audit", "x"]),
+      tagged("audit", NO_FILTER, BEYOND, 0),
+      tagged("audit", NO_FILTER, -(2 ** 50), 0),
+      tagged("export", ["turns"], 1),
+      tagged("audit", NO_FILTER, 1, 0, "x"),
     ]) {
       expectInvalidCursor(await raw("GET", `/v1/audit?limit=1&after=${cursor}`, auth(ops.token)));
     }
@@ -182,11 +202,11 @@ describe("cursors the server never issued", () => {
     expect(next.status).toBe(200);
     expect(next.body.records).toHaveLength(1);
     const forged: Array<[string, string]> = [
-      ["turns", cursorOf([BEYOND, "turns"])],
-      ["turns", cursorOf([-1, "turns"])],
-      ["turns", cursorOf([1, "turns", "x"])],
+      ["turns", tagged("export", ["turns"], BEYOND)],
+      ["turns", tagged("export", ["turns"], -1)],
+      ["turns", tagged("export", ["turns"], 1, "x")],
       ["summaries", first.body.next_cursor],
-      ["tombstones", cursorOf([BEYOND, "tombstones"])],
+      ["tombstones", tagged("export", ["tombstones"], BEYOND)],
     ];
     for (const [collection, cursor] of forged) {
       expectInvalidCursor(await raw("GET", `/v1/admin/records?collection=${collection}&limit=1&after=${cursor}`, auth(ops.token)));
@@ -196,7 +216,10 @@ describe("cursors the server never issued", () => {
   it("answers a forged cursor over MCP with a tool error invalid_cursor", async () => {
     const client = await mcpClient(cairn.url, alice.token);
     try {
-      const bad = (await client.callTool({ name: "query_recent_turns", arguments: { limit: 1, before: cursorOf([BEYOND, "alice"]) } })) as {
+      const bad = (await client.callTool({
+        name: "query_recent_turns",
+        arguments: { limit: 1, before: recentOf("alice", undefined, BEYOND) },
+      })) as {
         isError?: boolean;
         content: Array<{ text: string }>;
       };

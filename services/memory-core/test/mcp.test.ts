@@ -8,7 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { CallToolResultSchema, ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, ErrorCode, ListToolsResultSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import yaml from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentOperationIds, expectContractOutput, operationIds } from "./support/contract-schemas.js";
@@ -255,6 +255,38 @@ describe("protocol", () => {
     expect(valid.body.id).toBe(2);
   });
 
+  it("answers malformed initialize and tools/list params with InvalidParams in one short sentence, and well-formed ones with a result", async () => {
+    const headers = { accept: "application/json, text/event-stream" };
+    const rpc = (id: number, method: string, params: unknown) =>
+      http(cairn.url, "POST", "/mcp", { body: { jsonrpc: "2.0", id, method, params }, headers, token: bob.token });
+    const clientInfo = { name: "probe", version: "1.0.0" };
+    const malformed: Array<[string, unknown]> = [
+      ["initialize", { protocolVersion: 5, capabilities: {}, clientInfo }],
+      ["initialize", {}],
+      ["initialize", { protocolVersion: "2025-06-18", capabilities: [], clientInfo: { name: 7 } }],
+      ["tools/list", { cursor: 5 }],
+    ];
+    for (const [n, [method, params]] of malformed.entries()) {
+      const answer = await rpc(n + 1, method, params);
+      expect(answer.status, method).toBe(200);
+      expect(answer.body.error.code, JSON.stringify(params)).toBe(ErrorCode.InvalidParams);
+      const message = answer.body.error.message as string;
+      expect(message).toMatch(new RegExp(`^Invalid params for ${method}`));
+      expect(message.length).toBeLessThan(400);
+      expect(message).not.toMatch(/"code"|\[\s*\{|\n|at .*\.js/);
+    }
+    // Three problems in one initialize: the first is named, the others counted.
+    const many = await rpc(9, "initialize", { protocolVersion: 5, capabilities: [], clientInfo: 1 });
+    expect(many.body.error.message).toMatch(/protocolVersion: .*\(and 2 more\)/);
+
+    const initialized = await rpc(10, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo });
+    expect(initialized.body.result.serverInfo.name).toBe("cairn-memory-core");
+    const listed = await rpc(11, "tools/list", { cursor: "any" });
+    expect(listed.body.result.tools.length).toBe(agentOperationIds().length);
+    const pinged = await rpc(12, "ping", {});
+    expect(pinged.body.result).toEqual({});
+  });
+
   it("writes over MCP are attributed to the token's agent", async () => {
     const bobClient = await mcpClient(cairn.url, bob.token);
     try {
@@ -360,6 +392,14 @@ describe("stdio transport shutdown", () => {
       const refused = stdio.request({ method: "tools/call", params } as never, CallToolResultSchema);
       await expect(refused).rejects.toMatchObject({ code: ErrorCode.InvalidParams });
     }
+    // Malformed params of the SDK's own methods are InvalidParams here too, in one short sentence.
+    const badList = stdio.request({ method: "tools/list", params: { cursor: 5 } } as never, ListToolsResultSchema);
+    await expect(badList).rejects.toMatchObject({
+      code: ErrorCode.InvalidParams,
+      message: expect.stringMatching(/^MCP error -32602: Invalid params for tools\/list: cursor: [^\n]{1,200}$/),
+    });
+    const list = await stdio.request({ method: "tools/list", params: {} }, ListToolsResultSchema);
+    expect(list.tools.length).toBe(agentOperationIds().length);
     await stdio.close();
     const [code, signal] = await exited;
     expect(stderr).not.toMatch(/RangeError|Maximum call stack/);

@@ -172,14 +172,16 @@ describe("a turn's metadata in Chroma", () => {
     expect(recent.body.turns.map((t: { id: string }) => t.id)).toEqual([id]);
     // A collection whose text is Chroma's document keeps it, beside a record without text.
     const summaries = await cairn.runtime.store.collection(workspace, "summaries");
+    // The fields every reader of a summary relies on (a record without them reads as damaged, and is left out).
+    const sound = { session_id: "layout-docs", first_turn_at: 1, last_turn_at: 2, generated_at: 3 };
     await summaries.add([
       {
         id: "layout-doc-1",
         embedding: Array(cairn.runtime.store.stamp.dimension).fill(0.1),
         document: "a summary's text",
-        metadata: { kind: "summary" },
+        metadata: sound,
       },
-      { id: "layout-doc-2", embedding: Array(cairn.runtime.store.stamp.dimension).fill(0.2), document: "", metadata: { kind: "summary" } },
+      { id: "layout-doc-2", embedding: Array(cairn.runtime.store.stamp.dimension).fill(0.2), document: "", metadata: sound },
     ]);
     const read = await summaries.get({ ids: ["layout-doc-1", "layout-doc-2"], withDocuments: true });
     expect(Object.fromEntries(read.map((r) => [r.id, r.document]))).toEqual({ "layout-doc-1": "a summary's text", "layout-doc-2": "" });

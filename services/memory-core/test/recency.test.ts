@@ -131,7 +131,7 @@ describe("query_recent_turns order and paging", () => {
     expect(ok.body.turns).toHaveLength(1);
     const otherAgent = await http(cairn.url, "GET", `/v1/memories/recent?limit=1&before=${page.body.next_cursor}`, { token: alice.token });
     expect([otherAgent.status, otherAgent.body.code]).toEqual([400, "invalid_cursor"]);
-    expect(otherAgent.body.errors).toEqual([{ path: "before", message: "belongs to another agent's listing" }]);
+    expect(otherAgent.body.errors).toEqual([{ path: "before", message: "was issued by another listing, workspace or filters" }]);
     const forged = await http(cairn.url, "GET", "/v1/memories/recent?before=bm90LWEtY3Vyc29y", { token: alice.token });
     expect([forged.status, forged.body.code]).toEqual([400, "invalid_cursor"]);
     expect(forged.body.errors).toEqual([{ path: "before", message: "is not a cursor this server issued" }]);

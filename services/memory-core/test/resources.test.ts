@@ -63,6 +63,51 @@ describe("resource gauges in /metrics", () => {
   });
 });
 
+describe("/metrics for a workspace's admin", () => {
+  it("shows the process's series and its own workspace's, and never another workspace's name or sizes", async () => {
+    const [north, south] = [uniqueWorkspace("north"), uniqueWorkspace("south")];
+    const tokens = {
+      north: { agent: makeToken(north, "alice"), admin: makeToken(north, "ops", "admin") },
+      south: { agent: makeToken(south, "bob"), admin: makeToken(south, "ops", "admin") },
+    };
+    const cairn = await startCairn([tokens.north.agent, tokens.north.admin, tokens.south.agent, tokens.south.admin]);
+    try {
+      const written = { north: 2, south: 3 };
+      for (const side of ["north", "south"] as const) {
+        for (let n = 1; n <= written[side]; n++) {
+          const added = await http(cairn.url, "POST", "/v1/memories", { token: tokens[side].agent.token, body: turn(side, n) });
+          expect(added.status).toBe(201);
+        }
+        const found = await http(cairn.url, "POST", "/v1/memories/query", {
+          token: tokens[side].agent.token,
+          body: { query: "weighed the options" },
+        });
+        expect(found.body.hits.length).toBeGreaterThan(0);
+      }
+      for (const [side, other] of [
+        ["north", "south"],
+        ["south", "north"],
+      ] as const) {
+        const scraped = await http(cairn.url, "GET", "/metrics", { token: tokens[side].admin.token });
+        expect(scraped.status).toBe(200);
+        const own = side === "north" ? north : south;
+        const foreign = other === "north" ? north : south;
+        expect(sample(scraped.text, "cairn_lexical_index_documents", { workspace: own, collection: "turns" })).toBe(written[side]);
+        expect(sample(scraped.text, "cairn_memory_resident_bytes")).toBeGreaterThan(10 * MB);
+        expect(sample(scraped.text, "cairn_http_requests_total", { route: "/v1/memories", status: "201" })).toBe(
+          written.north + written.south,
+        );
+        expect(scraped.text).toContain("# TYPE cairn_lexical_index_documents gauge");
+        expect(scraped.text).not.toContain(foreign);
+        const named = new Set([...scraped.text.matchAll(/workspace="([^"]*)"/g)].map((m) => m[1]));
+        expect(named).toEqual(new Set([own]));
+      }
+    } finally {
+      await cairn.close();
+    }
+  });
+});
+
 describe("the memory limit", () => {
   const running: Stack[] = [];
   afterEach(async () => {

@@ -4,6 +4,7 @@ import { backup } from "./commands/backup.js";
 import { importGit, importTranscripts } from "./commands/import.js";
 import { reembed } from "./commands/reembed.js";
 import { checkFile, restore } from "./commands/restore.js";
+import { addToken, listTokens, revokeToken, tokensFilePath } from "./commands/tokens.js";
 import { repair, verify } from "./commands/verify.js";
 import { loadCliConfig, loadImportConfig } from "./config.js";
 import { AdminClient } from "./client.js";
@@ -25,10 +26,17 @@ const USAGE = `usage: cairn <command> [--url URL] [--token TOKEN | --tokens-file
                                 one memory per commit of a branch; reverts mark what they reverted outdated
   import transcripts --harness claude-code|codex --path FILE|DIR
                                 one memory per exchange of Claude Code or Codex session files
+  tokens add --agent NAME [--workspace W] [--role agent|importer|admin]
+                                a new token, printed once; memory-core applies it while serving
+  tokens list [--json]          who holds a token (no secrets shown)
+  tokens revoke --agent NAME [--workspace W]
+                                refused by memory-core from its next request on
 --url defaults to http://127.0.0.1:8790; the admin token comes from --token, CAIRN_ADMIN_TOKEN, or
 --tokens-file (memory-core's tokens file: every workspace it holds an admin token for). The imports write
-with one token, an agent's or an admin's: --token, CAIRN_TOKEN or CAIRN_ADMIN_TOKEN. Both can run again:
-nothing is stored twice. Secrets (API keys, tokens, private keys, passwords) are redacted before sending.`;
+with one token: --token, CAIRN_IMPORT_TOKEN, the importer token of memory-core's tokens file (the first start
+writes one), CAIRN_TOKEN or CAIRN_ADMIN_TOKEN, the first found. Both can run again:
+nothing is stored twice. Secrets (API keys, tokens, private keys, passwords) are redacted before sending.
+The tokens commands edit memory-core's tokens file: --tokens-file, CAIRN_TOKENS_FILE, or .cairn/tokens.yaml.`;
 
 const COMMON = {
   url: { type: "string" },
@@ -36,6 +44,8 @@ const COMMON = {
   "tokens-file": { type: "string" },
   help: { type: "boolean", default: false },
 } as const;
+
+const TOKENS_FILE = { "tokens-file": { type: "string" }, help: { type: "boolean", default: false } } as const;
 
 const COMMANDS = {
   backup: { ...COMMON, out: { type: "string" } },
@@ -45,16 +55,21 @@ const COMMANDS = {
   reembed: { ...COMMON, batch: { type: "string" } },
   "import git": { ...COMMON, repo: { type: "string" }, since: { type: "string" }, branch: { type: "string" } },
   "import transcripts": { ...COMMON, harness: { type: "string" }, path: { type: "string" } },
+  "tokens add": { ...TOKENS_FILE, agent: { type: "string" }, workspace: { type: "string" }, role: { type: "string" } },
+  "tokens list": { ...TOKENS_FILE, json: { type: "boolean", default: false } },
+  "tokens revoke": { ...TOKENS_FILE, agent: { type: "string" }, workspace: { type: "string" } },
 } as const;
+
+/** Commands that take what to do as a second word: `cairn import git`, `cairn tokens add`. */
+const GROUPS = { import: ["git", "transcripts"], tokens: ["add", "list", "revoke"] } as const;
 
 type Command = keyof typeof COMMANDS;
 const isCommand = (name: string | undefined): name is Command => name !== undefined && Object.hasOwn(COMMANDS, name);
 
 /** The CLI: returns the exit code (0 done, 1 failed or problems found, 2 bad arguments). */
 export async function main(argv: string[], io: Io): Promise<number> {
-  // `import` takes what to import as a second word: `cairn import git ...`.
-  const [command, ...rest] =
-    argv[0] === "import" && argv[1] !== undefined && !argv[1].startsWith("-") ? [`import ${argv[1]}`, ...argv.slice(2)] : argv;
+  const group = argv[0] !== undefined && Object.hasOwn(GROUPS, argv[0]) ? (argv[0] as keyof typeof GROUPS) : undefined;
+  const [command, ...rest] = group && argv[1] !== undefined && !argv[1].startsWith("-") ? [`${group} ${argv[1]}`, ...argv.slice(2)] : argv;
   if (command === "help" || command === "--help" || command === "-h") {
     io.stdout.write(`${USAGE}\n`);
     return 0;
@@ -65,8 +80,12 @@ export async function main(argv: string[], io: Io): Promise<number> {
       throw usageError(
         "import: say what to import: cairn import git --repo PATH, or cairn import transcripts --harness claude-code|codex --path FILE|DIR",
       );
-    if (command.startsWith("import ") && !isCommand(command)) {
-      throw usageError(`import: unknown kind "${command.slice(7)}"; one of git, transcripts (cairn --help)`);
+    if (command === "tokens")
+      throw usageError("tokens: say what to do: cairn tokens add --agent NAME, tokens list, or tokens revoke --agent NAME");
+    if (group && !isCommand(command)) {
+      throw usageError(
+        `${group}: unknown ${group === "import" ? "kind" : "action"} "${command.slice(group.length + 1)}"; one of ${GROUPS[group].join(", ")} (cairn --help)`,
+      );
     }
     if (!isCommand(command)) throw usageError(`unknown command "${command}"; one of ${Object.keys(COMMANDS).join(", ")} (cairn --help)`);
     let values: Record<string, string | boolean | undefined>;
@@ -98,6 +117,14 @@ async function run(command: Command, values: Record<string, string | boolean | u
   if (command === "backup" && !out) throw usageError("backup: --out FILE is required");
   if (command === "restore" && !input) throw usageError("restore: --in FILE is required");
   if (command === "import git" || command === "import transcripts") return runImport(command, string, io);
+  if (command === "tokens add" || command === "tokens list" || command === "tokens revoke") {
+    const file = tokensFilePath(string("tokens-file"), io.env, io.cwd);
+    if (command === "tokens add")
+      await addToken(file, { agent: string("agent"), workspace: string("workspace"), role: string("role") }, io);
+    else if (command === "tokens list") await listTokens(file, values.json === true, io);
+    else await revokeToken(file, { agent: string("agent"), workspace: string("workspace") }, io);
+    return 0;
+  }
   let batch = 100;
   if (command === "reembed" && string("batch") !== undefined) {
     const raw = string("batch")!;
@@ -150,7 +177,8 @@ async function runImport(
   io: Io,
 ): Promise<number> {
   // Arguments first, then the whole input is read and checked, and only then is anything sent.
-  const config = () => loadImportConfig({ url: string("url"), token: string("token"), "tokens-file": string("tokens-file") }, io.env);
+  const config = () =>
+    loadImportConfig({ url: string("url"), token: string("token"), "tokens-file": string("tokens-file") }, io.env, io.cwd);
   if (command === "import git") {
     const repo = string("repo");
     if (!repo) throw usageError("import git: --repo PATH is required");

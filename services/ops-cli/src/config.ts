@@ -1,4 +1,6 @@
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import yaml from "js-yaml";
 import { usageError } from "./io.js";
 
 /** The CLI's settings from its flags and environment: the only reader of the environment. */
@@ -28,20 +30,60 @@ export function loadCliConfig(
 }
 
 /**
- * The settings of an import: one token, whose workspace receives the memories and whose agent writes them. An
- * agent token does (`--token` or `CAIRN_TOKEN`, the variable stdio clients use) and so does an admin token
- * (`CAIRN_ADMIN_TOKEN`). A tokens file names many workspaces, and an import writes into one: it is refused.
+ * memory-core's tokens file as `npm start` finds it: `CAIRN_TOKENS_FILE`, else `tokens.yaml` in `CAIRN_DATA_DIR`
+ * (default `.cairn`), both against the working directory.
+ */
+export function defaultTokensFile(env: Readonly<Record<string, string | undefined>>, cwd: string): string {
+  const named = env.CAIRN_TOKENS_FILE?.trim();
+  if (named) return resolve(cwd, named);
+  return resolve(cwd, env.CAIRN_DATA_DIR?.trim() || ".cairn", "tokens.yaml");
+}
+
+/**
+ * The settings of an import: one token, whose workspace receives the memories and whose agent writes them. The
+ * importer token (a role that writes history and is no teammate) is the one meant for it: `--token`, else
+ * `CAIRN_IMPORT_TOKEN`, else the importer token of memory-core's tokens file (`defaultTokensFile`; the first
+ * start writes one), else an agent's (`CAIRN_TOKEN`) or an admin's (`CAIRN_ADMIN_TOKEN`). A tokens file names
+ * many workspaces, and an import writes into one: `--tokens-file` is refused.
  */
 export function loadImportConfig(
   flags: { url?: string; token?: string; "tokens-file"?: string },
   env: Readonly<Record<string, string | undefined>>,
+  cwd: string,
 ): { url: URL; token: string } {
   const url = urlOf(flags, env);
   if (flags["tokens-file"])
-    throw usageError("an import writes into one workspace: pass --token TOKEN (an agent or admin token), not --tokens-file");
-  const token = flags.token ?? (env.CAIRN_TOKEN?.trim() || env.CAIRN_ADMIN_TOKEN?.trim() || undefined);
-  if (!token) throw usageError("no token: pass --token TOKEN (an agent or admin token), or set CAIRN_TOKEN or CAIRN_ADMIN_TOKEN");
+    throw usageError("an import writes into one workspace: pass --token TOKEN (an importer, agent or admin token), not --tokens-file");
+  const token =
+    flags.token ??
+    (env.CAIRN_IMPORT_TOKEN?.trim() ||
+      importerTokenOf(defaultTokensFile(env, cwd)) ||
+      env.CAIRN_TOKEN?.trim() ||
+      env.CAIRN_ADMIN_TOKEN?.trim() ||
+      undefined);
+  if (!token) {
+    throw usageError(
+      "no token: pass --token TOKEN, set CAIRN_IMPORT_TOKEN, or start Cairn once here (its tokens file holds an importer token)",
+    );
+  }
   return { url, token };
+}
+
+/** The one importer token a tokens file holds in plain text; none when it holds none, or several (say which with --token). */
+function importerTokenOf(file: string): string | undefined {
+  let parsed: unknown;
+  try {
+    parsed = yaml.load(readFileSync(file, "utf8"));
+  } catch {
+    return undefined;
+  }
+  const entries = (parsed as { tokens?: unknown } | null)?.tokens;
+  if (!Array.isArray(entries)) return undefined;
+  const importers = entries.filter(
+    (e): e is { token: string } => typeof e === "object" && e !== null && e.role === "importer" && typeof e.token === "string",
+  );
+  if (importers.length > 1) throw usageError(`${file} holds ${importers.length} importer tokens: say which with --token TOKEN`);
+  return importers[0]?.token;
 }
 
 function urlOf(flags: { url?: string }, env: Readonly<Record<string, string | undefined>>): URL {

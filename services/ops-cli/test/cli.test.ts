@@ -300,6 +300,52 @@ describe("cairn backup and restore", () => {
   });
 });
 
+describe("cairn restore of a backup holding a damaged record", () => {
+  it("refuses the file naming line, record and field, restores nothing; repaired and backed up again, it restores", async () => {
+    const ws = uniqueWorkspace("dmgbk");
+    const dev = makeToken(ws, "dev");
+    const ops = makeToken(ws, "ops", "admin");
+    const source = await startCairn([dev, ops]);
+    const emptyChroma = await startEmbeddedChroma({ path: join(dir, "dmg-chroma"), logFile: join(dir, "dmg-chroma.log") });
+    const empty = await startCairn([ops], { chroma: emptyChroma.url });
+    try {
+      const ids: string[] = [];
+      for (let n = 1; n <= 3; n++) ids.push(await add(source, dev, turn("dmg", n, { prompt: `Amber cache eviction, part ${n}` })));
+      // One turn damaged in the source store, behind memory-core's back: a time no Date holds.
+      const chroma = new ChromaClient({ host: chromaUrl().hostname, port: Number(chromaUrl().port), ssl: false, database: ws });
+      const turns = await chroma.getCollection({ name: "turns", embeddingFunction: null } as never);
+      await turns.update({ ids: [ids[1]!], metadatas: [{ recorded_at: 8_640_000_000_000_001 }] });
+
+      const file = join(dir, "damaged-record.ndjson");
+      const sourceArgs = ["--url", source.url.toString(), "--token", ops.token];
+      expect((await cairnCli(["backup", "--out", file, ...sourceArgs])).code).toBe(0);
+      const refused = await cairnCli(["restore", "--in", file, "--url", empty.url.toString(), "--token", ops.token]);
+      expect(refused.code).toBe(1);
+      const said = refused.stderr.trim();
+      expect(said.split("\n")).toHaveLength(1);
+      expect(said).toContain(`holds a damaged record at line`);
+      expect(said).toContain(`turns ${ids[1]} of ${ws}`);
+      expect(said).toContain("recorded_at is 8640000000000001");
+      expect(said).toContain("nothing was restored");
+      expect((await snapshot(empty, ops)).turns).toEqual([]);
+
+      const repaired = await cairnCli(["repair", "--apply", ...sourceArgs]);
+      expect(repaired.code).toBe(0);
+      expect(repaired.stdout).toContain("1 damaged records moved into quarantine");
+      expect(repaired.stdout).toContain(`after repair, workspace ${ws}: healthy`);
+      expect((await cairnCli(["backup", "--out", file, ...sourceArgs])).code).toBe(0);
+      const restored = await cairnCli(["restore", "--in", file, "--url", empty.url.toString(), "--token", ops.token]);
+      expect(restored.code).toBe(0);
+      expect(restored.stdout).toContain(`restored ${ws}: tombstones 0 stored, 0 skipped; turns 2 stored, 0 skipped`);
+      expect(((await snapshot(empty, ops)).turns as Array<{ id: string }>).map((t) => t.id).sort()).toEqual([ids[0], ids[2]].sort());
+    } finally {
+      await source.close();
+      await empty.close();
+      await emptyChroma.stop();
+    }
+  });
+});
+
 describe("cairn verify", () => {
   it("passes a healthy store and catches a damaged one (a turn deleted behind memory-core's back, a wrong stamp)", async () => {
     const good = uniqueWorkspace("good");

@@ -392,7 +392,7 @@ describe("bad input to the importers", () => {
       [
         ["import", "git", "--repo", repo, "--tokens-file", "t.yaml", ...url],
         2,
-        "pass --token TOKEN (an agent or admin token), not --tokens-file",
+        "an import writes into one workspace: pass --token TOKEN",
       ],
       [["import", "git", "--repo", repo, ...url], 2, "no token"],
       [["import", "git", "--repo", repo, "--token", "not-a-token", ...url], 1, "memory-core does not know this token (401)"],

@@ -2,6 +2,7 @@ import type { Principal } from "../auth/principal.js";
 import {
   EMBEDDED_COLLECTIONS,
   RECENCY_STAMP,
+  type EmbeddedCollectionName,
   sameStamp,
   type ChromaStore,
   type EmbeddingStamp,
@@ -9,10 +10,11 @@ import {
   type StoredRecord,
 } from "../store/chroma-store.js";
 import { AUDIT_STREAM, stands, type AuditLog, type NewAuditEntry } from "../ledger/audit-log.js";
-import { FEED_PENDING_MS, feedStream } from "../ledger/change-feed.js";
+import { ChangeFeed, FEED_PENDING_MS, feedStream } from "../ledger/change-feed.js";
 import { Ledger } from "../ledger/ledger.js";
 import type { Sequences } from "../ledger/sequences.js";
 import { isBatchSlot, itemsOf, type SlotItem } from "../ledger/slot-items.js";
+import { Quarantine } from "../ledger/quarantine.js";
 import { Tombstones } from "../ledger/tombstones.js";
 import type { IntegrityProblem, IntegrityReport, RepairReport } from "../records/types.js";
 
@@ -57,6 +59,8 @@ interface Mends {
   missingAudit: Array<{ memoryId: string; agent: string }>;
   /** Memories touched, with what was done to each, for the repair's own audit entries. */
   touched: Map<string, Set<string>>;
+  /** Damaged records to take out of their collection into quarantine (ledger/quarantine.ts), per collection. */
+  quarantine: Map<EmbeddedCollectionName, string[]>;
 }
 
 interface Diagnosis {
@@ -78,16 +82,22 @@ interface TurnFacts {
  * slot, every recency and change-feed slot names a record that exists or was forgotten, no slot or feed entry
  * is left by a write that did not land (a racing writer of the same id, or a writer cut off and retried),
  * every stored turn has exactly one audit entry for its writing that stands, summaries belong to sessions that
- * still have turns, forgotten memories are gone.
+ * still have turns, forgotten memories are gone, and every turn and summary holds the fields readers rely on
+ * (openapi/src/stored-records.ts).
  *
  * `repair` mends what it can without touching a memory: it retires (marks void) the slots and feed entries of
  * writes that did not land and of writers dead for longer than a write can take, writes the missing audit
- * entries and retires doubled ones, and logs a `repair` entry per memory concerned. A slot of a write in
- * flight shows as dangling for up to that long, and is left alone: run either on a quiet store.
+ * entries and retires doubled ones, moves damaged records into quarantine (whole, in the ledger: their slots
+ * then name a record that was quarantined, as a forgotten memory's name one that was forgotten, and a `remove`
+ * entry in the change feed takes them out of every replica's indexes), and logs a `repair` entry per memory
+ * concerned. A slot of a write in flight shows as dangling for up to that long, and is left alone: run either on
+ * a quiet store.
  */
 export class IntegrityCheck {
   private readonly ledger: Ledger;
   private readonly tombstones: Tombstones;
+  private readonly quarantine: Quarantine;
+  private readonly feed: ChangeFeed;
 
   constructor(
     private readonly store: ChromaStore,
@@ -97,6 +107,8 @@ export class IntegrityCheck {
   ) {
     this.ledger = new Ledger(store);
     this.tombstones = new Tombstones(store);
+    this.quarantine = new Quarantine(store);
+    this.feed = new ChangeFeed(sequences);
   }
 
   async run(workspace: string): Promise<IntegrityReport> {
@@ -107,13 +119,16 @@ export class IntegrityCheck {
     const { report, mends } = await this.diagnose(principal.workspace);
     const slotsRetired = [...mends.voidSlots.values()].reduce((n, targets) => n + targets.length, 0);
     const slotsRestored = [...mends.restoreSlots.values()].reduce((n, targets) => n + targets.length, 0);
+    const quarantined = [...mends.quarantine.values()].reduce((n, ids) => n + ids.length, 0);
     const planned = {
       slots_retired: slotsRetired,
       slots_restored: slotsRestored,
       audit_entries_written: mends.missingAudit.length,
+      records_quarantined: quarantined,
       memories: mends.touched.size,
     };
-    if (apply && mends.touched.size + slotsRetired + slotsRestored > 0) {
+    if (apply && mends.touched.size + slotsRetired + slotsRestored + quarantined > 0) {
+      for (const [collection, ids] of mends.quarantine) await this.quarantineRecords(principal, collection, ids);
       for (const [stream, targets] of mends.voidSlots) await this.sequences.markItems(principal.workspace, stream, targets, true);
       for (const [stream, targets] of mends.restoreSlots) await this.sequences.markItems(principal.workspace, stream, targets, false);
       const entries: NewAuditEntry[] = mends.missingAudit.map(({ memoryId, agent }) => ({
@@ -130,9 +145,31 @@ export class IntegrityCheck {
     return { workspace: principal.workspace, applied: apply, before: report, ...planned };
   }
 
+  /**
+   * Damaged records into quarantine, a page at a time: kept whole in the ledger first, then announced removed in
+   * the change feed (every replica's indexes drop them), then taken out of their collection.
+   */
+  private async quarantineRecords(principal: Principal, collection: EmbeddedCollectionName, ids: readonly string[]): Promise<void> {
+    const { workspace } = principal;
+    const records = await this.store.collection(workspace, collection);
+    for (let i = 0; i < ids.length; i += PAGE) {
+      const damaged = (await records.get({ ids: ids.slice(i, i + PAGE), withDocuments: true, withDamaged: true })).filter(
+        (r) => r.damage !== undefined,
+      );
+      if (damaged.length === 0) continue;
+      await this.quarantine.keep(workspace, collection, damaged, principal.agent, this.now());
+      await this.feed.appendMany(
+        workspace,
+        collection,
+        damaged.map((r) => ({ record_id: r.id, op: "remove" })),
+      );
+      await records.delete(damaged.map((r) => r.id));
+    }
+  }
+
   private async diagnose(workspace: string): Promise<Diagnosis> {
     const findings = new Findings();
-    const mends: Mends = { voidSlots: new Map(), restoreSlots: new Map(), missingAudit: [], touched: new Map() };
+    const mends: Mends = { voidSlots: new Map(), restoreSlots: new Map(), missingAudit: [], touched: new Map(), quarantine: new Map() };
     const touch = (memoryId: string, what: string) => {
       const set = mends.touched.get(memoryId) ?? new Set<string>();
       set.add(what);
@@ -159,6 +196,8 @@ export class IntegrityCheck {
     const collections: IntegrityReport["collections"] = [];
     const turns = new Map<string, TurnFacts>();
     const summaries = new Map<string, string>();
+    /** Damaged records: they exist (their slots are no dangling slots) but nothing else is checked of them. */
+    const damaged = new Map<string, unknown>();
 
     for (const name of EMBEDDED_COLLECTIONS) {
       const inspected = await this.store.inspect(workspace, name);
@@ -174,6 +213,15 @@ export class IntegrityCheck {
       for await (const page of inspected.records.pages({ size: PAGE, withEmbeddings: true })) {
         for (const record of page) {
           checkVector(findings, name, record, inspected.stamp.dimension);
+          if (record.damage !== undefined) {
+            findings.add("damaged_record", name, record.damage, record.id);
+            damaged.set(record.id, record.metadata.write_id);
+            const list = mends.quarantine.get(name) ?? [];
+            list.push(record.id);
+            mends.quarantine.set(name, list);
+            if (name === "turns") touch(record.id, `quarantined: ${record.damage}`);
+            continue;
+          }
           const { agent, seq, session_id, write_id } = record.metadata;
           if (name === "turns") {
             turns.set(record.id, {
@@ -195,6 +243,10 @@ export class IntegrityCheck {
     const tombstones = await this.tombstones.all(workspace);
     const forgotten = new Set(tombstones.map((t) => t.memoryId));
     for (const id of forgotten) if (turns.has(id)) findings.add("forgotten_present", "turns", "a forgotten memory is still stored", id);
+    const quarantined = await this.quarantine.all(workspace);
+    // Records whose slots and feed entries stand though they are not (or not soundly) stored: forgotten,
+    // quarantined, or damaged and about to be.
+    const accounted = new Set([...forgotten, ...quarantined.map((q) => q.recordId), ...damaged.keys()]);
 
     const sessions = new Set([...turns.values()].map((t) => t.sessionId));
     for (const [id, sessionId] of summaries) {
@@ -216,7 +268,7 @@ export class IntegrityCheck {
           const id = String(slot.turn_id);
           const turn = turns.get(id);
           if (turn && turn.seq === seq) return;
-          if (!turn && forgotten.has(id)) return;
+          if (!turn && accounted.has(id)) return;
           if (turn) {
             lostWrites.add(slot.write_id);
             findings.add(
@@ -252,6 +304,8 @@ export class IntegrityCheck {
     // The write id each memory holds, from what was read above: the turns collection may await re-embedding.
     const writeOf = new Map<string, unknown>([...turns].map(([id, t]) => [id, t.writeId]));
     for (const t of tombstones) writeOf.set(t.memoryId, t.metadata.write_id);
+    for (const q of quarantined) if (!writeOf.has(q.recordId)) writeOf.set(q.recordId, q.writeId);
+    for (const [id, writeId] of damaged) writeOf.set(id, writeId);
     // A provisional add entry for a turn stored by another write can never stand: its write did not land,
     // whichever of its slots it managed to take.
     for (const { entry } of slots) {
@@ -260,8 +314,8 @@ export class IntegrityCheck {
     }
     // The change feeds: an entry names a record that exists, was forgotten, or is removed later in the stream.
     for (const [collection, exists] of [
-      ["turns", (id: string) => turns.has(id) || forgotten.has(id)],
-      ["summaries", (id: string) => summaries.has(id)],
+      ["turns", (id: string) => turns.has(id) || accounted.has(id)],
+      ["summaries", (id: string) => summaries.has(id) || accounted.has(id)],
     ] as const) {
       const stream = feedStream(collection);
       const label = `change feed of ${collection}`;

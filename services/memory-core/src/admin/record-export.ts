@@ -1,8 +1,8 @@
 import type { OperationInput } from "@cairn/openapi";
 import { Tombstones } from "../ledger/tombstones.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
-import { assertWithinListing, encodeCursor, positionFrom } from "../records/cursor.js";
-import type { ExportedRecord, ExportPage, TransferCollection } from "../records/types.js";
+import { assertWithinListing, encodeOffsetCursor, offsetFrom, type Listing } from "../records/cursor.js";
+import type { ExportedRecord, ExportPage } from "../records/types.js";
 
 /**
  * A workspace's records as stored, page by page, in the order they were added (Chroma's order for a `get`
@@ -17,8 +17,9 @@ export class RecordExport {
   }
 
   async page(workspace: string, input: OperationInput<"export_records">): Promise<ExportPage> {
-    const offset = input.after === undefined ? 0 : positionFrom(input.after, "after", input.collection, "collection's listing");
-    if (input.collection === "tombstones") return this.tombstones(workspace, offset, input.limit);
+    const listing: Listing = { name: "export", workspace, scope: [input.collection] };
+    const offset = input.after === undefined ? 0 : offsetFrom(input.after, "after", listing);
+    if (input.collection === "tombstones") return this.tombstones(listing, offset, input.limit);
     const inspected = await this.store.inspect(workspace, input.collection);
     if (!inspected) return { workspace, collection: input.collection, stamp: this.store.stamp, records: [], total: 0, next_cursor: null };
     const read = () => inspected.records.get({ limit: input.limit, offset, withDocuments: true, withEmbeddings: input.include_embeddings });
@@ -38,11 +39,12 @@ export class RecordExport {
       stamp: inspected.stamp,
       records: page.map(exported),
       total,
-      next_cursor: nextCursor(input.collection, offset, page.length, total),
+      next_cursor: nextCursor(listing, offset, page.length, total),
     };
   }
 
-  private async tombstones(workspace: string, offset: number, limit: number): Promise<ExportPage> {
+  private async tombstones(listing: Listing, offset: number, limit: number): Promise<ExportPage> {
+    const { workspace } = listing;
     // Forgetting is rare: the tombstones of a workspace are few, listed whole and cut here.
     const all = await this.tombs.all(workspace);
     assertWithinListing(offset, all.length, "after");
@@ -53,7 +55,7 @@ export class RecordExport {
       stamp: null,
       records: page.map((t) => ({ id: t.memoryId, document: "", metadata: t.metadata })),
       total: all.length,
-      next_cursor: nextCursor("tombstones", offset, page.length, all.length),
+      next_cursor: nextCursor(listing, offset, page.length, all.length),
     };
   }
 }
@@ -67,6 +69,6 @@ function exported(record: StoredRecord): ExportedRecord {
   };
 }
 
-function nextCursor(collection: TransferCollection, offset: number, read: number, total: number): string | null {
-  return read > 0 && offset + read < total ? encodeCursor({ at: offset + read, id: collection }) : null;
+function nextCursor(listing: Listing, offset: number, read: number, total: number): string | null {
+  return read > 0 && offset + read < total ? encodeOffsetCursor(listing, offset + read) : null;
 }

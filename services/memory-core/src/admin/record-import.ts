@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { FieldError } from "@cairn/openapi";
+import { damageOf, type FieldError } from "@cairn/openapi";
 import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import { internal, validationFailed } from "../errors.js";
@@ -182,21 +182,37 @@ const REQUIRED: Record<ImportRequest["collection"], { prefix: string; strings: s
   tombstones: { prefix: "t_", strings: ["forgotten_by"], numbers: ["forgotten_at"] },
 };
 
-/** What the rest of memory-core relies on in a stored record, checked before anything is written. */
+/**
+ * What the rest of memory-core relies on in a stored record (openapi/src/stored-records.ts), checked before anything
+ * is written: one record that fails refuses the whole batch, naming each record and field, and nothing is stored.
+ */
 function assertShapes(collection: ImportRequest["collection"], records: readonly ExportedRecord[]): void {
   const rule = REQUIRED[collection];
   const errors: FieldError[] = [];
   records.forEach((r, i) => {
     if (!r.id.startsWith(rule.prefix))
       errors.push({ path: `records/${i}/id`, message: `must start with ${rule.prefix} for ${collection}` });
+    const named = new Set<string>();
     for (const key of rule.strings) {
-      if (typeof r.metadata[key] !== "string") errors.push({ path: `records/${i}/metadata/${key}`, message: "must be a string" });
+      if (typeof r.metadata[key] !== "string") {
+        errors.push({ path: `records/${i}/metadata/${key}`, message: `of ${r.id} must be a string` });
+        named.add(key);
+      }
     }
     for (const key of rule.numbers) {
-      if (typeof r.metadata[key] !== "number") errors.push({ path: `records/${i}/metadata/${key}`, message: "must be a number" });
+      if (typeof r.metadata[key] !== "number") {
+        errors.push({ path: `records/${i}/metadata/${key}`, message: `of ${r.id} must be a number` });
+        named.add(key);
+      }
+    }
+    for (const { field, problem } of damageOf(collection, r.metadata)) {
+      if (!named.has(field)) errors.push({ path: `records/${i}/metadata/${field}`, message: `of ${r.id} ${problem}` });
     }
   });
   if (errors.length > 0) {
-    throw validationFailed(errors.slice(0, 20), "Import records exactly as export_records listed them; nothing was stored.");
+    throw validationFailed(
+      errors.slice(0, 20),
+      "Nothing of this batch was stored. Import records exactly as export_records listed them; a backup whose records fail these checks was changed or damaged after it was written: restore an earlier one, or mend or leave out the records named.",
+    );
   }
 }

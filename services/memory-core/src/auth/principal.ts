@@ -1,4 +1,6 @@
-export type Role = "agent" | "admin";
+import type { Role } from "@cairn/openapi";
+
+export type { Role };
 
 /** Who is calling, as their token says; never taken from the request itself. */
 export interface Principal {

@@ -16,17 +16,33 @@ export interface TokenEntry extends Principal {
   tokenSha256: string;
 }
 
-/** Resolves bearer tokens to principals. Tokens are compared by their SHA-256, never kept in clear. */
+/**
+ * Resolves bearer tokens to principals. Tokens are compared by their SHA-256, never kept in clear. The set can be
+ * replaced while serving (auth/tokens-reload.ts): a request is judged by the set in force when it arrives.
+ */
 export class TokenRegistry {
-  private readonly byHash: Map<string, Principal>;
+  private byHash: Map<string, Principal>;
 
   constructor(entries: readonly TokenEntry[]) {
-    this.byHash = new Map(entries.map((e) => [e.tokenSha256, { workspace: e.workspace, agent: e.agent, role: e.role }]));
+    this.byHash = TokenRegistry.index(entries);
+  }
+
+  replace(entries: readonly TokenEntry[]): void {
+    this.byHash = TokenRegistry.index(entries);
+  }
+
+  private static index(entries: readonly TokenEntry[]): Map<string, Principal> {
+    return new Map(entries.map((e) => [e.tokenSha256, { workspace: e.workspace, agent: e.agent, role: e.role }]));
   }
 
   resolve(token: string | undefined): Principal | undefined {
     if (!token) return undefined;
     return this.byHash.get(sha256(token));
+  }
+
+  /** The agents of a workspace whose tokens import history: writers of record, not teammates. */
+  importers(workspace: string): Set<string> {
+    return new Set([...this.byHash.values()].filter((p) => p.workspace === workspace && p.role === "importer").map((p) => p.agent));
   }
 
   workspaces(): string[] {
@@ -73,7 +89,9 @@ export function parseTokensFile(text: string, source = "tokens file"): TokenEntr
       throw new TokensFileError(`${where}: agent must be 1-64 characters of letters, digits, ., _ and -`);
     }
     const role = e.role ?? "agent";
-    if (role !== "agent" && role !== "admin") throw new TokensFileError(`${where}: role must be agent or admin`);
+    if (role !== "agent" && role !== "admin" && role !== "importer") {
+      throw new TokensFileError(`${where}: role must be agent, importer or admin`);
+    }
     const tokenSha256 = typeof token === "string" ? sha256(token) : (hash as string);
     if (seen.has(tokenSha256)) throw new TokensFileError(`${where} repeats a token`);
     seen.add(tokenSha256);
@@ -82,24 +100,30 @@ export function parseTokensFile(text: string, source = "tokens file"): TokenEntr
 }
 
 export async function loadTokenRegistry(path: string): Promise<TokenRegistry> {
-  let text: string;
+  return new TokenRegistry(parseTokensFile(await readTokensFile(path)));
+}
+
+export async function readTokensFile(path: string): Promise<string> {
   try {
-    text = await readFile(path, "utf8");
+    return await readFile(path, "utf8");
   } catch {
     throw new TokensFileError("the tokens file (CAIRN_TOKENS_FILE) cannot be read");
   }
-  return new TokenRegistry(parseTokensFile(text));
 }
 
 export interface GeneratedToken extends Principal {
   token: string;
 }
 
-/** First start of the embedded default: an admin token and an agent token in workspace `default`. */
+/**
+ * First start of the embedded default: an admin token, an agent token and an importer token (what `cairn import`
+ * uses when given none) in workspace `default`.
+ */
 export async function writeGeneratedTokensFile(path: string): Promise<GeneratedToken[]> {
   const tokens: GeneratedToken[] = [
     { token: newToken(), workspace: "default", agent: "operator", role: "admin" },
     { token: newToken(), workspace: "default", agent: "agent", role: "agent" },
+    { token: newToken(), workspace: "default", agent: "importer", role: "importer" },
   ];
   const body = yaml.dump({
     tokens: tokens.map((t) => ({ token: t.token, workspace: t.workspace, agent: t.agent, role: t.role })),

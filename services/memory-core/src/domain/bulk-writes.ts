@@ -3,7 +3,7 @@ import type { OperationOutput } from "@cairn/openapi";
 import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import { CairnError, internal } from "../errors.js";
-import { provisionalAuditAppend, type AuditLog } from "../ledger/audit-log.js";
+import { provisionalAuditAppend, replacementEntry, type AuditLog } from "../ledger/audit-log.js";
 import { feedAppend } from "../ledger/change-feed.js";
 import { GroupCommit } from "../ledger/group-commit.js";
 import type { KeyedMarkers } from "../ledger/keyed-markers.js";
@@ -11,7 +11,7 @@ import type { Sequences } from "../ledger/sequences.js";
 import { buildTurnRecord, OPEN_VALIDITY, turnDocument } from "../records/turn-record.js";
 import type { AddMemoryRequest } from "../records/types.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
-import { gone, type Corrections } from "./corrections.js";
+import { gone, recordDamaged, type Corrections } from "./corrections.js";
 import { recencyAppend } from "./recency.js";
 import { addResult, replayOrConflict, resolveTurn, type AddMemoryOutcome, type TurnIds } from "./turn-writes.js";
 
@@ -158,11 +158,12 @@ export class BulkWrites {
         resolved.map((r) => r.ids.id),
         resolved.filter((r) => !keyed(r)).map((r) => r.ids.contentId),
       ),
-      turns.get({ ids: [...asked] }).then((found) => new Map(found.map((t) => [t.id, t]))),
+      // Damaged records too: a write of an id one holds is answered as such, not stored over it.
+      turns.get({ ids: [...asked], withDamaged: true }).then((found) => new Map(found.map((t) => [t.id, t]))),
       this.replacedMemories(workspace, resolved),
     ]);
     const named = [...new Set(keyedTurns.values())].filter((id) => !asked.has(id));
-    for (const t of await turns.get({ ids: named })) inStore.set(t.id, t);
+    for (const t of await turns.get({ ids: named, withDamaged: true })) inStore.set(t.id, t);
 
     // In the batch's order, as add_memory would judge each after the ones before it.
     const fresh: Fresh[] = [];
@@ -172,7 +173,7 @@ export class BulkWrites {
     const found = (id: string): StoredRecord | Fresh | undefined => inStore.get(id) ?? inBatch.get(id);
     const repeat = (item: Resolved, of: StoredRecord | Fresh) => {
       if ("writeId" in of) repeats.push({ item, of });
-      else answer(item.index, () => replayOrConflict(of, item.ids.hash, item.keyGiven));
+      else answer(item.index, () => replayOrConflictOf(of, item.ids.hash, item.keyGiven));
     };
     for (const item of resolved) {
       try {
@@ -220,10 +221,10 @@ export class BulkWrites {
     for (const turn of fresh) {
       const record = stored.get(turn.ids.id)!;
       if (record.metadata.write_id === turn.writeId) outcomes[turn.index] = { created: true, result: addResult(record, false) };
-      else answer(turn.index, () => replayOrConflict(record, turn.ids.hash, turn.keyGiven));
+      else answer(turn.index, () => replayOrConflictOf(record, turn.ids.hash, turn.keyGiven));
     }
     await this.supersede(workspace, fresh, stored);
-    for (const { item, of } of repeats) answer(item.index, () => replayOrConflict(stored.get(of.ids.id)!, item.ids.hash, item.keyGiven));
+    for (const { item, of } of repeats) answer(item.index, () => replayOrConflictOf(stored.get(of.ids.id)!, item.ids.hash, item.keyGiven));
     return outcomes;
   }
 
@@ -290,7 +291,7 @@ export class BulkWrites {
           return { id: t.ids.id, embedding: vectors[i]!, ...record };
         }),
       );
-      const stored = new Map((await turns.get({ ids: fresh.map((t) => t.ids.id) })).map((t) => [t.id, t]));
+      const stored = new Map((await turns.get({ ids: fresh.map((t) => t.ids.id), withDamaged: true })).map((t) => [t.id, t]));
       for (const turn of fresh) {
         const record = stored.get(turn.ids.id);
         if (!record) throw internal();
@@ -314,11 +315,20 @@ export class BulkWrites {
         if (done.has(record.id) || Number(record.metadata.valid_until) < OPEN_VALIDITY) continue;
         done.add(record.id);
         const reason = `superseded by ${turn.ids.id}`;
-        await this.corrections.supersede(turn.principal, record, turn.ids.id, reason);
-        await this.audit.append(workspace, { action: "supersede", actor: turn.principal.agent, memoryId: record.id, reason });
+        const { linked } = await this.corrections.supersede(turn.principal, record, turn.ids.id, reason);
+        await this.audit.appendMany(workspace, [
+          { action: "supersede", actor: turn.principal.agent, memoryId: record.id, reason },
+          ...(linked ? [replacementEntry(turn.principal.agent, linked, record.id, reason)] : []),
+        ]);
       }
     }
   }
+}
+
+/** A write of an id already stored: a replay, a conflict, or, when the stored record is damaged, refused as such. */
+function replayOrConflictOf(record: StoredRecord, hash: string, keyGiven: boolean): ReturnType<typeof replayOrConflict> {
+  if (record.damage !== undefined) throw recordDamaged(record.id, record.damage);
+  return replayOrConflict(record, hash, keyGiven);
 }
 
 /** An item's own refusal (a 4xx): the item fails and the batch goes on. Anything else fails the batch. */

@@ -2,6 +2,7 @@ import type { Principal } from "../auth/principal.js";
 import { CairnError, forbidden, notFound } from "../errors.js";
 import { ChangeFeed } from "../ledger/change-feed.js";
 import type { Sequences } from "../ledger/sequences.js";
+import { Quarantine } from "../ledger/quarantine.js";
 import { Tombstones } from "../ledger/tombstones.js";
 import { type ChromaStore, type Metadata, type StoredRecord } from "../store/chroma-store.js";
 import { OPEN_VALIDITY, parseList, reviewOf } from "../records/turn-record.js";
@@ -23,6 +24,7 @@ export interface Tombstone {
 export class Corrections {
   private readonly feed: ChangeFeed;
   private readonly tombstones: Tombstones;
+  private readonly quarantine: Quarantine;
 
   constructor(
     private readonly store: ChromaStore,
@@ -31,6 +33,7 @@ export class Corrections {
   ) {
     this.feed = new ChangeFeed(sequences);
     this.tombstones = new Tombstones(store);
+    this.quarantine = new Quarantine(store);
   }
 
   async tombstone(workspace: string, memoryId: string): Promise<Tombstone | undefined> {
@@ -44,12 +47,18 @@ export class Corrections {
     };
   }
 
-  /** The memory as stored, or the reason it is not: 410 when forgotten, 404 when it never was. */
-  async existing(workspace: string, memoryId: string): Promise<StoredRecord> {
+  /**
+   * The memory as stored, or the reason it is not: 410 when forgotten, 404 when it never was, 409 when its stored
+   * fields are damaged (unless `damaged` is allowed: forgetting takes a damaged memory as it is).
+   */
+  async existing(workspace: string, memoryId: string, options: { allowDamaged?: boolean } = {}): Promise<StoredRecord> {
     const turns = await this.store.collection(workspace, "turns");
-    const [record] = await turns.get({ ids: [memoryId], withDocuments: true });
+    const [record] = await turns.get({ ids: [memoryId], withDocuments: true, withDamaged: true });
+    if (record?.damage !== undefined && options.allowDamaged !== true) throw recordDamaged(memoryId, record.damage);
     if (record) return record;
     if (await this.tombstone(workspace, memoryId)) throw gone(memoryId);
+    const [quarantined] = await this.quarantine.of(workspace, [memoryId]);
+    if (quarantined) throw recordDamaged(memoryId, quarantined.damage, "was moved into quarantine by repair_store");
     throw notFound(`No memory ${memoryId} in this workspace.`, "Check the id; query_raw_memories finds memories by what they say.");
   }
 
@@ -60,7 +69,18 @@ export class Corrections {
     }
   }
 
-  async supersede(principal: Principal, record: StoredRecord, by: string | undefined, reason: string): Promise<StoredRecord> {
+  /**
+   * Closes the memory's validity and links it to `by`, which lists it in its `supersedes` in turn. `linked` names
+   * `by` when its record changed for that (it did not list the memory yet), so that the change is audited under
+   * it too: whoever reads the replacement's history sees who named it a replacement, even when it is another
+   * agent's memory.
+   */
+  async supersede(
+    principal: Principal,
+    record: StoredRecord,
+    by: string | undefined,
+    reason: string,
+  ): Promise<{ record: StoredRecord; linked?: string }> {
     this.assertMayCorrect(principal, record);
     if (Number(record.metadata.valid_until ?? OPEN_VALIDITY) < OPEN_VALIDITY) {
       throw new CairnError(
@@ -76,18 +96,19 @@ export class Corrections {
     const metadata: Metadata = { ...withCorrection(record, correction), valid_until: at, superseded_reason: reason };
     if (by) metadata.superseded_by = by;
     const superseded = await this.rewriteMetadata(principal.workspace, record, metadata);
-    if (by) await this.linkReplacement(principal.workspace, by, record.id);
-    return superseded;
+    const linked = by !== undefined && (await this.linkReplacement(principal.workspace, by, record.id));
+    return linked ? { record: superseded, linked: by } : { record: superseded };
   }
 
-  /** The replacement names what it replaced: the link goes both ways. */
-  private async linkReplacement(workspace: string, by: string, replaced: string): Promise<void> {
+  /** The replacement names what it replaced: the link goes both ways. Whether the replacement's record changed. */
+  private async linkReplacement(workspace: string, by: string, replaced: string): Promise<boolean> {
     const turns = await this.store.collection(workspace, "turns");
     const [replacement] = await turns.get({ ids: [by] });
-    if (!replacement) return;
+    if (!replacement) return false;
     const supersedes = parseList<string>(replacement.metadata.supersedes);
-    if (supersedes.includes(replaced)) return;
+    if (supersedes.includes(replaced)) return false;
     await this.rewriteMetadata(workspace, replacement, { ...replacement.metadata, supersedes: JSON.stringify([...supersedes, replaced]) });
+    return true;
   }
 
   /** The record stays as written; the correction is added to its history and shown wherever it is returned. */
@@ -133,7 +154,7 @@ export class Corrections {
   async forget(principal: Principal, memoryId: string, reason: string): Promise<{ tombstone: Tombstone; forgottenNow: boolean }> {
     const existing = await this.tombstone(principal.workspace, memoryId);
     if (existing) return { tombstone: existing, forgottenNow: false };
-    const record = await this.existing(principal.workspace, memoryId);
+    const record = await this.existing(principal.workspace, memoryId, { allowDamaged: true });
     this.assertMayCorrect(principal, record);
     const sessionId = String(record.metadata.session_id);
     const forgottenAt = this.now();
@@ -150,6 +171,17 @@ export class Corrections {
 function withCorrection(record: StoredRecord, correction: Correction): Metadata {
   return { ...record.metadata, corrections: JSON.stringify([...parseList<Correction>(record.metadata.corrections), correction]) };
 }
+
+/** A memory whose stored fields fail the checks readers rely on (openapi/src/stored-records.ts). */
+export const recordDamaged = (memoryId: string, damage: string, where = "is stored damaged") =>
+  new CairnError(
+    "record_damaged",
+    409,
+    `Memory ${memoryId} ${where} (${damage}); it cannot be shown or corrected.`,
+    where === "is stored damaged"
+      ? "Ask an admin to run verify_store and repair_store, which move damaged records into quarantine; forget_memory removes it. Write what still holds as a new memory."
+      : "Its content is kept for an operator, not served. Write what still holds as a new memory.",
+  );
 
 export const gone = (memoryId: string) =>
   new CairnError(

@@ -3,7 +3,7 @@ import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import type { Logger } from "../logger.js";
 import { internal, notFound, validationFailed } from "../errors.js";
-import { AuditLog } from "../ledger/audit-log.js";
+import { AuditLog, replacementEntry } from "../ledger/audit-log.js";
 import { ChangeFeed } from "../ledger/change-feed.js";
 import { KeyedMarkers } from "../ledger/keyed-markers.js";
 import { Sequences } from "../ledger/sequences.js";
@@ -11,7 +11,16 @@ import { Verifications } from "../ledger/verifications.js";
 import { EMBEDDED_COLLECTIONS, type ChromaStore, type StoredRecord } from "../store/chroma-store.js";
 import { bestOf } from "../retrieval/confidence.js";
 import type { Condition } from "../retrieval/filters.js";
-import { decodeCursor, encodeCursor, encodeItemCursor, itemPositionFrom, oldestFirst, positionFrom } from "../records/cursor.js";
+import {
+  decodeCursor,
+  encodeCursor,
+  encodeItemCursor,
+  encodeOffsetCursor,
+  itemPositionFrom,
+  offsetFrom,
+  oldestFirst,
+  type Listing,
+} from "../records/cursor.js";
 import { summaryId } from "../records/ids.js";
 import { Corrections, verdictState, type Tombstone } from "./corrections.js";
 import { LexicalIndexes, type LexicalStats, type SnapshotOptions } from "../lexical/indexes.js";
@@ -79,7 +88,14 @@ export class MemoryService {
   constructor(
     private readonly store: ChromaStore,
     private readonly embedder: Embedder,
-    options: { now?: () => number; tuning?: RetrievalTuning; log?: Logger; snapshots?: SnapshotOptions } = {},
+    options: {
+      now?: () => number;
+      tuning?: RetrievalTuning;
+      log?: Logger;
+      snapshots?: SnapshotOptions;
+      /** The agents of a workspace that import history (importer tokens): not teammates in query_team_status. */
+      importers?: (workspace: string) => ReadonlySet<string>;
+    } = {},
   ) {
     const now = options.now ?? Date.now;
     this.now = now;
@@ -101,7 +117,7 @@ export class MemoryService {
     this.imports = new RecordImport(store, embedder, this.sequences, this.audit);
     this.integrity = new IntegrityCheck(store, this.sequences, this.audit, now);
     this.reembedding = new Reembedding(store, embedder);
-    this.team = new TeamStatus(this.lexical, this.recency);
+    this.team = new TeamStatus(this.lexical, this.recency, options.importers ?? (() => new Set()));
     this.verifications = new Verifications(store);
     this.bulk = new BulkWrites(store, embedder, this.sequences, this.keyedMarkers, this.corrections, this.audit);
     this.log = options.log;
@@ -136,7 +152,8 @@ export class MemoryService {
 
   async recentTurns(principal: Principal, input: OperationInput<"query_recent_turns">): Promise<RecentTurnsResult> {
     const agent = input.agent ?? principal.agent;
-    const before = input.before === undefined ? undefined : positionFrom(input.before, "before", agent, "agent's listing");
+    const listing: Listing = { name: "recent", workspace: principal.workspace, scope: [agent, input.session_id] };
+    const before = input.before === undefined ? undefined : offsetFrom(input.before, "before", listing);
     const page =
       input.session_id === undefined
         ? await this.recency.newestPage(principal.workspace, agent, input.limit, before)
@@ -144,7 +161,7 @@ export class MemoryService {
     const last = page.entries.at(-1);
     return {
       turns: page.entries.map((e) => shown(e.turn, input.detail)),
-      next_cursor: page.more && last ? encodeCursor({ at: last.seq, id: agent }) : null,
+      next_cursor: page.more && last ? encodeOffsetCursor(listing, last.seq) : null,
     };
   }
 
@@ -194,7 +211,8 @@ export class MemoryService {
   }
 
   async getSession(principal: Principal, input: OperationInput<"get_session">): Promise<SessionResult> {
-    const after = input.after === undefined ? undefined : decodeCursor(input.after, "after");
+    const listing: Listing = { name: "session", workspace: principal.workspace, scope: [input.session_id] };
+    const after = input.after === undefined ? undefined : decodeCursor(input.after, "after", listing);
     const all = (await this.sessions.list(principal.workspace, input.session_id)).sort((a, b) => oldestFirst(positionOf(a), positionOf(b)));
     const rest = after ? all.filter((r) => oldestFirst(after, positionOf(r)) < 0) : all;
     const page = rest.slice(0, input.limit);
@@ -211,7 +229,7 @@ export class MemoryService {
       session_id: input.session_id,
       turns: page.map((r) => shown(r, input.detail)),
       summary: summaryRecord ? summaryFromRecord(summaryRecord) : null,
-      next_cursor: rest.length > page.length && last ? encodeCursor(positionOf(last)) : null,
+      next_cursor: rest.length > page.length && last ? encodeCursor(listing, positionOf(last)) : null,
     };
   }
 
@@ -229,8 +247,11 @@ export class MemoryService {
     // The same correction again (a retry) answers the memory as it stands and records nothing more.
     if (repeats(record, { kind: "superseded", reason: input.reason, by: principal.agent, replaced_by: input.by }))
       return memoryFromRecord(record, "full");
-    const superseded = await this.corrections.supersede(principal, record, input.by, input.reason);
-    await this.audit.append(principal.workspace, { action: "supersede", actor: principal.agent, memoryId, reason: input.reason });
+    const { record: superseded, linked } = await this.corrections.supersede(principal, record, input.by, input.reason);
+    await this.audit.appendMany(principal.workspace, [
+      { action: "supersede", actor: principal.agent, memoryId, reason: input.reason },
+      ...(linked ? [replacementEntry(principal.agent, linked, memoryId, input.reason)] : []),
+    ]);
     return memoryFromRecord(superseded, "full");
   }
 
@@ -262,7 +283,8 @@ export class MemoryService {
 
   /** The memories waiting for review, oldest first, a page after the `after` cursor's position. */
   async reviewQueue(principal: Principal, input: OperationInput<"query_review_queue">): Promise<OperationOutput<"query_review_queue">> {
-    const after = input.after === undefined ? undefined : decodeCursor(input.after, "after");
+    const listing: Listing = { name: "review", workspace: principal.workspace, scope: [] };
+    const after = input.after === undefined ? undefined : decodeCursor(input.after, "after", listing);
     const index = await this.lexical.snapshot(principal.workspace, "turns");
     // Ordered on the index's metadata; only the page is fetched whole.
     const waiting = (index.matching([{ field: "review_state", op: "eq", value: "pending" }]) ?? [])
@@ -276,7 +298,7 @@ export class MemoryService {
     const last = page.at(-1);
     return {
       memories: page.map((r) => briefOf(r, listingText(r))),
-      next_cursor: waiting.length > page.length && last ? encodeCursor(positionOf(last)) : null,
+      next_cursor: waiting.length > page.length && last ? encodeCursor(listing, positionOf(last)) : null,
     };
   }
 
@@ -287,19 +309,21 @@ export class MemoryService {
   }
 
   async auditLog(principal: Principal, input: OperationInput<"get_audit_log">): Promise<OperationOutput<"get_audit_log">> {
-    const from = input.after === undefined ? { at: 0, item: 0 } : itemPositionFrom(input.after, "after", "audit", "listing");
-    const page = await this.audit.read(
-      principal.workspace,
-      {
-        ...(input.memory_id !== undefined ? { memoryId: input.memory_id } : {}),
-        ...(input.agent !== undefined ? { agent: input.agent } : {}),
-        ...(input.since !== undefined ? { since: Date.parse(input.since) } : {}),
-        ...(input.until !== undefined ? { until: Date.parse(input.until) } : {}),
-      },
-      input.limit,
-      from,
-    );
-    return { entries: page.entries, next_cursor: page.next === null ? null : encodeItemCursor(page.next, "audit") };
+    const filter = {
+      ...(input.memory_id !== undefined ? { memoryId: input.memory_id } : {}),
+      ...(input.agent !== undefined ? { agent: input.agent } : {}),
+      ...(input.since !== undefined ? { since: Date.parse(input.since) } : {}),
+      ...(input.until !== undefined ? { until: Date.parse(input.until) } : {}),
+    };
+    // Instants as numbers, so that two spellings of one instant page the same listing.
+    const listing: Listing = {
+      name: "audit",
+      workspace: principal.workspace,
+      scope: [filter.memoryId, filter.agent, filter.since, filter.until],
+    };
+    const from = input.after === undefined ? { at: 0, item: 0 } : itemPositionFrom(input.after, "after", listing);
+    const page = await this.audit.read(principal.workspace, filter, input.limit, from);
+    return { entries: page.entries, next_cursor: page.next === null ? null : encodeItemCursor(listing, page.next) };
   }
 
   /** Each agent's newest turn, its next step and its failed checks still standing; most recently active first. */

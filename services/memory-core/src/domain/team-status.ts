@@ -16,20 +16,23 @@ const NEXT_STEP_CHARS = 160;
 /**
  * Where each agent of a workspace stands: its newest turn (from its recency sequence, as query_recent_turns
  * would list it), the next step that turn wrote, and its failed checks that still stand. The agents are the
- * ones the caught-up lexical index holds turns of.
+ * ones the caught-up lexical index holds turns of, less the workspace's importers (history, not teammates).
  */
 export class TeamStatus {
   constructor(
     private readonly lexical: LexicalIndexes,
     private readonly recency: RecencyIndex,
+    private readonly importers: (workspace: string) => ReadonlySet<string>,
   ) {}
 
   async query(workspace: string, limit: number): Promise<TeamStatusResult> {
     const index = await this.lexical.snapshot(workspace, "turns");
+    const importers = this.importers(workspace);
     // One recency read per agent of the workspace: as many as the workspace has agents, never a caller's number.
     const newest = await Promise.all(
       index
         .values("agent")
+        .filter((agent) => !importers.has(agent))
         .map(async (agent) => ({ agent, turn: (await this.recency.newestPage(workspace, agent, 1, undefined)).entries[0]?.turn })),
     );
     const active = newest

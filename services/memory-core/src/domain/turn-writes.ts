@@ -1,5 +1,5 @@
 import type { Principal } from "../auth/principal.js";
-import { CairnError, forbidden, validationFailed } from "../errors.js";
+import { CairnError, forbidden } from "../errors.js";
 import { contentKey, turnId } from "../records/ids.js";
 import { payloadHash } from "../records/turn-record.js";
 import type { AddMemoryRequest, AddMemoryResult } from "../records/types.js";
@@ -21,16 +21,18 @@ export interface TurnIds {
   hash: string;
 }
 
+/** Who wrote a memory when the request does not say: an importer's writes wait for review like any import's. */
+const DEFAULT_SOURCE = { admin: "human", agent: "agent", importer: "import" } as const;
+
 /**
  * The checks a write passes before anything is looked up, and what it stores: the request with its source
  * resolved (part of what was written, so a retry that spells it out replays) and its ids.
  */
 export function resolveTurn(principal: Principal, request: AddMemoryRequest): { input: AddMemoryRequest; ids: TurnIds; keyGiven: boolean } {
-  assertWellFormed(request);
   if (request.source === "human" && principal.role !== "admin") {
     throw forbidden("Only an admin token may write a memory as source human.");
   }
-  const input: AddMemoryRequest = { ...request, source: request.source ?? (principal.role === "admin" ? "human" : "agent") };
+  const input: AddMemoryRequest = { ...request, source: request.source ?? DEFAULT_SOURCE[principal.role] };
   const byContent = contentKey(input.session_id, input.prompt, input.thought, input.response);
   const key = input.idempotency_key ?? byContent;
   return {
@@ -61,12 +63,4 @@ export function addResult(stored: StoredRecord, replayed: boolean): AddMemoryRes
     recorded_at: new Date(Number(stored.metadata.recorded_at)).toISOString(),
     replayed,
   };
-}
-
-/** Lone UTF-16 surrogates cannot be stored as UTF-8: refuse them rather than store something else. */
-function assertWellFormed(input: AddMemoryRequest) {
-  const errors = (["prompt", "thought", "response"] as const)
-    .filter((field) => !input[field].isWellFormed())
-    .map((path) => ({ path, message: "must be well-formed Unicode (it holds a lone surrogate)" }));
-  if (errors.length > 0) throw validationFailed(errors);
 }

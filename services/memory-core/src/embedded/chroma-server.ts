@@ -4,8 +4,9 @@ import { mkdir } from "node:fs/promises";
 import { constants } from "node:os";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
 
 /** A real Chroma server from the `chromadb` npm package's CLI (its native binding), data on local disk. */
 export interface EmbeddedChroma {
@@ -37,16 +38,25 @@ export class EmbeddedChromaError extends Error {
   override name = "EmbeddedChromaError";
 }
 
+/** The tether (chroma-tether.mjs) that stops Chroma when the process that started it ends, however it ends. */
+const TETHER = fileURLToPath(new URL("./chroma-tether.mjs", import.meta.url));
+
+/**
+ * Starts Chroma on `options.path`, tied to this process: it stops when this process ends, a SIGKILL included.
+ * Its command line names the absolute data path, which is how a later start finds one left running (data-dir.ts).
+ */
 export async function startEmbeddedChroma(options: EmbeddedChromaOptions): Promise<EmbeddedChroma> {
-  await mkdir(options.path, { recursive: true });
+  const path = resolve(options.path);
+  await mkdir(path, { recursive: true });
   await mkdir(dirname(options.logFile), { recursive: true });
   const port = options.port ?? (await freePort());
   const log = createWriteStream(options.logFile, { flags: "a" });
-  const child = spawn(process.execPath, [chromaCli(), "run", "--path", options.path, "--host", "127.0.0.1", "--port", String(port)], {
-    stdio: ["ignore", "pipe", "pipe"],
+  const child = spawn(process.execPath, chromaArgs(path, port), {
+    // stdin is the tether's pipe: nothing is written to it, and its end-of-file tells Chroma this process ended.
+    stdio: ["pipe", "pipe", "pipe"],
     // A process group of its own: Ctrl-C in a terminal signals the whole foreground group, and Chroma must not
     // stop before memory-core has written its lexical snapshots, which read the change feed from it. memory-core
-    // stops it itself (stop(), below).
+    // stops it itself (stop(), below), or the tether does when memory-core ends without stopping it.
     detached: true,
   });
   child.stdout?.pipe(log);
@@ -100,6 +110,12 @@ const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 function isStopSignal(signal: NodeJS.Signals | null, code: number | null): boolean {
   if (signal) return (STOP_SIGNALS as readonly string[]).includes(signal);
   return code === 0 || STOP_SIGNALS.some((name) => code === 128 + constants.signals[name]);
+}
+
+/** Node's arguments for the chromadb CLI serving `path` on a loopback port, with the tether unless told otherwise. */
+export function chromaArgs(path: string, port: number, tether = true): string[] {
+  const run = [chromaCli(), "run", "--path", path, "--host", "127.0.0.1", "--port", String(port)];
+  return tether ? ["--import", TETHER, ...run] : run;
 }
 
 function chromaCli(): string {

@@ -20,10 +20,12 @@ export function healthRouter(contract: Contract, metrics: Metrics, tokens: Token
     if (!report.ready) res.setHeader("Retry-After", String(RETRY_AFTER_SECONDS));
     res.status(report.ready ? 200 : 503).json({ status: report.ready ? "ready" : "not_ready", checks: report.checks });
   });
-  // Operational detail is for operators: Prometheus scrapes with an admin bearer token.
+  // Operational detail is for operators: Prometheus scrapes with an admin bearer token, and is shown the process's
+  // series and its own workspace's (Metrics.scrape); one scrape job per workspace covers a multi-workspace server.
   router.get("/metrics", async (req, res) => {
-    if (authenticate(req, tokens).role !== "admin") throw forbidden("/metrics needs an admin token.");
-    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    const principal = authenticate(req, tokens);
+    if (principal.role !== "admin") throw forbidden("/metrics needs an admin token.");
+    res.type(metrics.registry.contentType).send(await metrics.scrape(principal.workspace));
   });
   router.get("/openapi.json", (_req, res) => {
     res.json(contract.document);

@@ -5,6 +5,7 @@ import type { Schemas } from "../records/types.js";
 import type { AppendRequest, Sequences } from "./sequences.js";
 import { itemsOf } from "./slot-items.js";
 import { Tombstones } from "./tombstones.js";
+import { Quarantine } from "./quarantine.js";
 
 /**
  * The audit log: an append-only sequence (`@audit`, see sequences.ts) in the ledger with one entry per mutation that took
@@ -33,7 +34,21 @@ export interface NewAuditEntry {
   actor: string;
   memoryId: string;
   reason?: string;
+  /** For `named_replacement`: the memory it was named the replacement of. */
+  replaces?: string;
 }
+
+/**
+ * The entry under a memory named the replacement of another (`supersede_memory` with `by`): its record changed (its
+ * `supersedes` gained the other), so its own history says who did that and why, whoever wrote it.
+ */
+export const replacementEntry = (actor: string, memoryId: string, replaces: string, reason: string): NewAuditEntry => ({
+  action: "named_replacement",
+  actor,
+  memoryId,
+  replaces,
+  reason,
+});
 
 export const AUDIT_STREAM = "@audit";
 const PAGE = 500;
@@ -44,6 +59,7 @@ const payloadOf = (e: NewAuditEntry): Metadata => ({
   action: e.action,
   actor: e.actor,
   memory_id: e.memoryId,
+  ...(e.replaces ? { replaces: e.replaces } : {}),
   ...(e.reason ? { reason: e.reason } : {}),
 });
 
@@ -58,12 +74,14 @@ export const provisionalAuditAppend = (entry: NewAuditEntry): AppendRequest => (
 
 export class AuditLog {
   private readonly tombstones: Tombstones;
+  private readonly quarantine: Quarantine;
 
   constructor(
     private readonly store: ChromaStore,
     private readonly sequences: Sequences,
   ) {
     this.tombstones = new Tombstones(store);
+    this.quarantine = new Quarantine(store);
   }
 
   async append(workspace: string, entry: NewAuditEntry): Promise<void> {
@@ -130,7 +148,7 @@ export class AuditLog {
 
   /**
    * Which of these entries stand: not void, and, when provisional, written by the write that the memory (or
-   * its tombstone) holds. One lookup of the memories and one of the tombstones for the whole batch. An entry is
+   * its tombstone, or its copy in quarantine) holds. One lookup of each for the whole batch. An entry is
    * a flat slot or one of a batch slot's entries (`itemsOf`), each with the write id of its own write.
    */
   async standing(workspace: string, entries: readonly Metadata[]): Promise<(entry: Metadata) => boolean> {
@@ -138,9 +156,11 @@ export class AuditLog {
     const writeOf = new Map<string, unknown>();
     if (provisional.length > 0) {
       const turns = await this.store.collection(workspace, "turns");
-      for (const t of await turns.get({ ids: provisional })) writeOf.set(t.id, t.metadata.write_id);
+      for (const t of await turns.get({ ids: provisional, withDamaged: true })) writeOf.set(t.id, t.metadata.write_id);
       const missing = provisional.filter((id) => !writeOf.has(id));
       for (const [memoryId, tombstone] of await this.tombstones.of(workspace, missing)) writeOf.set(memoryId, tombstone.write_id);
+      const unknown = missing.filter((id) => !writeOf.has(id));
+      for (const q of await this.quarantine.of(workspace, unknown)) writeOf.set(q.recordId, q.writeId);
     }
     return (entry) => stands(entry, writeOf);
   }
@@ -159,6 +179,7 @@ export function entryOf(entry: Metadata): AuditEntry {
     action: String(entry.action) as AuditAction,
     actor: String(entry.actor),
     memory_id: String(entry.memory_id),
+    ...(typeof entry.replaces === "string" ? { replaces: entry.replaces } : {}),
     ...(typeof entry.reason === "string" ? { reason: entry.reason } : {}),
     at: new Date(Number(entry.recorded_at)).toISOString(),
   };

@@ -17,6 +17,7 @@ import { packFields, unpackFields } from "../store/metadata-layout.js";
  *   seq:<stream>:<n>       a slot of a sequence (sequences.ts): an agent's turns, a change feed
  *                          (change-feed.ts, streams `@turns` and `@summaries`), the audit log (audit-log.ts, `@audit`)
  *   tomb:<memory id>       a forgotten memory's tombstone (tombstones.ts)
+ *   quarantine:<record id> a damaged record taken out of its collection by repair_store, kept whole (quarantine.ts)
  *   keyed:<content id>     the id a write with an idempotency key stored a turn under (keyed-markers.ts)
  *   lease:<session>:<n>    a summarizer's lease of a session (the summarizer's lease.ts)
  *
@@ -31,8 +32,8 @@ import { packFields, unpackFields } from "../store/metadata-layout.js";
  * kind in `recency`: a stream's slots below the length it had reached there are read there (`legacyLength`), and
  * keyed markers are looked for in both, the one in `recency` first, as the first written.
  *
- * An entry's fields are stored as one JSON string under `fields` (see `stored`), except a tombstone's, which are
- * found by a filter on them. Chroma keeps a row and index entries per metadata key of every record, and a
+ * An entry's fields are stored as one JSON string under `fields` (see `stored`), except a tombstone's and a
+ * quarantined record's, which are found by a filter on them. Chroma keeps a row and index entries per metadata key of every record, and a
  * workspace's ledger holds several records per turn: one key instead of seven or eight makes its writes cheaper
  * (docs/benchmarks.md); its JSON begins with when it was written, so that Chroma's index of metadata values grows
  * at its end (`packFields`). Entries written before, one key per field, read as they always did.
@@ -51,6 +52,11 @@ export const tombstoneId = (memoryId: string) => `${TOMBSTONE_PREFIX}${memoryId}
 /** The memory a tombstone's id names. */
 export const memoryOfTombstone = (id: string) => id.slice(TOMBSTONE_PREFIX.length);
 
+const QUARANTINE_PREFIX = "quarantine:";
+export const quarantineId = (recordId: string) => `${QUARANTINE_PREFIX}${recordId}`;
+/** The record a quarantine entry's id names. */
+export const recordOfQuarantine = (id: string) => id.slice(QUARANTINE_PREFIX.length);
+
 export const keyedMarkerId = (contentId: string) => `${KEYED_PREFIX}${contentId}`;
 
 export const leaseId = (sessionId: string, n: number) => `lease:${sessionId}:${n}`;
@@ -60,9 +66,11 @@ export const LAST_VERIFY_ID = "verify:last";
 
 const FIELDS = "fields";
 
-/** An entry's metadata as Chroma keeps it: its fields in one key, unless a filter must find them (tombstones). */
+/** An entry's metadata as Chroma keeps it: its fields in one key, unless a filter must find them (tombstones, quarantine). */
 function stored(entry: LedgerEntry): Metadata {
-  return entry.id.startsWith(TOMBSTONE_PREFIX) ? entry.metadata : { [FIELDS]: packFields(entry.metadata) };
+  return entry.id.startsWith(TOMBSTONE_PREFIX) || entry.id.startsWith(QUARANTINE_PREFIX)
+    ? entry.metadata
+    : { [FIELDS]: packFields(entry.metadata) };
 }
 
 /** An entry's fields from the metadata Chroma keeps: in one key, or one key per field as written before. */
@@ -181,7 +189,7 @@ export class Ledger {
     );
   }
 
-  /** Entries matching a filter: a scan of `recency` on this Chroma, for what is rare and stays there (tombstones). */
+  /** Entries matching a filter: a scan of `recency` on this Chroma, for what is rare and stays there (tombstones, quarantine). */
   async find(workspace: string, where: Where): Promise<StoredRecord[]> {
     return read(await (await this.records(workspace, "recency")).get({ where }));
   }

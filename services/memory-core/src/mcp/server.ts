@@ -1,5 +1,6 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { safeParse, type AnyObjectSchema, type SchemaOutput } from "@modelcontextprotocol/sdk/server/zod-compat.js";
+import { ErrorCode, ListToolsRequestSchema, McpError, RequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Principal } from "../auth/principal.js";
 import { asCairnError, CairnError, RETRY_AFTER_SECONDS } from "../errors.js";
 import type { Logger } from "../logger.js";
@@ -29,7 +30,7 @@ export function buildServer(
   log: Logger,
   info: ServerInfo = { name: "cairn-memory-core", version: executor.contract.version },
 ): Server {
-  const server = new Server(info, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const server = new CairnMcpServer(info, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   const tools = toolsFor(executor.operations, principal.role);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
@@ -55,6 +56,52 @@ export function buildServer(
     }
   };
   return server;
+}
+
+type Handler = Parameters<Server["setRequestHandler"]>[1];
+
+/**
+ * The SDK's server, answering a request whose params do not match the method's schema (`initialize`,
+ * `tools/list`, `ping`: every handler the SDK or this module registers) with InvalidParams and one short
+ * sentence. The SDK checks a registered handler's request against its schema and answers a mismatch with
+ * InternalError and the schema library's whole issue list; here each handler is registered with a schema that
+ * takes any params (the transport has already checked that they are an object, if present) and the request is
+ * checked against the method's own schema first. Both transports build their server here.
+ */
+class CairnMcpServer extends Server {
+  override setRequestHandler<T extends AnyObjectSchema>(
+    requestSchema: T,
+    handler: (request: SchemaOutput<T>, extra: Parameters<Handler>[1]) => ReturnType<Handler>,
+  ): void {
+    const anyParams = (requestSchema as unknown as { extend(shape: object): AnyObjectSchema }).extend({
+      params: RequestSchema.shape.params,
+    });
+    super.setRequestHandler(anyParams, (request, extra) => {
+      const checked = safeParse(requestSchema, request);
+      if (!checked.success) throw invalidParams(String((request as { method?: unknown }).method), checked.error);
+      return handler(checked.data as SchemaOutput<T>, extra);
+    });
+  }
+}
+
+/** How long a part of an InvalidParams message may be: it names what the caller sent, which has no bound. */
+const PART_LIMIT = 120;
+
+const clip = (text: string) => (text.length > PART_LIMIT ? `${text.slice(0, PART_LIMIT)}…` : text);
+
+/**
+ * InvalidParams naming the first problem of the params and how many others there are: never the issue list. A
+ * plain error with a JSON-RPC code, which the SDK answers with as it is (an McpError's message carries its code).
+ */
+function invalidParams(method: string, error: unknown): Error & { code: number } {
+  const issues = ((error as { issues?: unknown }).issues ?? []) as Array<{ path?: unknown; message?: unknown }>;
+  const first = issues[0];
+  const path = Array.isArray(first?.path) ? first.path.map(String).join(".") : "";
+  const what = typeof first?.message === "string" ? first.message : "is not valid";
+  const where = path.startsWith("params.") ? path.slice("params.".length) : path === "params" ? "" : path;
+  const rest = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
+  const message = `Invalid params for ${clip(method)}: ${where ? `${clip(where)}: ` : ""}${clip(what)}${rest}; see the MCP specification for this method's params`;
+  return Object.assign(new Error(message), { code: ErrorCode.InvalidParams });
 }
 
 /** A tools/call's name and arguments, or InvalidParams: `name` a non-empty string, `arguments` absent or an object. */

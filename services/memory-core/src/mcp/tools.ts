@@ -1,4 +1,4 @@
-import type { JsonSchema, Operation } from "@cairn/openapi";
+import { mayCall, type JsonSchema, type Operation } from "@cairn/openapi";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Role } from "../auth/principal.js";
 
@@ -11,7 +11,7 @@ import type { Role } from "../auth/principal.js";
  * structured results against it accepts them.
  */
 export function toolsFor(operations: readonly Operation[], role: Role): Tool[] {
-  return operations.filter((op) => op.requiredRole !== "admin" || role === "admin").map(toTool);
+  return operations.filter((op) => mayCall(op.requiredRole, role)).map(toTool);
 }
 
 function toTool(operation: Operation): Tool {

@@ -1,4 +1,4 @@
-import { OperationValidators, type Contract, type Operation, type OperationId, type OperationResult } from "@cairn/openapi";
+import { mayCall, OperationValidators, type Contract, type Operation, type OperationId, type OperationResult } from "@cairn/openapi";
 import type { Principal } from "../auth/principal.js";
 import type { MemoryService } from "../domain/memory-service.js";
 import type { SessionSummarizer } from "../domain/session-summarizer.js";
@@ -58,8 +58,8 @@ export class OperationExecutor {
 
   private async run<K extends OperationId>(operationId: K, input: unknown, principal: Principal): Promise<OperationResult<K>> {
     const operation = this.contract.operation(operationId);
-    if (operation.requiredRole === "admin" && principal.role !== "admin") {
-      throw forbidden(`${operationId} needs an admin token.`);
+    if (!mayCall(operation.requiredRole, principal.role)) {
+      throw forbidden(`${operationId} needs ${operation.requiredRole === "importer" ? "an importer or an admin" : "an admin"} token.`);
     }
     assertInputDepth(input);
     const validated = this.validators.validate(operationId, input);

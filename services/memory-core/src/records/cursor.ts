@@ -1,42 +1,75 @@
+import { createHash } from "node:crypto";
 import { invalidCursor } from "../errors.js";
 
-/** A position in a time-ordered listing: the last record returned. Opaque to callers. */
-export interface Position {
-  at: number;
-  id: string;
-}
-
-export function encodeCursor(position: Position): string {
-  return Buffer.from(JSON.stringify([position.at, position.id]), "utf8").toString("base64url");
-}
-
 /**
- * Reads back exactly what `encodeCursor` writes — a pair of a non-negative integer and a non-empty name —
- * and refuses anything else as `invalid_cursor`. Whether the position lies within its listing is for the
- * listing to judge (it alone knows its length).
+ * Paging cursors, opaque to callers. A cursor is bound to the listing that issued it: the operation's listing
+ * (`name`), the workspace, and the parameters that choose what that listing holds (`scope`: its agent, session,
+ * collection or filters; never `limit` or `detail`, which only shape a page). It carries a tag of that binding
+ * beside its position, and a listing refuses, as `invalid_cursor`, a cursor whose tag is not its own — one of
+ * another listing, another workspace or other filters — as well as anything it did not write.
+ *
+ * The tag is a digest, not a signature: a cursor grants nothing (the workspace comes from the token, and every
+ * listing bounds the position it is given, so any position a caller could spell costs what a real one costs).
+ * It tells a caller who mixed up cursors so, rather than answering a page of something else; a secret would
+ * add a key every replica must share and rotate, for no protection a position needs.
  */
-export function decodeCursor(cursor: string, field: string): Position {
+export interface Listing {
+  name: "recent" | "session" | "review" | "audit" | "export";
+  workspace: string;
+  scope: ReadonlyArray<string | number | undefined>;
+}
+
+/** A digest of what the cursor is bound to; it keeps the cursor short, whatever the names and filters. */
+export const cursorTag = (listing: Listing): string =>
+  createHash("sha256")
+    .update(JSON.stringify([listing.name, listing.workspace, ...listing.scope.map((v) => v ?? null)]), "utf8")
+    .digest("base64url")
+    .slice(0, 16);
+
+const issue = (listing: Listing, position: ReadonlyArray<string | number>): string =>
+  Buffer.from(JSON.stringify([cursorTag(listing), ...position]), "utf8").toString("base64url");
+
+/** The position a cursor of `listing` carries, as written; refused unless the cursor is this listing's. */
+function read(cursor: string, field: string, listing: Listing, size: number): unknown[] {
   let decoded: unknown;
   try {
     decoded = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
   } catch {
     throw invalidCursor(field);
   }
-  if (Array.isArray(decoded) && decoded.length === 2) {
-    const [at, id] = decoded as unknown[];
-    if (typeof at === "number" && Number.isSafeInteger(at) && at >= 0 && typeof id === "string" && id.length > 0) return { at, id };
-  }
+  if (!Array.isArray(decoded) || decoded.length !== size + 1) throw invalidCursor(field);
+  const [tag, ...position] = decoded as unknown[];
+  if (tag !== cursorTag(listing)) throw invalidCursor(field, "was issued by another listing, workspace or filters");
+  return position;
+}
+
+const isCount = (value: unknown): value is number => typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+
+/** A position in a time-ordered listing: the last record returned. */
+export interface Position {
+  at: number;
+  id: string;
+}
+
+export const encodeCursor = (listing: Listing, position: Position): string => issue(listing, [position.at, position.id]);
+
+/** Reads back exactly what `encodeCursor` wrote for this listing: a non-negative integer and a non-empty name. */
+export function decodeCursor(cursor: string, field: string, listing: Listing): Position {
+  const [at, id] = read(cursor, field, listing, 2);
+  if (isCount(at) && typeof id === "string" && id.length > 0) return { at, id };
   throw invalidCursor(field);
 }
 
 /**
- * The position of a cursor that the listing of `owner` issued (an agent's recency, the audit log, a collection's
- * export); one another listing issued is refused, so it cannot be replayed against this one.
+ * A cursor at a place in a listing read by number (an agent's recency slot, an export's offset). Whether the place
+ * lies within its listing is for the listing to judge (it alone knows its length: see `assertWithinListing`).
  */
-export function positionFrom(cursor: string, field: string, owner: string, listing: string): number {
-  const position = decodeCursor(cursor, field);
-  if (position.id !== owner) throw invalidCursor(field, `belongs to another ${listing}`);
-  return position.at;
+export const encodeOffsetCursor = (listing: Listing, at: number): string => issue(listing, [at]);
+
+export function offsetFrom(cursor: string, field: string, listing: Listing): number {
+  const [at] = read(cursor, field, listing, 1);
+  if (isCount(at)) return at;
+  throw invalidCursor(field);
 }
 
 /** A position in a listing whose slots may hold several entries: the slot, and the entry of it to read next. */
@@ -45,24 +78,13 @@ export interface ItemPosition {
   item: number;
 }
 
-/**
- * The cursor of `owner`'s listing for `position`. At a slot's start it is the cursor `positionFrom` reads, so that
- * cursors issued before slots held several entries still page; within a slot the name carries the entry too.
- */
-export const encodeItemCursor = (position: ItemPosition, owner: string): string =>
-  encodeCursor({ at: position.at, id: position.item === 0 ? owner : `${owner}:${position.item}` });
+export const encodeItemCursor = (listing: Listing, position: ItemPosition): string => issue(listing, [position.at, position.item]);
 
-/**
- * The position of a cursor that `encodeItemCursor` wrote for the listing of `owner`: `owner` at a slot's start,
- * `owner:<entry>` within one. Anything else is refused as `positionFrom` refuses another listing's cursor.
- */
-export function itemPositionFrom(cursor: string, field: string, owner: string, listing: string): ItemPosition {
-  const position = decodeCursor(cursor, field);
-  if (position.id === owner) return { at: position.at, item: 0 };
-  const entry = position.id.startsWith(`${owner}:`) ? position.id.slice(owner.length + 1) : "";
-  // Only the form the server writes: a slot's first entry has no suffix, so `:0` (or `:01`) was never issued.
-  if (/^[1-9][0-9]*$/.test(entry) && Number.isSafeInteger(Number(entry))) return { at: position.at, item: Number(entry) };
-  throw invalidCursor(field, `belongs to another ${listing}`);
+/** Reads back what `encodeItemCursor` wrote for this listing; an entry past its slot's last reads as the slot's end. */
+export function itemPositionFrom(cursor: string, field: string, listing: Listing): ItemPosition {
+  const [at, item] = read(cursor, field, listing, 2);
+  if (isCount(at) && isCount(item)) return { at, item };
+  throw invalidCursor(field);
 }
 
 /**

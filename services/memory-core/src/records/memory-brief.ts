@@ -22,9 +22,10 @@ export function briefOf(record: StoredRecord, text: string): MemoryBrief {
     agent: String(m.agent),
     session_id: String(m.session_id),
     // To the second: the milliseconds tell nothing a reader needs.
-    recorded_at: new Date(Number(m.recorded_at)).toISOString().replace(/\.\d{3}Z$/, "Z"),
+    recorded_at: toSecond(Number(m.recorded_at)),
     text,
   };
+  if (typeof m.occurred_at === "number") brief.occurred_at = toSecond(m.occurred_at);
   if (m.kind !== "turn" && typeof m.kind === "string") brief.kind = m.kind as Kind;
   const flags: NonNullable<MemoryBrief["flags"]> = [];
   if (isOutdated(m)) flags.push("outdated");
@@ -38,6 +39,8 @@ export function briefOf(record: StoredRecord, text: string): MemoryBrief {
   if (flags.length > 0) brief.flags = flags;
   return brief;
 }
+
+const toSecond = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 
 /** The task of a turn, in a few words. */
 export const taskText = (record: StoredRecord): string => head(oneLine(turnFields(record).prompt), TASK_CHARS);

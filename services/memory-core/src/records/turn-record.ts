@@ -1,3 +1,4 @@
+import { OPEN_VALIDITY } from "@cairn/openapi";
 import type { Metadata, StoredRecord } from "../store/chroma-store.js";
 import { canonicalHash } from "./ids.js";
 import type { Position } from "./cursor.js";
@@ -6,8 +7,8 @@ import type { AddMemoryRequest, Check, Correction, Detail, Kind, Memory, Review 
 /** Fields longer than this are shortened under `detail: summary`. */
 export const SUMMARY_FIELD_CHARS = 280;
 const FIELD_SEPARATOR = "\n\n";
-/** `valid_until` of a memory that still holds: Chroma cannot filter on a missing key, so "open" is a date. */
-export const OPEN_VALIDITY = 8_640_000_000_000_000;
+/** `valid_until` of a memory that still holds (defined with the checks of stored records, in the contract's package). */
+export { OPEN_VALIDITY };
 const SCHEMA_VERSION = 1;
 
 /**

@@ -13,6 +13,7 @@ import { CairnError, internal, unavailable } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { JsonClient, Rejected, Unreachable } from "../net/json-client.js";
 import { FLAT_LAYOUT, type MetadataLayout, packedLayout } from "./metadata-layout.js";
+import { damageOf, describeDamage } from "@cairn/openapi";
 
 /**
  * The one module that talks to Chroma. Everything above it sees plain records and Cairn errors: Chroma's
@@ -31,6 +32,11 @@ export interface StoredRecord {
   document?: string;
   /** Present when asked for and stored. */
   embedding?: number[];
+  /**
+   * Set on a record whose stored fields fail the checks every reader relies on (openapi/src/stored-records.ts),
+   * saying which and why. Such a record reaches only readers that ask for it (`withDamaged`, `inspect`).
+   */
+  damage?: string;
 }
 
 export interface Neighbour {
@@ -87,6 +93,22 @@ export const TURN_FILTER_KEYS = [
 const TURN_LAYOUT = packedLayout(TURN_FILTER_KEYS, { textInMetadata: true });
 /** Re-embedding's staging collection is laid out as the collection it replaces. */
 const layoutOf = (name: string): MetadataLayout => (name === "turns" || name === stagingName("turns") ? TURN_LAYOUT : FLAT_LAYOUT);
+
+/** What is wrong with a record of this collection as read, if anything: turns and summaries are checked. */
+type Screen = (metadata: Metadata) => string | undefined;
+const screenOf = (name: string): Screen | undefined => {
+  const kind =
+    name === "turns" || name === stagingName("turns")
+      ? "turns"
+      : name === "summaries" || name === stagingName("summaries")
+        ? "summaries"
+        : undefined;
+  if (!kind) return undefined;
+  return (metadata) => {
+    const damage = damageOf(kind, metadata);
+    return damage.length > 0 ? describeDamage(damage) : undefined;
+  };
+};
 
 /** A collection as it is, whatever its stamp: what integrity checks, exports and re-embedding read. */
 export interface InspectedCollection {
@@ -208,15 +230,18 @@ export class ChromaStore {
     const collection = await this.openOrCreate(client, name, expected, "open collection");
     const stored = stampOf(collection);
     if (!sameStamp(stored, expected)) throw new StampMismatchError(workspace, name, stored, expected);
-    return this.wrap(collection, name);
+    return this.wrap(collection, name, false);
   }
 
-  /** The collection as stored, without the stamp check; undefined when it does not exist yet. */
+  /**
+   * The collection as stored, without the stamp check, damaged records included (marked `damage`); undefined when
+   * it does not exist yet.
+   */
   async inspect(workspace: string, name: CollectionName): Promise<InspectedCollection | undefined> {
     const client = await this.client(workspace);
     if (embedded(name)) await this.finishSwap(workspace, client, name);
     const collection = await this.existing(client, name);
-    return collection ? { stamp: stampOf(collection), records: this.wrap(collection, name) } : undefined;
+    return collection ? { stamp: stampOf(collection), records: this.wrap(collection, name, true) } : undefined;
   }
 
   /** Where re-embedded records of `name` are gathered, stamped with this server's embedder. */
@@ -229,7 +254,7 @@ export class ChromaStore {
       await this.guard("drop staging", () => client.deleteCollection({ name: stagingName(name) }));
       staging = await create();
     }
-    return this.wrap(staging, stagingName(name));
+    return this.wrap(staging, stagingName(name), true);
   }
 
   /** Replaces `name` by its complete staging collection, which takes the name and this server's stamp. */
@@ -323,13 +348,24 @@ export class ChromaStore {
     return new ChromaClient({ ...this.connection, tenant: TENANT, database: workspace });
   }
 
-  private wrap(collection: Collection, name: string): RecordCollection {
+  /**
+   * A collection's records for the layers above. Damaged records (see StoredRecord.damage) are left out of every
+   * read unless `keepDamaged` or the read asks for them, and each one left out is logged for the operator.
+   */
+  private wrap(collection: Collection, name: string, keepDamaged: boolean): RecordCollection {
     const path = collectionPath(collection);
     const reads: CollectionReads = {
       get: (body) => this.reads.post(`${path}/get`, body),
       query: (body) => this.reads.post(`${path}/query`, body),
     };
-    return new RecordCollection(collection, reads, (what, fn) => this.guard(`${name}.${what}`, fn), layoutOf(name));
+    const screen = screenOf(name);
+    const screening: Screening | undefined = screen && {
+      screen,
+      keepDamaged,
+      skipped: (id, damage) =>
+        this.log.warn("damaged record left out of a read; verify_store reports it", { collection: name, id, damage }),
+    };
+    return new RecordCollection(collection, reads, (what, fn) => this.guard(`${name}.${what}`, fn), layoutOf(name), screening);
   }
 
   private async guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
@@ -377,12 +413,20 @@ interface CollectionReads {
   query(body: Record<string, unknown>): Promise<QueryReply>;
 }
 
+/** How a collection's reads check their records: what is wrong with one, and whether the damaged are kept. */
+interface Screening {
+  screen: Screen;
+  keepDamaged: boolean;
+  skipped: (id: string, damage: string) => void;
+}
+
 export class RecordCollection {
   constructor(
     private readonly collection: Collection,
     private readonly reads: CollectionReads,
     private readonly guard: Guard,
     private readonly layout: MetadataLayout = FLAT_LAYOUT,
+    private readonly screening?: Screening,
   ) {}
 
   /** Chroma's id of the collection: a collection dropped and made again (restore, re-embedding) has another. */
@@ -405,8 +449,9 @@ export class RecordCollection {
   async *pages(options: { size: number; withDocuments?: boolean; withEmbeddings?: boolean }): AsyncGenerator<StoredRecord[]> {
     const { size, ...include } = options;
     for (let offset = 0; ; offset += size) {
-      const page = await this.get({ limit: size, offset, ...include });
-      yield page;
+      // Damaged records come too: a page left short by one would end the walk early.
+      const page = await this.get({ limit: size, offset, ...include, withDamaged: true });
+      yield this.screening?.keepDamaged === false ? page.filter((r) => r.damage === undefined) : page;
       if (page.length < size) return;
     }
   }
@@ -419,6 +464,8 @@ export class RecordCollection {
     offset?: number;
     withDocuments?: boolean;
     withEmbeddings?: boolean;
+    /** Damaged records too, marked `damage` (always so for a collection from `inspect`). */
+    withDamaged?: boolean;
   }): Promise<StoredRecord[]> {
     if (options.ids && options.ids.length === 0) return [];
     if (options.where) this.layout.check(options.where);
@@ -431,15 +478,26 @@ export class RecordCollection {
         include: ["metadatas", ...(options.withDocuments ? ["documents"] : []), ...(options.withEmbeddings ? ["embeddings"] : [])],
       }),
     );
-    return result.ids.map((id, i) => {
+    const { screening } = this;
+    const keepDamaged = options.withDamaged === true || screening?.keepDamaged === true;
+    return result.ids.flatMap((id, i) => {
       const embedding = options.withEmbeddings ? result.embeddings?.[i] : undefined;
       const stored = cleanMetadata(result.metadatas?.[i]);
-      return {
-        id,
-        metadata: this.layout.read(stored),
-        ...(options.withDocuments ? { document: this.layout.textOf(stored) ?? result.documents?.[i] ?? "" } : {}),
-        ...(embedding && embedding.length > 0 ? { embedding } : {}),
-      };
+      const metadata = this.layout.read(stored);
+      const damage = screening?.screen(metadata);
+      if (damage !== undefined && !keepDamaged) {
+        screening?.skipped(id, damage);
+        return [];
+      }
+      return [
+        {
+          id,
+          metadata,
+          ...(options.withDocuments ? { document: this.layout.textOf(stored) ?? result.documents?.[i] ?? "" } : {}),
+          ...(embedding && embedding.length > 0 ? { embedding } : {}),
+          ...(damage !== undefined ? { damage } : {}),
+        },
+      ];
     });
   }
 

@@ -10,4 +10,4 @@ export function expectContractOutput(operationId: string, body: unknown): void {
 
 export const operationIds = () => contract.operations.map((op) => op.operationId);
 /** The operations an agent token may call. */
-export const agentOperationIds = () => contract.operations.filter((op) => op.requiredRole !== "admin").map((op) => op.operationId);
+export const agentOperationIds = () => contract.operations.filter((op) => op.requiredRole === "agent").map((op) => op.operationId);

@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import type { Server } from "node:http";
 import { ChromaClient } from "chromadb";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -11,7 +10,9 @@ import type { Role } from "../../src/auth/principal.js";
 import type { Embedder } from "../../src/embeddings/embedder.js";
 import type { RetrievalTuning } from "../../src/retrieval/retrieval-tuning.js";
 import { createEmbedder } from "../../src/embeddings/create.js";
+import { HTTP_DEFAULTS, type HttpServerSettings } from "../../src/config.js";
 import { createApp } from "../../src/http/app.js";
+import { closeServer, createHttpServer, listen } from "../../src/http/server.js";
 import type { ConsoleFiles } from "../../src/http/console-route.js";
 import { silentLogger, type Logger } from "../../src/logger.js";
 import { createRuntime, type Runtime, type SummarizerFactory } from "../../src/runtime.js";
@@ -76,6 +77,8 @@ export async function startCairn(
     indexDir?: string;
     /** The runtime's own log (`log` is the HTTP app's); silent by default. */
     runtimeLog?: Logger;
+    /** The HTTP server's connection limits over the defaults (config.ts). */
+    http?: Partial<HttpServerSettings>;
   } = {},
 ): Promise<TestCairn> {
   // Through the real tokens-file parser, as an operator's file would go.
@@ -101,18 +104,13 @@ export async function startCairn(
     host: "127.0.0.1",
     ...(options.console ? { console: options.console } : {}),
   });
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, "127.0.0.1", () => resolve(s));
-  });
+  const server = await listen(createHttpServer(app, { ...HTTP_DEFAULTS, ...options.http }, options.log ?? silentLogger), 0, "127.0.0.1");
   const { port } = server.address() as AddressInfo;
   return {
     url: new URL(`http://127.0.0.1:${port}`),
     runtime,
     close: async () => {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await closeServer(server);
       await runtime.summarizer?.stop();
       await runtime.close();
     },

@@ -1,5 +1,6 @@
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
+import { damageOf, describeDamage } from "@cairn/openapi";
 import { Checksums, FORMAT, VERSION, type ManifestLine, type RecordLine, type WorkspaceManifest } from "../backup-format.js";
 import type { ExportedRecord, ImportResult, TransferCollection } from "../client.js";
 import { CliError, type Io } from "../io.js";
@@ -110,6 +111,18 @@ export async function checkFile(file: string): Promise<ManifestLine> {
         typeof record.record?.id !== "string"
       ) {
         throw damaged(`line ${number} is not a record line`);
+      }
+      // What memory-core's import would refuse, found before anything is sent: such a file restores nothing.
+      const damage =
+        typeof record.record.metadata === "object" && record.record.metadata !== null
+          ? damageOf(record.collection, record.record.metadata)
+          : [];
+      if (damage.length > 0) {
+        throw new CliError(
+          `${file} holds a damaged record at line ${number} (${record.collection} ${record.record.id} of ${record.workspace}): ` +
+            `${describeDamage(damage)}; nothing was restored. A backup holds records as the store held them: run ` +
+            "`cairn repair --apply` on the store it was taken from (it moves damaged records into quarantine), then back up again.",
+        );
       }
       checksums.line(text, record);
     } else if (value.type === "header" && number === 1) {

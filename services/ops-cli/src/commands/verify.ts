@@ -43,8 +43,15 @@ export async function repair(targets: Target[], apply: boolean, json: boolean, i
   else {
     for (const r of reports) {
       io.stdout.write(describe(r.before));
-      const what = `${r.slots_retired} slots to retire, ${r.slots_restored} to put back, ${r.audit_entries_written} audit entries to write, ${r.memories} memories concerned`;
-      io.stdout.write(r.applied ? `  repaired: ${what.replaceAll(" to ", " ")}\n` : `  dry run: ${what}; run again with --apply to mend\n`);
+      const done = r.applied;
+      const what = [
+        `${r.slots_retired} slots ${done ? "retired" : "to retire"}`,
+        `${r.slots_restored} ${done ? "put back" : "to put back"}`,
+        `${r.audit_entries_written} audit entries ${done ? "written" : "to write"}`,
+        `${r.records_quarantined} damaged records ${done ? "moved" : "to move"} into quarantine`,
+        `${r.memories} memories concerned`,
+      ].join(", ");
+      io.stdout.write(done ? `  repaired: ${what}\n` : `  dry run: ${what}; run again with --apply to mend\n`);
     }
     for (const report of after) io.stdout.write(`after repair, ${describe(report)}`);
   }

@@ -50,8 +50,8 @@ export function finalize(draft: MemoryDraft): AddMemoryRequest {
   const tags = [...new Set(draft.tags)].filter((t) => /^[^\s,]{1,64}$/.test(t));
   if (cut) tags.push("truncated");
   const request: AddMemoryRequest = {
-    session_id: draft.session_id,
-    idempotency_key: draft.idempotency_key,
+    session_id: sessionIdOf(draft.session_id),
+    idempotency_key: keyOf(draft.idempotency_key),
     prompt,
     thought,
     response,
@@ -61,7 +61,7 @@ export function finalize(draft: MemoryDraft): AddMemoryRequest {
   };
   if (draft.kind) request.kind = draft.kind;
   if (draft.occurred_at) request.occurred_at = draft.occurred_at;
-  if (draft.model) request.model = sliceWhole(draft.model, 128);
+  if (draft.model) request.model = sliceWhole(redact(draft.model), 128);
   if (draft.author) {
     const author = sliceWhole(redact(draft.author).trim(), LIMITS.author);
     if (author) request.author = author;
@@ -76,19 +76,25 @@ export function sliceWhole(text: string, max: number): string {
   return text.slice(0, end);
 }
 
-/** A session id as the contract takes it: its own characters kept, anything else turned into `-`. */
+/** A session id as the contract takes it: redacted, its own characters kept, anything else turned into `-`. */
 export function sessionIdOf(raw: string): string {
-  const cleaned = raw.replace(/[^A-Za-z0-9._:@/-]/g, "-").replace(/^[^A-Za-z0-9]+/, "");
+  const cleaned = redact(raw)
+    .replace(/[^A-Za-z0-9._:@/-]/g, "-")
+    .replace(/^[^A-Za-z0-9]+/, "");
   return sliceWhole(cleaned || "session", LIMITS.sessionId);
 }
 
-/** An idempotency key as the contract takes it (printable ASCII, no spaces). */
+/** An idempotency key as the contract takes it (each part redacted, then printable ASCII, no spaces). */
 export function keyOf(...parts: string[]): string {
-  return sliceWhole(parts.map((p) => p.replace(/[^\x21-\x7E]/g, "_")).join(":"), LIMITS.key);
+  return sliceWhole(parts.map((p) => redact(p).replace(/[^\x21-\x7E]/g, "_")).join(":"), LIMITS.key);
 }
 
-/** Tickets a message names: tracker keys such as PAY-412, and issue or pull request numbers such as #123. */
-export function ticketsIn(text: string): string[] {
+/**
+ * Tickets a message names: tracker keys such as PAY-412, and issue or pull request numbers such as #123. Read
+ * from the redacted text, so that no part of a secret is taken for a ticket.
+ */
+export function ticketsIn(message: string): string[] {
+  const text = redact(message);
   const found = new Set<string>();
   for (const m of text.matchAll(/\b([A-Z][A-Z0-9]{1,9})-(\d{1,7})\b/g)) if (!NOT_TICKETS.has(m[1]!)) found.add(m[0]);
   for (const m of text.matchAll(/(?<![\w&#/])#(\d{1,7})\b/g)) found.add(m[0]);

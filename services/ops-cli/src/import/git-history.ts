@@ -16,7 +16,11 @@ export interface Commit {
   files: Array<{ path: string; added: number | null; deleted: number | null }>;
 }
 
-/** A commit that undoes another: the reverted commit's memory is marked outdated with this reason. */
+/**
+ * A commit that undoes another: the reverted commit's memory is marked outdated with this reason. The reason
+ * names the revert by its id alone, never by its message: a reason is kept in the audit log, which holds no
+ * memory's text (forget_memory cannot take it back from there), and the message is the revert's own memory.
+ */
 export interface Revert {
   revert: string;
   reverted: string;
@@ -98,7 +102,7 @@ export async function planGitImport(repo: string, options: { since?: string; bra
           .filter((h): h is string => h !== undefined && h !== c.hash && !reverted.includes(h))
       : [];
     for (const h of reverted) {
-      reverts.push({ revert: c.hash, reverted: h, reason: `Reverted by commit ${c.hash.slice(0, 12)}: "${c.subject}"`.slice(0, 1000) });
+      reverts.push({ revert: c.hash, reverted: h, reason: `Reverted by commit ${c.hash.slice(0, 12)} (the revert's memory says why).` });
     }
     return { hash: c.hash, request: finalize(commitDraft(c, root, reverted, [...new Set(fixes)])) };
   });

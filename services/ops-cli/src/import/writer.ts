@@ -1,7 +1,21 @@
 import type { AdminClient } from "../client.js";
 import { RefusedError } from "../client.js";
-import type { OperationOutput } from "@cairn/openapi";
+import type { OperationId, OperationOutput, OperationRequest } from "@cairn/openapi";
 import type { AddMemoryRequest } from "./draft.js";
+import { redactStrings } from "./redact.js";
+
+/**
+ * The importers' only way to memory-core: every string of every request (texts, refs, titles, reasons, keys)
+ * goes through `redact` on its way out, whatever derived it, so a reason or a key built from a commit subject
+ * cannot carry a secret past the redaction the drafts had. The importers take this, never an AdminClient.
+ */
+export class RedactingClient {
+  constructor(private readonly client: AdminClient) {}
+
+  call<K extends OperationId>(operationId: K, input: OperationRequest<K>): Promise<OperationOutput<K>> {
+    return this.client.call(operationId, redactStrings(input));
+  }
+}
 
 /** What became of one memory sent: stored now, there already (a replay), or there already with other content. */
 export type Written = { id: string; outcome: "stored" | "replayed" } | { id: undefined; outcome: "conflict" };
@@ -24,7 +38,7 @@ export const BULK_BYTES = 480_000;
  * (or a run after an interruption) replays what is there instead of storing it again.
  */
 export async function storeMemories(
-  client: AdminClient,
+  client: RedactingClient,
   memories: readonly AddMemoryRequest[],
   onProgress: (done: number) => void = () => undefined,
 ): Promise<Written[]> {

@@ -22,7 +22,10 @@ export function MemoryRow({
     <li class="row">
       <div class="row-head">
         <a href={memoryHref(memory.id)} class="row-link">
-          <time dateTime={memory.recorded_at}>{when(memory.recorded_at)}</time>
+          {/* When it happened, for imported history (a commit's time), else when it was stored. */}
+          <time dateTime={memory.occurred_at ?? memory.recorded_at} title={`stored ${when(memory.recorded_at)}`}>
+            {when(memory.occurred_at ?? memory.recorded_at)}
+          </time>
         </a>
         <span class="agent">{memory.agent}</span>
         <a href={sessionHref(memory.session_id)} class="session">

@@ -189,7 +189,8 @@ export function MemoryPage({ call, caller, id }: { call: Call; caller: Caller; i
             <ol class="plain audit">
               {audit.map((entry, i) => (
                 <li key={i}>
-                  {when(entry.at)}: {entry.action} by {entry.actor}
+                  {when(entry.at)}: {entry.action}
+                  {entry.replaces ? ` of ${entry.replaces}` : ""} by {entry.actor}
                   {entry.reason ? ` (${entry.reason})` : ""}
                 </li>
               ))}
