@@ -2,6 +2,7 @@ import { benchBulk } from "./bulk.js";
 import { benchChromaChanges } from "./chroma-changes.js";
 import { benchChromaTether } from "./chroma-tether.js";
 import { benchChromaWrites } from "./chroma-writes.js";
+import { benchEmbeddingLoad } from "./embedding-load.js";
 import { benchHttpEdges } from "./http-edges.js";
 import { benchHostile } from "./hostile.js";
 import { benchLexical } from "./lexical.js";
@@ -29,6 +30,7 @@ const benches: Record<string, (argv: string[]) => Promise<void>> = {
   "chroma-changes": benchChromaChanges,
   "chroma-tether": benchChromaTether,
   "chroma-writes": benchChromaWrites,
+  "embedding-load": benchEmbeddingLoad,
   "http-edges": benchHttpEdges,
   hostile: benchHostile,
   lexical: benchLexical,

@@ -45,7 +45,10 @@ export interface Runtime {
    * each: its collections checked against the embedding stamp, its lexical indexes loaded. Throws when it cannot.
    */
   openWorkspace(workspace: string): Promise<void>;
-  /** Stops what the runtime runs on its own (the lexical ranking thread); the summarizer is stopped by its owner. */
+  /**
+   * Stops what the runtime runs on its own (the lexical ranking thread, the local model's thread unless the embedder
+   * was passed in); the summarizer is stopped by its owner.
+   */
   close(): Promise<void>;
 }
 
@@ -97,6 +100,19 @@ export class WarmUpError extends Error {
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const contract = await loadContract();
   const embedder = options.embedder ?? (await createEmbedder(options.embeddings, options.log));
+  try {
+    return await assembleRuntime(options, contract, embedder);
+  } catch (error) {
+    if (!options.embedder) await embedder.close?.();
+    throw error;
+  }
+}
+
+async function assembleRuntime(
+  options: RuntimeOptions,
+  contract: Awaited<ReturnType<typeof loadContract>>,
+  embedder: Embedder,
+): Promise<Runtime> {
   const metrics = new Metrics({ processMetrics: options.processMetrics ?? true });
   const store = new ChromaStore(
     options.chromaUrl,
@@ -136,6 +152,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     watch?.stop();
     await memories.close();
     store.close();
+    // An embedder passed in belongs to whoever passed it.
+    if (!options.embedder) await embedder.close?.();
   };
   // The lexical indexes are derived from Chroma: loaded from their snapshots and caught up from the change feed,
   // or else rebuilt from Chroma, at every start before the first request.
@@ -233,6 +251,7 @@ export async function openSummarizerPort(
     async close() {
       await memories.close();
       store.close();
+      await embedder.close?.();
     },
   };
 }

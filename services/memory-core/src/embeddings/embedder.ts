@@ -4,4 +4,6 @@ export interface Embedder {
   readonly model: string;
   readonly dimension: number;
   embed(texts: readonly string[]): Promise<number[][]>;
+  /** Stops what the embedder runs beside the caller (the local model's thread); embedding fails afterwards. */
+  close?(): Promise<void>;
 }

@@ -4,7 +4,7 @@ import type { Logger } from "../logger.js";
 import { JsonClient, Rejected, Unreachable } from "../net/json-client.js";
 import type { Embedder } from "./embedder.js";
 
-const MAX_INPUTS_PER_REQUEST = 128;
+export const MAX_INPUTS_PER_REQUEST = 128;
 const TIMEOUT_MS = 30_000;
 /** Tries after the first, on a refused connection, a timeout, or a status that says to come back later. */
 const RETRIES = 2;

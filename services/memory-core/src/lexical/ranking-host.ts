@@ -1,7 +1,5 @@
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { spawnModuleWorker } from "../worker-thread.js";
 import type { AnalyzedDocument, LexicalHit, LexicalQuery, RankedDocument, RankingOptions, RankingStats } from "./ranking.js";
 import type { SnapshotStretch } from "./snapshot.js";
 
@@ -111,7 +109,7 @@ class RankingThread {
   running = true;
 
   constructor(onStopped: (error: unknown) => void) {
-    this.worker = spawnWorker();
+    this.worker = spawnModuleWorker(import.meta.url, "ranking-worker");
     this.worker.unref();
     this.worker.on("message", (reply: RankingReply) => this.settle(reply));
     this.worker.on("error", (error) => {
@@ -176,16 +174,3 @@ class RankingThread {
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-
-/**
- * The worker runs the module beside this one. Run from TypeScript sources (tsx, vitest), the thread registers
- * tsx's loader itself before importing it: a worker does not inherit the loader of the thread that starts it.
- */
-function spawnWorker(): Worker {
-  const fromSource = import.meta.url.endsWith(".ts");
-  const entry = new URL(`./ranking-worker.${fromSource ? "ts" : "js"}`, import.meta.url);
-  if (!fromSource) return new Worker(entry);
-  const tsxApi = pathToFileURL(join(dirname(createRequire(import.meta.url).resolve("tsx/package.json")), "dist/esm/api/index.mjs"));
-  const boot = `const { register } = await import(${JSON.stringify(tsxApi.href)}); register(); await import(${JSON.stringify(entry.href)});`;
-  return new Worker(new URL(`data:text/javascript,${encodeURIComponent(boot)}`));
-}
