@@ -253,9 +253,8 @@ export interface paths {
         };
         /**
          * Who your token stands for.
-         * @description Your token's workspace, agent and role (`admin` may call the admin operations; `importer`, a token
-         *     for imports of history, may call add_memories and every operation an agent may, and is not listed as a
-         *     teammate by query_team_status).
+         * @description Your token's workspace, agent and role (`admin` may call the admin operations; `importer` writes
+         *     imported history and is no teammate).
          */
         get: operations["get_caller"];
         put?: never;
