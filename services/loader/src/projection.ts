@@ -1,6 +1,6 @@
 import { constants } from "node:fs";
-import { access, mkdir, readFile } from "node:fs/promises";
-import { dirname, join, relative } from "node:path";
+import { access, readFile } from "node:fs/promises";
+import { join, relative } from "node:path";
 import { writeAtomically } from "./atomic-write.js";
 import type { Harness } from "./harnesses.js";
 import { LoaderError } from "./index-files.js";
@@ -38,7 +38,6 @@ export async function project(harness: Harness, agent: string, content: string, 
   }
   for (const plan of plans) {
     if (plan.after === plan.before) continue;
-    await mkdir(dirname(plan.path), { recursive: true });
     await writeAtomically(plan.path, plan.after);
   }
   return { files: plans.map((p) => ({ path: p.path, changed: p.after !== p.before })) };

@@ -1,9 +1,9 @@
-import { randomBytes } from "node:crypto";
 import { constants, statSync } from "node:fs";
-import { access, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
-import { basename, delimiter, dirname, join, resolve } from "node:path";
+import { access, readFile, stat } from "node:fs/promises";
+import { delimiter, dirname, join, resolve } from "node:path";
 import { applyEdits, format, modify, parse, printParseErrorCode, type FormattingOptions, type ParseError } from "jsonc-parser";
 import { AGENT_PATTERN } from "@cairn/memory-core/tokens-file";
+import { writeAtomically } from "@cairn/loader/atomic-write";
 import { CliError, usageError, type Io } from "../io.js";
 
 /**
@@ -364,18 +364,5 @@ async function gitTopLevel(dir: string): Promise<string | undefined> {
   for (let current = dir; ; current = dirname(current)) {
     if (await exists(join(current, ".git"))) return current;
     if (dirname(current) === current) return undefined;
-  }
-}
-
-/** Through a temporary file in the same folder and a rename: a harness reads the old file or the new one. */
-async function writeAtomically(path: string, content: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(4).toString("hex")}.tmp`);
-  try {
-    await writeFile(temporary, content, { flag: "wx" });
-    await rename(temporary, path);
-  } catch (error) {
-    await rm(temporary, { force: true });
-    throw error;
   }
 }

@@ -1,8 +1,8 @@
-import { randomBytes } from "node:crypto";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
 import yaml from "js-yaml";
 import { AGENT_PATTERN, newToken, parseTokensFile, sha256, WORKSPACE_PATTERN, type TokenEntry } from "@cairn/memory-core/tokens-file";
+import { writeAtomically } from "@cairn/loader/atomic-write";
 import { defaultTokensFile } from "../config.js";
 import { CliError, usageError, type Io } from "../io.js";
 
@@ -47,10 +47,7 @@ async function readState(file: string, missingOk: boolean): Promise<FileState> {
 async function writeState(file: string, raw: Array<Record<string, unknown>>): Promise<void> {
   const text = `${HEADER}${yaml.dump({ tokens: raw })}`;
   parseTokensFile(text, file);
-  await mkdir(dirname(file), { recursive: true });
-  const temporary = `${file}.${randomBytes(4).toString("hex")}.tmp`;
-  await writeFile(temporary, text, { mode: 0o600, flag: "wx" });
-  await rename(temporary, file);
+  await writeAtomically(file, text, { mode: 0o600 });
 }
 
 /** Adds a token and prints it once: the file keeps only its SHA-256. */
