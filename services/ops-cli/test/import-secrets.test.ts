@@ -1,9 +1,9 @@
-import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { http, makeToken, startCairn, uniqueWorkspace, type TestCairn, type TestToken } from "../../memory-core/test/support/harness.js";
+import { gitIn } from "./support/git.js";
 import { cairnCli } from "./support/run-cli.js";
 
 /**
@@ -39,19 +39,7 @@ beforeAll(async () => {
   cairn = await startCairn([dev, ops, bulkOps, talker, talkOps]);
   repo = join(dir, "deploy");
   await mkdir(repo, { recursive: true });
-  const git = (...args: string[]) =>
-    execFileSync("git", ["-C", repo, ...args], {
-      encoding: "utf8",
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: dir,
-        GIT_CONFIG_NOSYSTEM: "1",
-        GIT_AUTHOR_NAME: "Ada Lovelace",
-        GIT_AUTHOR_EMAIL: "ada@example.com",
-        GIT_COMMITTER_NAME: "Ada Lovelace",
-        GIT_COMMITTER_EMAIL: "ada@example.com",
-      },
-    }).trim();
+  const git = gitIn(repo, dir);
   git("init", "-q", "-b", "main");
   await writeFile(join(repo, "deploy.yaml"), "region: eu-west-1\n");
   git("add", "deploy.yaml");

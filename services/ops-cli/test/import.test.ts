@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +6,7 @@ import { loadContract } from "@cairn/openapi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { http, makeToken, startCairn, uniqueWorkspace, type TestCairn, type TestToken } from "../../memory-core/test/support/harness.js";
 import { BULK_BYTES, BULK_ITEMS } from "../src/import/writer.js";
+import { gitIn } from "./support/git.js";
 import { cairnCli } from "./support/run-cli.js";
 
 /** The importers as an operator runs them: the CLI as a child process, a real git repository, a real stack. */
@@ -78,24 +78,13 @@ async function buildRepository(): Promise<{ repo: string; hashes: Hashes }> {
   const repo = join(dir, "shop");
   await mkdir(join(repo, "src"), { recursive: true });
   let clock = Date.parse("2026-10-01T09:00:00Z");
+  // A fixed clock per commit: the dates, and so what --since takes, are known to the assertions.
+  let next = "";
+  const dated = gitIn(repo, dir, () => next);
   const git = (...args: string[]) => {
-    // A fixed clock per commit: the dates, and so what --since takes, are known to the assertions.
     if (args[0] === "commit" || args[0] === "revert") clock += 3_600_000;
-    const date = new Date(clock).toISOString();
-    return execFileSync("git", ["-C", repo, ...args], {
-      encoding: "utf8",
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: dir,
-        GIT_CONFIG_NOSYSTEM: "1",
-        GIT_AUTHOR_NAME: "Ada Lovelace",
-        GIT_AUTHOR_EMAIL: "ada@example.com",
-        GIT_COMMITTER_NAME: "Ada Lovelace",
-        GIT_COMMITTER_EMAIL: "ada@example.com",
-        GIT_AUTHOR_DATE: date,
-        GIT_COMMITTER_DATE: date,
-      },
-    }).trim();
+    next = new Date(clock).toISOString();
+    return dated(...args);
   };
   const commit = async (file: string, text: string, message: string[]) => {
     await writeFile(join(repo, file), text);
