@@ -13,7 +13,7 @@ import { percentile, prng, round } from "./stats.js";
 
 /**
  * The heaviest valid requests against memory-core with the local model, and what the other callers see meanwhile
- * (issue 34, items 1 and 3; docs/benchmarks.md, session 19).
+ * (issue 34, items 1 and 3; docs/benchmarks.md, "Reliability: what one caller can do to everyone else").
  *
  *   npm run bench -- embedding-load [--root DIR] [--phases long,long3,batch,batch4] [--items 500] [--port N] [--log FILE]
  *

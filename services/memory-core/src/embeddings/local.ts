@@ -9,7 +9,7 @@ const MODEL = "use-lite-512";
 const DIMENSION = 512;
 /**
  * Texts per model pass. The model's WebAssembly heap grows with the largest pass it has run and never shrinks,
- * while the time per text is about the same from 8 texts a pass up (docs/benchmarks.md, session 19).
+ * while the time per text is about the same from 8 texts a pass up (docs/benchmarks.md, "Reliability: what one caller can do to everyone else").
  */
 export const LOCAL_PASS_TEXTS = 16;
 /** Characters of one text the model is given at most (bounded-text.ts; docs/design.md, "Embeddings"). */

@@ -113,7 +113,7 @@ export interface AnalyzedField {
  * The most distinct terms one field gives the index: its MAX_FIELD_TERMS most frequent, the earlier first among
  * equals. Each distinct term costs the index a posting of its own, so a field of unique junk words would otherwise
  * grow it by as many postings as it has words; real text of the longest field the contract takes holds fewer
- * (docs/benchmarks.md, "Session 19").
+ * (docs/benchmarks.md, "Reliability: what one caller can do to everyone else").
  */
 export const MAX_FIELD_TERMS = 2048;
 

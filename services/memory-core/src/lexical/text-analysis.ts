@@ -69,7 +69,7 @@ const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script
 let segmenter: Intl.Segmenter | undefined;
 /**
  * The most the segmenter is given at once. ICU's dictionary segmentation costs more than its length on a long run
- * (docs/benchmarks.md, "Session 19"); real text breaks its runs with punctuation long before this.
+ * (docs/benchmarks.md, "Reliability: what one caller can do to everyone else"); real text breaks its runs with punctuation long before this.
  */
 export const SEGMENT_CHARS = 1024;
 
@@ -175,7 +175,7 @@ export const ANALYSIS_VERSION = 2;
 /**
  * The longest term: a longer token (a blob, a minified line, a run of unspaced script the segmenter leaves whole)
  * is indexed and asked as its first MAX_TERM_CHARS characters, so that one token costs the index a bounded number of
- * bytes and still finds itself. Nearly every real identifier, path and word is shorter (docs/benchmarks.md, "Session 19").
+ * bytes and still finds itself. Nearly every real identifier, path and word is shorter (docs/benchmarks.md, "Reliability: what one caller can do to everyone else").
  */
 export const MAX_TERM_CHARS = 64;
 

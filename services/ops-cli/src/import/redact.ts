@@ -39,7 +39,7 @@ const BASE64_40 = String.raw`(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+
 /**
  * How often a 40-character run must change character class (upper, lower, digit, `/` or `+`) between neighbours
  * to read as random. A random key changes at most of its 39 places; a camelCase identifier or a path, at its
- * word boundaries only (docs/benchmarks.md, "Session 19: redaction", has what each side loses).
+ * word boundaries only (docs/benchmarks.md, "Reliability: what one caller can do to everyone else", redaction, has what each side loses).
  */
 export const RANDOM_CHANGES = 16;
 /** The share of capitals followed by a lowercase letter from which a run reads as camelCase words. */
