@@ -1,4 +1,5 @@
 import type { FieldError } from "@cairn/openapi";
+import { clip } from "./text.js";
 
 /** The stable error codes of the contract's `Problem.code`. */
 export type ErrorCode =
@@ -89,10 +90,10 @@ export class CairnError extends Error {
 export const LISTED_ERRORS_LIMIT = 20;
 export const FIELD_TEXT_LIMIT = 200;
 
-const clip = (text: string) => (text.length > FIELD_TEXT_LIMIT ? `${text.slice(0, FIELD_TEXT_LIMIT - 1)}…` : text);
-
 export const validationFailed = (errors: FieldError[], hint?: string) => {
-  const listed = errors.slice(0, LISTED_ERRORS_LIMIT).map((e) => ({ path: clip(e.path), message: clip(e.message) }));
+  const listed = errors
+    .slice(0, LISTED_ERRORS_LIMIT)
+    .map((e) => ({ path: clip(e.path, FIELD_TEXT_LIMIT), message: clip(e.message, FIELD_TEXT_LIMIT) }));
   const more = errors.length - listed.length;
   const detail =
     listed.map((e) => (e.path ? `${e.path} ${e.message}` : e.message)).join("; ") +

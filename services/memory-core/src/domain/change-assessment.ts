@@ -1,6 +1,7 @@
 import type { OperationInput, OperationOutput } from "@cairn/openapi";
 import { taskText } from "../records/memory-brief.js";
-import { clip, isOutdated, isSuperseded, parseList } from "../records/turn-record.js";
+import { isOutdated, isSuperseded, parseList } from "../records/turn-record.js";
+import { clip } from "../text.js";
 import type { Correction } from "../records/types.js";
 import type { HybridRetrieval } from "../retrieval/hybrid-retrieval.js";
 import type { StoredRecord } from "../store/chroma-store.js";

@@ -1,7 +1,8 @@
 import type { OperationOutput } from "@cairn/openapi";
 import { terms } from "../lexical/text-analysis.js";
 import { taskText } from "../records/memory-brief.js";
-import { clip, turnFields } from "../records/turn-record.js";
+import { turnFields } from "../records/turn-record.js";
+import { clip } from "../text.js";
 import type { AddMemoryRequest } from "../records/types.js";
 import type { HybridRetrieval } from "../retrieval/hybrid-retrieval.js";
 import type { StoredRecord } from "../store/chroma-store.js";

@@ -3,7 +3,8 @@ import type { StoredRecord } from "../store/chroma-store.js";
 import type { LexicalIndexes } from "../lexical/indexes.js";
 import { taskText } from "../records/memory-brief.js";
 import type { RecencyIndex } from "./recency.js";
-import { clip, isOutdated, isSuperseded, parseList, turnFields } from "../records/turn-record.js";
+import { isOutdated, isSuperseded, parseList, turnFields } from "../records/turn-record.js";
+import { clip } from "../text.js";
 import type { Check } from "../records/types.js";
 
 type TeamStatusResult = OperationOutput<"query_team_status">;

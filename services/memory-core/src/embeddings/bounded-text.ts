@@ -1,3 +1,5 @@
+import { isLowSurrogate } from "../text.js";
+
 /** How many stretches of a long text are embedded in its place (see `representativeText`). */
 const WINDOWS = 4;
 
@@ -37,5 +39,3 @@ function wholeWords(text: string, start: number, end: number): string {
   if (to < text.length && isLowSurrogate(text.charCodeAt(to))) to -= 1;
   return text.slice(from, Math.max(from, to)).trim();
 }
-
-const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;

@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import irregularPlurals from "irregular-plurals";
 import { stemmer } from "stemmer";
+import { isHighSurrogate } from "../text.js";
 
 /**
  * How text becomes search terms, the same for what is stored and what is asked:
@@ -103,8 +104,6 @@ function wordsOf(run: string): string[] {
   }
   return out;
 }
-
-const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 
 /**
  * Where an identifier's words meet: lower to upper (refresh|Token), the last capital of an acronym before a

@@ -4,6 +4,7 @@ import { ErrorCode, ListToolsRequestSchema, McpError, RequestSchema, type CallTo
 import type { Principal } from "../auth/principal.js";
 import { asCairnError, CairnError, RETRY_AFTER_SECONDS } from "../errors.js";
 import type { Logger } from "../logger.js";
+import { clip } from "../text.js";
 import type { OperationExecutor, Transport } from "../operations/executor.js";
 import { toolsFor } from "./tools.js";
 
@@ -87,8 +88,6 @@ class CairnMcpServer extends Server {
 /** How long a part of an InvalidParams message may be: it names what the caller sent, which has no bound. */
 const PART_LIMIT = 120;
 
-const clip = (text: string) => (text.length > PART_LIMIT ? `${text.slice(0, PART_LIMIT)}…` : text);
-
 /**
  * InvalidParams naming the first problem of the params and how many others there are: never the issue list. A
  * plain error with a JSON-RPC code, which the SDK answers with as it is (an McpError's message carries its code).
@@ -100,7 +99,7 @@ function invalidParams(method: string, error: unknown): Error & { code: number }
   const what = typeof first?.message === "string" ? first.message : "is not valid";
   const where = path.startsWith("params.") ? path.slice("params.".length) : path === "params" ? "" : path;
   const rest = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
-  const message = `Invalid params for ${clip(method)}: ${where ? `${clip(where)}: ` : ""}${clip(what)}${rest}; see the MCP specification for this method's params`;
+  const message = `Invalid params for ${clip(method, PART_LIMIT)}: ${where ? `${clip(where, PART_LIMIT)}: ` : ""}${clip(what, PART_LIMIT)}${rest}; see the MCP specification for this method's params`;
   return Object.assign(new Error(message), { code: ErrorCode.InvalidParams });
 }
 

@@ -1,5 +1,6 @@
 import type { StoredRecord } from "../store/chroma-store.js";
 import { terms, tokenize, toTerm } from "../lexical/text-analysis.js";
+import { isHighSurrogate, isLowSurrogate } from "../text.js";
 import { isOutdated, isSuperseded, reviewOf, turnFields } from "./turn-record.js";
 import type { Kind, MemoryBrief } from "./types.js";
 
@@ -123,9 +124,6 @@ export function snippetText(record: StoredRecord, query: string): string {
   else if (more && isHighSurrogate(cut.charCodeAt(end - 1))) end -= 1;
   return `${start > 0 ? "…" : ""}${cut.slice(0, end).trimEnd()}${more ? "…" : ""}`;
 }
-
-const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
-const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
 
 /** A long run without spaces in pieces of PIECE_CHARS (a character outside the basic plane is not cut in two), with their offsets. */
 function* pieces(word: string): Generator<[number, string]> {

@@ -1,5 +1,6 @@
 import { OPEN_VALIDITY } from "@cairn/openapi";
 import type { Metadata, StoredRecord } from "../store/chroma-store.js";
+import { clip } from "../text.js";
 import { canonicalHash } from "./ids.js";
 import type { Position } from "./cursor.js";
 import type { AddMemoryRequest, Check, Correction, Detail, Kind, Memory, Review } from "./types.js";
@@ -124,9 +125,6 @@ export function turnFields(record: StoredRecord): { prompt: string; thought: str
     response: document.slice(responseStart),
   };
 }
-
-/** `text` as it is when it fits in `chars` characters, else cut to `chars` with an ellipsis as the last. */
-export const clip = (text: string, chars: number): string => (text.length > chars ? `${text.slice(0, chars - 1).trimEnd()}…` : text);
 
 export function memoryFromRecord(record: StoredRecord, detail: Detail): Memory {
   const m = record.metadata;
