@@ -11,7 +11,7 @@ import type { Sequences } from "../ledger/sequences.js";
 import { buildTurnRecord, OPEN_VALIDITY, turnDocument } from "../records/turn-record.js";
 import type { AddMemoryRequest } from "../records/types.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
-import { gone, recordDamaged, type Corrections } from "./corrections.js";
+import { gone, type Corrections } from "./corrections.js";
 import { recencyAppend } from "./recency.js";
 import { addResult, replayOrConflict, resolveTurn, type AddMemoryOutcome, type TurnIds } from "./turn-writes.js";
 
@@ -173,7 +173,7 @@ export class BulkWrites {
     const found = (id: string): StoredRecord | Fresh | undefined => inStore.get(id) ?? inBatch.get(id);
     const repeat = (item: Resolved, of: StoredRecord | Fresh) => {
       if ("writeId" in of) repeats.push({ item, of });
-      else answer(item.index, () => replayOrConflictOf(of, item.ids.hash, item.keyGiven));
+      else answer(item.index, () => replayOrConflict(of, item.ids.hash, item.keyGiven));
     };
     for (const item of resolved) {
       try {
@@ -221,10 +221,10 @@ export class BulkWrites {
     for (const turn of fresh) {
       const record = stored.get(turn.ids.id)!;
       if (record.metadata.write_id === turn.writeId) outcomes[turn.index] = { created: true, result: addResult(record, false) };
-      else answer(turn.index, () => replayOrConflictOf(record, turn.ids.hash, turn.keyGiven));
+      else answer(turn.index, () => replayOrConflict(record, turn.ids.hash, turn.keyGiven));
     }
     await this.supersede(workspace, fresh, stored);
-    for (const { item, of } of repeats) answer(item.index, () => replayOrConflictOf(stored.get(of.ids.id)!, item.ids.hash, item.keyGiven));
+    for (const { item, of } of repeats) answer(item.index, () => replayOrConflict(stored.get(of.ids.id)!, item.ids.hash, item.keyGiven));
     return outcomes;
   }
 
@@ -323,12 +323,6 @@ export class BulkWrites {
       }
     }
   }
-}
-
-/** A write of an id already stored: a replay, a conflict, or, when the stored record is damaged, refused as such. */
-function replayOrConflictOf(record: StoredRecord, hash: string, keyGiven: boolean): ReturnType<typeof replayOrConflict> {
-  if (record.damage !== undefined) throw recordDamaged(record.id, record.damage);
-  return replayOrConflict(record, hash, keyGiven);
 }
 
 /** An item's own refusal (a 4xx): the item fails and the batch goes on. Anything else fails the batch. */

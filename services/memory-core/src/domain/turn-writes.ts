@@ -4,6 +4,7 @@ import { contentKey, turnId } from "../records/ids.js";
 import { payloadHash } from "../records/turn-record.js";
 import type { AddMemoryRequest, AddMemoryResult } from "../records/types.js";
 import type { StoredRecord } from "../store/chroma-store.js";
+import { recordDamaged } from "./corrections.js";
 
 /** What a write of one turn comes to, for `add_memory` and each item of `add_memories` alike. */
 
@@ -43,7 +44,9 @@ export function resolveTurn(principal: Principal, request: AddMemoryRequest): { 
   };
 }
 
+/** A write of an id already stored: a replay, a conflict, or, when the stored record is damaged, refused as such. */
 export function replayOrConflict(stored: StoredRecord, hash: string, keyGiven: boolean): AddMemoryOutcome {
+  if (stored.damage !== undefined) throw recordDamaged(stored.id, stored.damage);
   if (stored.metadata.payload_sha256 === hash) return { created: false, result: addResult(stored, true) };
   throw new CairnError(
     "idempotency_conflict",
