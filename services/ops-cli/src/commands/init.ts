@@ -4,6 +4,7 @@ import { delimiter, dirname, join, resolve } from "node:path";
 import { applyEdits, format, modify, parse, printParseErrorCode, type FormattingOptions, type ParseError } from "jsonc-parser";
 import { AGENT_PATTERN } from "@cairn/memory-core/tokens-file";
 import { writeAtomically } from "@cairn/loader/atomic-write";
+import { gitTopLevel } from "@cairn/loader/project";
 import { CliError, usageError, type Io } from "../io.js";
 
 /**
@@ -358,11 +359,4 @@ async function exists(path: string): Promise<boolean> {
     () => true,
     () => false,
   );
-}
-
-async function gitTopLevel(dir: string): Promise<string | undefined> {
-  for (let current = dir; ; current = dirname(current)) {
-    if (await exists(join(current, ".git"))) return current;
-    if (dirname(current) === current) return undefined;
-  }
 }
