@@ -120,6 +120,47 @@ describe("a write cut off and retried with its key", () => {
   });
 });
 
+describe("a write whose change-feed entry alone reached Chroma", () => {
+  it("verify names the entry it left, repair retires it, and the feed announces the turn once", async () => {
+    const body = turn("feed-only", 1, { idempotency_key: "feed-only-1" });
+    // As Chroma killed between the ledger's collections: the feed's add lands, the recency slot's and the audit
+    // entry's do not, so nothing but the feed entry is left of the first attempt.
+    let cut = 0;
+    faults.set((call) => {
+      if (call.verb !== "add" || !call.ids.some((id) => id.startsWith("seq:alice:") || id.startsWith(`seq:${AUDIT_STREAM}:`)))
+        return "pass";
+      cut++;
+      return "cut";
+    });
+    const first = await add(body);
+    faults.set(() => "pass");
+    expect(cut).toBeGreaterThan(0);
+    expect([first.status, first.body.code]).toEqual([503, "unavailable"]);
+    const { res } = await addUntilAcknowledged(body);
+    const id = res.body.id as string;
+    const puts = async () => {
+      const sequences = new Sequences(cairn.runtime.store);
+      const length = await sequences.length(workspace, "@turns");
+      const entries = await sequences.read(
+        workspace,
+        "@turns",
+        Array.from({ length }, (_, i) => i),
+      );
+      return [...entries.values()].filter((e) => e.record_id === id && e.op === "put" && e.void !== true).length;
+    };
+    expect(await puts(), "the feed announces the turn twice: the lost attempt's entry and the write's").toBe(2);
+
+    const found = await verify();
+    expect(found.problems.filter((p: { id?: string }) => p.id === id).map((p: { check: string }) => p.check)).toEqual([
+      "duplicate_feed_entry",
+    ]);
+    await repair(true);
+    expect(await verify()).toMatchObject({ healthy: true });
+    expect(await puts(), "after repair").toBe(1);
+    expect((await sessionTurns("feed-only")).map((t) => t.id)).toEqual([id]);
+  });
+});
+
 describe("a bulk write cut off and sent again", () => {
   const addBatch = (memories: object[]) => http(cairn.url, "POST", "/v1/memories/batch", { token: bulkAdmin.token, body: { memories } });
   const newest = async (sessionId: string) =>

@@ -321,22 +321,35 @@ export class IntegrityCheck {
       const label = `change feed of ${collection}`;
       const removed = new Set<string>();
       const missing: Array<{ seq: number; at: string; id: string; entry: SlotItem }> = [];
+      const leftBy = (seq: number, at: string, id: string, entry: SlotItem) => {
+        findings.add("duplicate_feed_entry", "ledger-feed", `${label} ${at} is left by a write that did not land`, id);
+        lostWrites.add(entry.write_id);
+        retire(stream, seq, entry.item);
+        if (turns.has(id)) touch(id, "retired a change-feed entry of a write that did not land");
+      };
+      // A stored turn's entries before its own write's are left by earlier attempts that did not land, though
+      // nothing else of theirs may have reached Chroma (the ledger's collections are written one by one); a
+      // correction's entries come after it.
+      const ownEntryAt = new Map<string, number>();
+      const earlier: Array<{ seq: number; at: string; id: string; entry: SlotItem }> = [];
       slotsChecked += await this.eachItem(
         workspace,
         stream,
         (seq, entry, at) => {
           const id = String(entry.record_id);
+          const turn = collection === "turns" ? turns.get(id) : undefined;
           if (entry.op === "remove") removed.add(id);
-          else if (collection === "turns" && lostWrites.has(entry.write_id) && entry.write_id !== turns.get(id)?.writeId) {
-            findings.add("duplicate_feed_entry", "ledger-feed", `${label} ${at} is left by a write that did not land`, id);
-            retire(stream, seq, entry.item);
-            if (turns.has(id)) touch(id, "retired a change-feed entry of a write that did not land");
-          } else if (!exists(id)) missing.push({ seq, at, id, entry });
+          else if (collection === "turns" && lostWrites.has(entry.write_id) && entry.write_id !== turn?.writeId) leftBy(seq, at, id, entry);
+          else if (turn && entry.write_id === turn.writeId) {
+            if (!ownEntryAt.has(id)) ownEntryAt.set(id, seq);
+          } else if (turn && !ownEntryAt.has(id)) earlier.push({ seq, at, id, entry });
+          else if (!exists(id)) missing.push({ seq, at, id, entry });
         },
         (seq, entry) => {
           if (collection === "turns" && entry.op === "put") landedLate(stream, entry.record_id, seq, entry, entry.item);
         },
       );
+      for (const { seq, at, id, entry } of earlier) if (seq < (ownEntryAt.get(id) ?? -1)) leftBy(seq, at, id, entry);
       for (const { seq, at, id, entry } of missing) {
         if (removed.has(id)) continue;
         findings.add("dangling_slot", "ledger-feed", `${label} ${at} names a record that is neither stored nor forgotten`, id);
