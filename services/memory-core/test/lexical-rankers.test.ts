@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { Condition } from "../src/retrieval/filters.js";
+import type { Condition } from "../src/records/filters.js";
 import { LexicalIndexes } from "../src/lexical/indexes.js";
 import { RankingHost, RankingThreadStopped } from "../src/lexical/ranking-host.js";
 import { Ranking, type RankedDocument } from "../src/lexical/ranking.js";

@@ -8,7 +8,7 @@ import type { AuditLog } from "../ledger/audit-log.js";
 import { ChangeFeed, feedAppend } from "../ledger/change-feed.js";
 import type { Sequences } from "../ledger/sequences.js";
 import type { Tombstones } from "../ledger/tombstones.js";
-import { recencyAppend } from "../domain/recency.js";
+import { recencyAppend } from "../ledger/sequences.js";
 import type { ExportedRecord, ImportRequest, ImportResult } from "../records/types.js";
 import type { Storage } from "../storage.js";
 

@@ -5,7 +5,8 @@ import { notFound } from "../errors.js";
 import type { LexicalIndexes } from "../lexical/indexes.js";
 import { decodeCursor, encodeCursor, encodeOffsetCursor, offsetFrom, oldestFirst, type Listing } from "../records/cursor.js";
 import { summaryId } from "../records/ids.js";
-import { briefOf, listingText, snippetText } from "../records/memory-brief.js";
+import { briefOf, listingText } from "../records/memory-brief.js";
+import { snippetText } from "../lexical/snippets.js";
 import { agentFlag, summaryFromRecord } from "../records/summary-record.js";
 import { memoryFromRecord, positionOf } from "../records/turn-record.js";
 import type {
@@ -18,7 +19,7 @@ import type {
   SessionResult,
 } from "../records/types.js";
 import { bestOf } from "../retrieval/confidence.js";
-import type { Condition } from "../retrieval/filters.js";
+import type { Condition } from "../records/filters.js";
 import type { HybridRetrieval } from "../retrieval/hybrid-retrieval.js";
 import type { Storage } from "../storage.js";
 import { EMBEDDED_COLLECTIONS, type StoredRecord } from "../store/chroma-store.js";

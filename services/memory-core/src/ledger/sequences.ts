@@ -45,6 +45,9 @@ export interface AppendRequest {
   payload: Metadata;
 }
 
+/** The next slot of an agent's recency sequence (an agent's name is its stream), for a turn about to be stored. */
+export const recencyAppend = (agent: string, turnId: string): AppendRequest => ({ stream: agent, payload: { turn_id: turnId } });
+
 interface PendingAppend {
   stream: string;
   payload: Metadata;

@@ -5,7 +5,7 @@ import type { Tombstones } from "../ledger/tombstones.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { CollectionIndex, type LexicalDocument } from "./collection-index.js";
 import { RankingHost, type RankingHandle } from "./ranking-host.js";
-import type { RetrievalTuning } from "../retrieval/retrieval-tuning.js";
+import type { LexicalTuning } from "./lexical-tuning.js";
 import { summaryFromRecord } from "../records/summary-record.js";
 import { parseList, turnFields } from "../records/turn-record.js";
 import { stat } from "node:fs/promises";
@@ -120,7 +120,7 @@ export class LexicalIndexes {
 
   constructor(
     storage: Pick<Storage, "store" | "feed" | "tombstones">,
-    private readonly tuning: RetrievalTuning,
+    private readonly tuning: LexicalTuning,
     options: { now?: () => number; log?: Logger; rankers?: RankingHost; snapshots?: SnapshotOptions } = {},
   ) {
     this.now = options.now ?? Date.now;
