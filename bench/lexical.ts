@@ -14,6 +14,7 @@ import { DEFAULT_TUNING } from "../services/memory-core/src/retrieval/retrieval-
 import { tokenize, toTerm } from "../services/memory-core/src/lexical/text-analysis.js";
 import { snippetText } from "../services/memory-core/src/lexical/snippets.js";
 import { buildTurnRecord } from "../services/memory-core/src/records/turn-record.js";
+import { turnOf } from "../services/memory-core/src/records/stored-turn.js";
 import { corpus } from "./corpus.js";
 import { prng, round, summarize } from "./stats.js";
 
@@ -155,9 +156,10 @@ function snippetCost(queries: number) {
     });
     return { id: `t${i}`, document: built.document, metadata: built.metadata };
   });
+  const storedTurns = records.map(turnOf);
   const asked = corpus(queries, { agents: 1, sessions: 1, seed: 99 }).map((t) => t.thought.split(".")[0]!);
   const run = () => {
-    for (let q = 0; q < asked.length; q++) for (let h = 0; h < 10; h++) snippetText(records[q * 10 + h]!, asked[q]!);
+    for (let q = 0; q < asked.length; q++) for (let h = 0; h < 10; h++) snippetText(storedTurns[q * 10 + h]!, asked[q]!);
   };
   run(); // warm-up
   const start = performance.now();

@@ -168,10 +168,18 @@ async function assembleRuntime(
       () => true,
       () => false,
     );
+  // Chroma's vector indexes load while the lexical indexes do, not in the first caller's query; their failure does
+  // not matter here (the lexical side reports a Chroma out of reach). Ready means answering: each lexical index is
+  // awaited until the ranking thread has indexed what it was sent.
+  const warmUpOnce = async (workspace: string) => {
+    const vectors = store.loadVectorIndexes(workspace).catch(() => undefined);
+    const ready = (collection: "turns" | "summaries") => services.lexical.snapshot(workspace, collection).then((index) => index.ready());
+    await Promise.all([ready("turns"), ready("summaries"), vectors]);
+  };
   const warmUp = async (workspace: string) => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await services.queries.warmUp(workspace);
+        return await warmUpOnce(workspace);
       } catch (error) {
         const slow = error instanceof CairnError && error.code === "unavailable";
         if (!slow || !(await chromaAnswers())) throw error;

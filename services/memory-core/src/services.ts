@@ -50,15 +50,15 @@ export function composeServices(storage: Storage, embedder: Embedder, options: S
     ...(options.log ? { log: options.log } : {}),
     ...(options.snapshots ? { snapshots: options.snapshots } : {}),
   });
-  const sessions = new SessionTurns(storage.store, lexical);
-  const recency = new RecencyIndex(storage.store, storage.sequences, sessions);
+  const sessions = new SessionTurns(storage.turns, lexical);
+  const recency = new RecencyIndex(storage.turns, storage.sequences, sessions);
   const corrections = new Corrections(storage, now);
   const retrieval = new HybridRetrieval(storage.store, embedder, lexical, tuning);
   const team = new TeamStatus(lexical, recency, options.importers ?? (() => new Set()));
-  const bulk = new BulkWrites(storage.store, embedder, storage.sequences, storage.markers, corrections, storage.audit);
+  const bulk = new BulkWrites(storage, embedder, corrections);
   return {
     writes: new WriteService(storage, embedder, bulk, retrieval, now, options.log),
-    queries: new QueryService(storage, { recency, sessions, retrieval, lexical, corrections, team }, now),
+    queries: new QueryService(storage, { recency, sessions, retrieval, corrections, team }, now),
     corrections: new CorrectionService(storage, corrections, lexical),
     admin: new AdminService(
       storage,

@@ -7,6 +7,8 @@ import { Sequences } from "./ledger/sequences.js";
 import { SessionLeases } from "./ledger/session-leases.js";
 import { Tombstones } from "./ledger/tombstones.js";
 import { Verifications } from "./ledger/verifications.js";
+import { SummaryRepository } from "./records/summary-repository.js";
+import { TurnRepository } from "./records/turn-repository.js";
 import type { ChromaStore } from "./store/chroma-store.js";
 
 /**
@@ -18,6 +20,8 @@ import type { ChromaStore } from "./store/chroma-store.js";
 export interface Storage {
   /** Chroma itself: the records' collections (see store/chroma-store.ts). */
   readonly store: ChromaStore;
+  readonly turns: TurnRepository;
+  readonly summaries: SummaryRepository;
   readonly ledger: Ledger;
   readonly sequences: Sequences;
   readonly feed: ChangeFeed;
@@ -37,6 +41,8 @@ export function openStorage(store: ChromaStore, now: () => number = Date.now): S
   const quarantine = new Quarantine(ledger);
   return {
     store,
+    turns: new TurnRepository(store),
+    summaries: new SummaryRepository(store),
     ledger,
     sequences,
     feed: new ChangeFeed(sequences),

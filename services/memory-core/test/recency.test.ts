@@ -143,9 +143,9 @@ describe("the recency sequence over real Chroma", () => {
     const recencyIndex = () => {
       const storage = openStorage(cairn.runtime.store);
       return new RecencyIndex(
-        storage.store,
+        storage.turns,
         storage.sequences,
-        new SessionTurns(storage.store, new LexicalIndexes(storage, DEFAULT_TUNING)),
+        new SessionTurns(storage.turns, new LexicalIndexes(storage, DEFAULT_TUNING)),
       );
     };
     const warm = recencyIndex();

@@ -5,10 +5,10 @@ import { replacementEntry } from "../ledger/audit-log.js";
 import type { LexicalIndexes } from "../lexical/indexes.js";
 import { decodeCursor, encodeCursor, encodeItemCursor, itemPositionFrom, oldestFirst, type Listing } from "../records/cursor.js";
 import { briefOf, listingText } from "../records/memory-brief.js";
-import { memoryFromRecord, parseList, positionOf, reviewOf } from "../records/turn-record.js";
+import type { StoredTurn } from "../records/stored-turn.js";
+import { memoryOf, positionOf } from "../records/turn-record.js";
 import type { Correction, Memory } from "../records/types.js";
 import type { Storage } from "../storage.js";
-import type { StoredRecord } from "../store/chroma-store.js";
 import { verdictState, type Corrections, type Tombstone } from "./corrections.js";
 
 /** What changes a memory after it was written: superseding, outdating, reviewing, forgetting; and their record. */
@@ -32,31 +32,31 @@ export class CorrectionService {
     }
     // The same correction again (a retry) answers the memory as it stands and records nothing more.
     if (repeats(record, { kind: "superseded", reason: input.reason, by: principal.agent, replaced_by: input.by }))
-      return memoryFromRecord(record, "full");
+      return memoryOf(record, "full");
     const { record: superseded, linked } = await this.corrections.supersede(principal, record, input.by, input.reason);
     await this.audit.appendMany(principal.workspace, [
       { action: "supersede", actor: principal.agent, memoryId, reason: input.reason },
       ...(linked ? [replacementEntry(principal.agent, linked, memoryId, input.reason)] : []),
     ]);
-    return memoryFromRecord(superseded, "full");
+    return memoryOf(superseded, "full");
   }
 
   async markOutdated(principal: Principal, input: OperationInput<"mark_outdated">): Promise<Memory> {
     const memoryId = input.memory_id;
     const record = await this.corrections.existing(principal.workspace, memoryId);
     if (repeats(record, { kind: "outdated", reason: input.reason, by: principal.agent, commit: input.commit }))
-      return memoryFromRecord(record, "full");
+      return memoryOf(record, "full");
     const marked = await this.corrections.markOutdated(principal, record, input.reason, input.commit);
     await this.audit.append(principal.workspace, { action: "mark_outdated", actor: principal.agent, memoryId, reason: input.reason });
-    return memoryFromRecord(marked, "full");
+    return memoryOf(marked, "full");
   }
 
   async reviewMemory(principal: Principal, input: OperationInput<"review_memory">): Promise<Memory> {
     const record = await this.corrections.existing(principal.workspace, input.memory_id);
     const state = verdictState(input.decision);
     // The same verdict again (a retry) answers the memory as it stands and records nothing more.
-    const review = reviewOf(record.metadata);
-    if (review?.state === state && review.by === principal.agent && review.reason === input.reason) return memoryFromRecord(record, "full");
+    const review = record.review;
+    if (review?.state === state && review.by === principal.agent && review.reason === input.reason) return memoryOf(record, "full");
     const reviewed = await this.corrections.review(principal, record, input.decision, input.reason);
     await this.audit.append(principal.workspace, {
       action: input.decision,
@@ -64,7 +64,7 @@ export class CorrectionService {
       memoryId: record.id,
       reason: input.reason,
     });
-    return memoryFromRecord(reviewed, "full");
+    return memoryOf(reviewed, "full");
   }
 
   /** The memories waiting for review, oldest first, a page after the `after` cursor's position. */
@@ -74,13 +74,10 @@ export class CorrectionService {
     const index = await this.lexical.snapshot(principal.workspace, "turns");
     // Ordered on the index's metadata; only the page is fetched whole.
     const waiting = (index.matching([{ field: "review_state", op: "eq", value: "pending" }]) ?? [])
-      .flatMap((id) => {
-        const metadata = index.metadata(id);
-        return metadata ? [{ id, metadata }] : [];
-      })
+      .flatMap((id) => index.turn(id) ?? [])
       .filter((r) => !after || oldestFirst(after, positionOf(r)) < 0)
       .sort((a, b) => oldestFirst(positionOf(a), positionOf(b)));
-    const page = await index.records(waiting.slice(0, input.limit).map((r) => r.id));
+    const page = await index.turns(waiting.slice(0, input.limit).map((r) => r.id));
     const last = page.at(-1);
     return {
       memories: page.map((r) => briefOf(r, listingText(r))),
@@ -114,8 +111,8 @@ export class CorrectionService {
 }
 
 /** Whether the memory's newest correction is this one, by the same agent: a retry of it. */
-function repeats(record: StoredRecord, correction: Pick<Correction, "kind" | "reason" | "by" | "replaced_by" | "commit">): boolean {
-  const last = parseList<Correction>(record.metadata.corrections).at(-1);
+function repeats(record: StoredTurn, correction: Pick<Correction, "kind" | "reason" | "by" | "replaced_by" | "commit">): boolean {
+  const last = record.corrections.at(-1);
   return (
     last !== undefined &&
     last.kind === correction.kind &&

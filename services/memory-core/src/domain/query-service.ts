@@ -2,13 +2,12 @@ import type { OperationInput, OperationOutput } from "@cairn/openapi";
 import { setImmediate } from "node:timers/promises";
 import type { Principal } from "../auth/principal.js";
 import { notFound } from "../errors.js";
-import type { LexicalIndexes } from "../lexical/indexes.js";
 import { decodeCursor, encodeCursor, encodeOffsetCursor, offsetFrom, oldestFirst, type Listing } from "../records/cursor.js";
-import { summaryId } from "../records/ids.js";
 import { briefOf, listingText } from "../records/memory-brief.js";
 import { snippetText } from "../lexical/snippets.js";
-import { agentFlag, summaryFromRecord } from "../records/summary-record.js";
-import { memoryFromRecord, positionOf } from "../records/turn-record.js";
+import { agentFlag } from "../records/summary-record.js";
+import type { StoredTurn } from "../records/stored-turn.js";
+import { memoryOf, positionOf } from "../records/turn-record.js";
 import type {
   Detail,
   Memory,
@@ -22,7 +21,6 @@ import { bestOf } from "../retrieval/confidence.js";
 import type { Condition } from "../records/filters.js";
 import type { HybridRetrieval } from "../retrieval/hybrid-retrieval.js";
 import type { Storage } from "../storage.js";
-import { EMBEDDED_COLLECTIONS, type StoredRecord } from "../store/chroma-store.js";
 import { assessChange } from "./change-assessment.js";
 import type { Corrections } from "./corrections.js";
 import type { RecencyIndex } from "./recency.js";
@@ -32,21 +30,16 @@ import type { TeamStatus } from "./team-status.js";
 /** What agents read: their newest turns, searches, sessions, one memory, the team, how changes like one ended. */
 export class QueryService {
   constructor(
-    private readonly storage: Pick<Storage, "store">,
+    private readonly storage: Pick<Storage, "summaries">,
     private readonly parts: {
       recency: RecencyIndex;
       sessions: SessionTurns;
       retrieval: HybridRetrieval;
-      lexical: LexicalIndexes;
       corrections: Corrections;
       team: TeamStatus;
     },
     private readonly now: () => number,
   ) {}
-
-  private get store() {
-    return this.storage.store;
-  }
 
   async recentTurns(principal: Principal, input: OperationInput<"query_recent_turns">): Promise<RecentTurnsResult> {
     const agent = input.agent ?? principal.agent;
@@ -77,7 +70,7 @@ export class QueryService {
       const at = input.as_of === undefined ? this.now() : Date.parse(input.as_of);
       conditions.push({ field: "valid_until", op: "gt", value: at }, { field: "valid_from", op: "lte", value: at });
     }
-    const ranked = await this.parts.retrieval.search(principal.workspace, "turns", {
+    const ranked = await this.parts.retrieval.searchTurns(principal.workspace, {
       query: input.query,
       limit: input.limit ?? 10,
       mode: input.mode ?? "hybrid",
@@ -86,12 +79,12 @@ export class QueryService {
     });
     const detail = input.detail ?? "brief";
     const hits = [];
-    for (const { record, ...rank } of ranked) {
+    for (const { turn, ...rank } of ranked) {
       // A brief hit's text is looked for in its turn (snippetText): other requests are served between two hits.
       if (detail === "brief" && hits.length > 0) await setImmediate();
       hits.push({
         ...rank,
-        memory: detail === "brief" ? briefOf(record, snippetText(record, input.query)) : memoryFromRecord(record, "full"),
+        memory: detail === "brief" ? briefOf(turn, snippetText(turn, input.query)) : memoryOf(turn, "full"),
       });
     }
     return { hits, confidence: bestOf(hits.map((h) => h.confidence)) };
@@ -102,14 +95,13 @@ export class QueryService {
     if (input.agent !== undefined) conditions.push({ field: agentFlag(input.agent), op: "eq", value: true });
     if (input.since !== undefined) conditions.push({ field: "last_turn_at", op: "gte", value: Date.parse(input.since) });
     if (input.until !== undefined) conditions.push({ field: "first_turn_at", op: "lt", value: Date.parse(input.until) });
-    const ranked = await this.parts.retrieval.search(principal.workspace, "summaries", {
+    const hits = await this.parts.retrieval.searchSummaries(principal.workspace, {
       query: input.query,
       limit: input.limit ?? 5,
       mode: input.mode ?? "hybrid",
       minConfidence: input.min_confidence ?? "none",
       conditions,
     });
-    const hits = ranked.map(({ record, ...rank }) => ({ ...rank, summary: summaryFromRecord(record) }));
     return { hits, confidence: bestOf(hits.map((h) => h.confidence)) };
   }
 
@@ -121,9 +113,8 @@ export class QueryService {
     );
     const rest = after ? all.filter((r) => oldestFirst(after, positionOf(r)) < 0) : all;
     const page = rest.slice(0, input.limit);
-    const summaries = await this.store.collection(principal.workspace, "summaries");
-    const [summaryRecord] = await summaries.get({ ids: [summaryId(input.session_id)] });
-    if (all.length === 0 && !summaryRecord) {
+    const summary = await this.storage.summaries.ofSession(principal.workspace, input.session_id);
+    if (all.length === 0 && !summary) {
       throw notFound(
         `No session ${input.session_id} in this workspace.`,
         "Check the session_id; query_recent_turns lists the sessions of recent turns.",
@@ -133,13 +124,13 @@ export class QueryService {
     return {
       session_id: input.session_id,
       turns: page.map((r) => shown(r, input.detail)),
-      summary: summaryRecord ? summaryFromRecord(summaryRecord) : null,
+      summary: summary ?? null,
       next_cursor: rest.length > page.length && last ? encodeCursor(listing, positionOf(last)) : null,
     };
   }
 
   async getMemory(principal: Principal, memoryId: string): Promise<Memory> {
-    return memoryFromRecord(await this.parts.corrections.existing(principal.workspace, memoryId), "full");
+    return memoryOf(await this.parts.corrections.existing(principal.workspace, memoryId), "full");
   }
 
   /** Each agent's newest turn, its next step and its failed checks still standing; most recently active first. */
@@ -151,22 +142,8 @@ export class QueryService {
   assessChange(principal: Principal, input: OperationInput<"assess_change">): Promise<OperationOutput<"assess_change">> {
     return assessChange(this.parts.retrieval, principal.workspace, input);
   }
-
-  /** Builds the workspace's lexical indexes now rather than at its first query. */
-  async warmUp(workspace: string): Promise<void> {
-    // Chroma loads a collection's vector index at its first search, which in a large store takes seconds: one
-    // search each now, so that it loads while the lexical indexes do, not in the first caller's query. Its
-    // answer does not matter, nor does its failure (the lexical side reports a Chroma out of reach).
-    const probe = Array.from({ length: this.store.stamp.dimension }, (_, i) => (i === 0 ? 1 : 0));
-    const vectors = Promise.all(
-      EMBEDDED_COLLECTIONS.map(async (name) => (await this.store.collection(workspace, name)).query({ embedding: probe, n: 1 })),
-    ).catch(() => undefined);
-    // Ready means answering: each index is awaited until the ranking thread has indexed what it was sent.
-    const ready = (collection: "turns" | "summaries") => this.parts.lexical.snapshot(workspace, collection).then((index) => index.ready());
-    await Promise.all([ready("turns"), ready("summaries"), vectors]);
-  }
 }
 
 /** A listed turn as `detail` asks: in a few words, with long fields cut, or whole. */
-const shown = (record: StoredRecord, detail: Detail): Memory | MemoryBrief =>
-  detail === "brief" ? briefOf(record, listingText(record)) : memoryFromRecord(record, detail);
+const shown = (turn: StoredTurn, detail: Detail): Memory | MemoryBrief =>
+  detail === "brief" ? briefOf(turn, listingText(turn)) : memoryOf(turn, detail);

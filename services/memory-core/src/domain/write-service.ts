@@ -3,7 +3,7 @@ import type { Embedder } from "../embeddings/embedder.js";
 import { internal } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { summaryId } from "../records/ids.js";
-import { summaryDocument, summaryMetadata } from "../records/summary-record.js";
+import { summaryDocument } from "../records/summary-record.js";
 import type { AddMemoryRequest, Summary } from "../records/types.js";
 import { writeAdvice } from "../records/write-advice.js";
 import type { HybridRetrieval } from "../retrieval/hybrid-retrieval.js";
@@ -19,7 +19,7 @@ export type NewSummary = Omit<Summary, "id" | "covered_through" | "dropped"> & {
 /** What agents, importers and the summarizer write: turns, once whatever the retries, and sessions' summaries. */
 export class WriteService {
   constructor(
-    private readonly storage: Pick<Storage, "store" | "feed">,
+    private readonly storage: Pick<Storage, "summaries" | "feed">,
     private readonly embedder: Embedder,
     private readonly bulk: BulkWrites,
     private readonly retrieval: HybridRetrieval,
@@ -68,10 +68,9 @@ export class WriteService {
     const document = summaryDocument(full);
     const [embedding] = await this.embedder.embed([document]);
     if (!embedding) throw internal();
-    const summaries = await this.storage.store.collection(workspace, "summaries");
     // A summary may be replaced in place.
     await this.storage.feed.announcedRewrite(workspace, "summaries", { record_id: full.id }, () =>
-      summaries.upsert([{ id: full.id, embedding, document, metadata: summaryMetadata(full) }]),
+      this.storage.summaries.put(workspace, full, embedding),
     );
     return full;
   }
@@ -79,8 +78,7 @@ export class WriteService {
   /** Removes a session's summary (its turns were all forgotten): from the store and, via the feed, every index. */
   async removeSummary(workspace: string, sessionId: string): Promise<void> {
     const id = summaryId(sessionId);
-    const summaries = await this.storage.store.collection(workspace, "summaries");
     await this.storage.feed.append(workspace, "summaries", { record_id: id, op: "remove" });
-    await summaries.delete([id]);
+    await this.storage.summaries.delete(workspace, [id]);
   }
 }

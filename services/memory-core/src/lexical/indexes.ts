@@ -7,7 +7,7 @@ import { CollectionIndex, type LexicalDocument } from "./collection-index.js";
 import { RankingHost, type RankingHandle } from "./ranking-host.js";
 import type { LexicalTuning } from "./lexical-tuning.js";
 import { summaryFromRecord } from "../records/summary-record.js";
-import { parseList, turnFields } from "../records/turn-record.js";
+import { textOf, turnOf } from "../records/stored-turn.js";
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
@@ -541,11 +541,11 @@ function chunks<T>(all: readonly T[]): T[][] {
 
 function toDocument(collection: SearchableCollection, record: StoredRecord): LexicalDocument {
   if (collection === "turns") {
-    const fields = turnFields(record);
-    const labels = [...parseList<string>(record.metadata.tags), ...parseList<string>(record.metadata.refs)].join(" ");
+    const turn = turnOf(record);
+    const labels = [...turn.tags, ...turn.refs].join(" ");
     return {
       id: record.id,
-      fields: { agent: String(record.metadata.agent), ...fields, labels },
+      fields: { agent: turn.agent, ...textOf(turn), labels },
       metadata: record.metadata,
     };
   }

@@ -1,6 +1,5 @@
 import { listingText, oneLine, SNIPPET_CHARS } from "../records/memory-brief.js";
-import { turnFields } from "../records/turn-record.js";
-import type { StoredRecord } from "../store/chroma-store.js";
+import { textOf, type StoredTurn } from "../records/stored-turn.js";
 import { isHighSurrogate, isLowSurrogate } from "../text.js";
 import { terms, tokenize, toTerm } from "./text-analysis.js";
 
@@ -23,9 +22,9 @@ const LEAD_CHARS = 40;
  * any; without any (a match by meaning alone), the listing's text. Words are looked for in the head of each field
  * only (FIELD_SCAN_CHARS).
  */
-export function snippetText(record: StoredRecord, query: string): string {
+export function snippetText(turn: StoredTurn, query: string): string {
   const wanted = new Set(terms(query));
-  const { prompt, thought, response } = turnFields(record);
+  const { prompt, thought, response } = textOf(turn);
   const fields = [prompt, thought, response].map(oneLine).filter((field) => field.length > 0);
   const text = fields.join(" · ");
   if (text.length <= SNIPPET_CHARS) return text;
@@ -54,7 +53,7 @@ export function snippetText(record: StoredRecord, query: string): string {
     }
     fieldStart += field.length + 3;
   }
-  if (hits.length === 0) return listingText(record);
+  if (hits.length === 0) return listingText(turn);
   // The window of SNIPPET_CHARS that starts at a hit and covers the most distinct query terms.
   let best = { start: hits[0]!.at, score: -1 };
   for (let i = 0, j = 0; i < hits.length; i++) {

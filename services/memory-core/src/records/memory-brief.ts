@@ -1,6 +1,5 @@
-import type { StoredRecord } from "../store/chroma-store.js";
-import { isOutdated, isSuperseded, reviewOf, turnFields } from "./turn-record.js";
-import type { Kind, MemoryBrief } from "./types.js";
+import { isOutdated, isSuperseded, textOf, type StoredTurn } from "./stored-turn.js";
+import type { MemoryBrief } from "./types.js";
 
 /**
  * A memory in a few words (`detail: brief`), the default of listings and searches: an agent pays for every byte
@@ -14,25 +13,24 @@ const OUTCOME_CHARS = 90;
 /** A search hit's text: the stretch of the memory that holds most of the query's words. */
 export const SNIPPET_CHARS = 200;
 
-export function briefOf(record: StoredRecord, text: string): MemoryBrief {
-  const m = record.metadata;
+export function briefOf(turn: StoredTurn, text: string): MemoryBrief {
   const brief: MemoryBrief = {
-    id: record.id,
-    agent: String(m.agent),
-    session_id: String(m.session_id),
+    id: turn.id,
+    agent: turn.agent,
+    session_id: turn.sessionId,
     // To the second: the milliseconds tell nothing a reader needs.
-    recorded_at: toSecond(Number(m.recorded_at)),
+    recorded_at: toSecond(turn.recordedAt),
     text,
   };
-  if (typeof m.occurred_at === "number") brief.occurred_at = toSecond(m.occurred_at);
-  if (m.kind !== "turn" && typeof m.kind === "string") brief.kind = m.kind as Kind;
+  if (turn.occurredAt !== undefined) brief.occurred_at = toSecond(turn.occurredAt);
+  if (turn.kind !== "turn") brief.kind = turn.kind;
   const flags: NonNullable<MemoryBrief["flags"]> = [];
-  if (isOutdated(m)) flags.push("outdated");
-  if (isSuperseded(m)) flags.push("superseded");
-  if (m.trusted === false) flags.push("untrusted");
-  if (m.check_status === "failed") flags.push("checks_failed");
-  if (m.check_status === "passed") flags.push("checks_passed");
-  const review = reviewOf(m)?.state;
+  if (isOutdated(turn)) flags.push("outdated");
+  if (isSuperseded(turn)) flags.push("superseded");
+  if (!turn.trusted) flags.push("untrusted");
+  if (turn.checkStatus === "failed") flags.push("checks_failed");
+  if (turn.checkStatus === "passed") flags.push("checks_passed");
+  const review = turn.review?.state;
   if (review === "pending") flags.push("pending_review");
   if (review === "rejected") flags.push("rejected");
   if (flags.length > 0) brief.flags = flags;
@@ -42,11 +40,11 @@ export function briefOf(record: StoredRecord, text: string): MemoryBrief {
 const toSecond = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 
 /** The task of a turn, in a few words. */
-export const taskText = (record: StoredRecord): string => head(oneLine(turnFields(record).prompt), TASK_CHARS);
+export const taskText = (turn: StoredTurn): string => head(oneLine(textOf(turn).prompt), TASK_CHARS);
 
 /** The task and the outcome of a turn, in a few words each. */
-export function listingText(record: StoredRecord): string {
-  const { prompt, response } = turnFields(record);
+export function listingText(turn: StoredTurn): string {
+  const { prompt, response } = textOf(turn);
   return `${head(oneLine(prompt), TASK_CHARS)} → ${tail(oneLine(response), OUTCOME_CHARS)}`;
 }
 

@@ -1,5 +1,5 @@
 import type { Metadata, StoredRecord } from "../store/chroma-store.js";
-import { parseList } from "./turn-record.js";
+import { parseList } from "./stored-turn.js";
 import type { Summary } from "./types.js";
 
 /** Summaries are filtered by agent through one boolean key per agent: Chroma metadata holds no lists. */

@@ -205,6 +205,15 @@ export class ChromaStore {
     this.reads.close();
   }
 
+  /**
+   * Has Chroma load the workspace's vector indexes, which it does at a collection's first search (seconds, in a
+   * large store): one search of each, whose answer does not matter.
+   */
+  async loadVectorIndexes(workspace: string): Promise<void> {
+    const probe = Array.from({ length: this.stamp.dimension }, (_, i) => (i === 0 ? 1 : 0));
+    await Promise.all(EMBEDDED_COLLECTIONS.map(async (name) => (await this.collection(workspace, name)).query({ embedding: probe, n: 1 })));
+  }
+
   async heartbeat(): Promise<void> {
     await this.guard("heartbeat", () => new ChromaClient(this.connection).heartbeat());
   }
