@@ -150,8 +150,9 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
     const hybrid = { total: [] as number[], withoutEmbedding: [] as number[] };
     const semantic = { total: [] as number[], withoutEmbedding: [] as number[] };
     const chromaQuery: number[] = [];
-    // The same query sent to Chroma's REST API over node:http, as memory-core sends its own since session 5:
-    // chromadb's client costs ~1 ms of CPU more per call on Node 20, which the baseline above includes.
+    // The same query sent to Chroma's REST API over node:http, as memory-core sends its own: chromadb's client
+    // costs more CPU per call, which the baseline above includes (docs/benchmarks.md, "memory-core latency": "the
+    // calls every query makes go over node:http").
     const bareChroma = new JsonClient(new URL(stack.chromaUrl.origin), { timeoutMs: 60_000 });
     const queryPath = `${collectionPath(collection)}/query`;
     const chromaQueryHttp: number[] = [];

@@ -13,7 +13,8 @@ import { describe, expect, it } from "vitest";
  */
 const repo = fileURLToPath(new URL("../../../", import.meta.url));
 
-const SESSION = /\bsessions? \d+\b/gi;
+/** "session" or "sessions" and a number, on one line or broken over two by a comment's leader. */
+const SESSION = /\bsessions?(?:[ \t]*\n[ \t]*(?:\*|\/\/|#)?)?[ \t]+\d+\b/gi;
 /** 7 to 40 hex digits, with a digit and a letter, standing alone (not part of a UUID, a t_... id or a word). */
 const COMMIT = /(?<![-\w])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![-\w])/g;
 
@@ -98,8 +99,10 @@ describe("history in comments", () => {
       "const re = /session 3 # 1cd95cb/;",
       "const t = `${label} session 5`; // read as of 683afe0",
       "// t_f1cef6892836cbc45b93fd335fe0d5ae, session 7d3c1f4e-2b6a-4c1d-9e8f-0a1b2c3d4e5f, 1,000,000 turns",
+      "/* measured in a session",
+      " * 13 */",
     ].join("\n");
-    expect(historyIn("x.ts", script)).toEqual(["x.ts:1: session 14", "x.ts:4: 61ca9e6", "x.ts:7: 683afe0"]);
+    expect(historyIn("x.ts", script)).toEqual(["x.ts:1: session 14", "x.ts:4: 61ca9e6", "x.ts:7: 683afe0", "x.ts:9: session\n * 13"]);
     expect(historyIn("x.tsx", "const a = <b>{/* sessions 9 */}</b>;")).toEqual(["x.tsx:1: sessions 9"]);
     expect(historyIn("c.yml", 'a: "b # 1cd95cb"\nkey: 1 # as in Session 12\n# at 0d6c8b0\nurl: x.md#cafe123')).toEqual([
       "c.yml:2: Session 12",
@@ -125,11 +128,10 @@ describe("history in comments", () => {
   it("nor by the operator docs: no session numbers outside docs/benchmarks.md", () => {
     const docs = tracked.filter((f) => f.endsWith(".md") && f !== "docs/benchmarks.md");
     expect(docs).toEqual(expect.arrayContaining(["README.md", "docs/deployment.md", "runbooks/operators/scale-out.md"]));
-    const found = docs.flatMap((f) =>
-      readFileSync(join(repo, f), "utf8")
-        .split("\n")
-        .flatMap((line, i) => [...line.matchAll(SESSION)].map((m) => `${f}:${i + 1}: ${m[0]}`)),
-    );
+    const found = docs.flatMap((f) => {
+      const text = readFileSync(join(repo, f), "utf8");
+      return [...text.matchAll(SESSION)].map((m) => `${f}:${text.slice(0, m.index).split("\n").length}: ${m[0]}`);
+    });
     expect(found).toEqual([]);
     // The same check finds one where there is one.
     expect([...readFileSync(join(repo, "docs/benchmarks.md"), "utf8").matchAll(SESSION)].length).toBeGreaterThan(0);
