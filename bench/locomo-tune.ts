@@ -71,7 +71,13 @@ export async function tuneLocomo(argv: string[]): Promise<void> {
       for (const c of conversations) {
         const principal = { workspace: workspaceOf(c), agent: agentOf(c.speaker_a), role: "agent" as const };
         const ask = (question: string) =>
-          runtime.memories.queryMemories(principal, { query: question, limit: 10, mode, include_superseded: false, detail: "full" });
+          runtime.services.queries.queryMemories(principal, {
+            query: question,
+            limit: 10,
+            mode,
+            include_superseded: false,
+            detail: "full",
+          });
         const outcome: Outcome = { scores: [], answerable: [], foreign: [] };
         for (const qa of c.qa) {
           if (!isAnswerable(qa)) continue;

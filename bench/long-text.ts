@@ -6,7 +6,7 @@ import yaml from "js-yaml";
 import { newToken } from "../services/memory-core/src/auth/tokens.js";
 import { Bm25Index } from "../services/memory-core/src/lexical/bm25-index.js";
 import { tokenize } from "../services/memory-core/src/lexical/text-analysis.js";
-import { snippetText } from "../services/memory-core/src/records/memory-brief.js";
+import { snippetText } from "../services/memory-core/src/lexical/snippets.js";
 import { writeAdvice } from "../services/memory-core/src/records/write-advice.js";
 import { buildTurnRecord } from "../services/memory-core/src/records/turn-record.js";
 import type { StoredRecord } from "../services/memory-core/src/store/chroma-store.js";

@@ -10,7 +10,7 @@ export { CairnError, notFound, unavailable } from "./errors.js";
 export { describeStartError } from "./start-errors.js";
 export { createEmbedder } from "./embeddings/create.js";
 export type { Embedder } from "./embeddings/embedder.js";
-export type { NewSummary } from "./domain/memory-service.js";
+export type { NewSummary } from "./domain/write-service.js";
 export { FEED_PENDING_MS } from "./ledger/change-feed.js";
 export type { SummarizerPort, SessionTurn, SessionChange, SessionsOverview, Lease } from "./domain/summarizer-port.js";
 export type { SessionLeases } from "./ledger/session-leases.js";

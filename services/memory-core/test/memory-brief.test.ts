@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { tokenize, toTerm, terms } from "../src/lexical/text-analysis.js";
-import { listingText, snippetText } from "../src/records/memory-brief.js";
+import { snippetText } from "../src/lexical/snippets.js";
+import { listingText } from "../src/records/memory-brief.js";
 import { buildTurnRecord } from "../src/records/turn-record.js";
 import type { StoredRecord } from "../src/store/chroma-store.js";
 

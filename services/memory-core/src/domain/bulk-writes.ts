@@ -12,7 +12,7 @@ import { buildTurnRecord, OPEN_VALIDITY, turnDocument } from "../records/turn-re
 import type { AddMemoryRequest } from "../records/types.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { gone, type Corrections } from "./corrections.js";
-import { recencyAppend } from "./recency.js";
+import { recencyAppend } from "../ledger/sequences.js";
 import { addResult, replayOrConflict, resolveTurn, type AddMemoryOutcome, type TurnIds } from "./turn-writes.js";
 
 export type AddMemoriesResult = OperationOutput<"add_memories">;

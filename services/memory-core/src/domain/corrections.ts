@@ -1,12 +1,12 @@
 import type { Principal } from "../auth/principal.js";
 import { CairnError, forbidden, notFound } from "../errors.js";
-import { ChangeFeed } from "../ledger/change-feed.js";
-import type { Sequences } from "../ledger/sequences.js";
-import { Quarantine } from "../ledger/quarantine.js";
-import { Tombstones } from "../ledger/tombstones.js";
+import type { ChangeFeed } from "../ledger/change-feed.js";
+import type { Quarantine } from "../ledger/quarantine.js";
+import type { Tombstones } from "../ledger/tombstones.js";
 import { type ChromaStore, type Metadata, type StoredRecord } from "../store/chroma-store.js";
 import { OPEN_VALIDITY, parseList, reviewOf } from "../records/turn-record.js";
 import type { Correction } from "../records/types.js";
+import type { Storage } from "../storage.js";
 
 /**
  * Corrections without losing history: superseding closes a memory's validity and links it to its
@@ -22,18 +22,16 @@ export interface Tombstone {
 }
 
 export class Corrections {
+  private readonly store: ChromaStore;
   private readonly feed: ChangeFeed;
   private readonly tombstones: Tombstones;
   private readonly quarantine: Quarantine;
 
   constructor(
-    private readonly store: ChromaStore,
-    sequences: Sequences,
+    storage: Pick<Storage, "store" | "feed" | "tombstones" | "quarantine">,
     private readonly now: () => number = Date.now,
   ) {
-    this.feed = new ChangeFeed(sequences);
-    this.tombstones = new Tombstones(store);
-    this.quarantine = new Quarantine(store);
+    ({ store: this.store, feed: this.feed, tombstones: this.tombstones, quarantine: this.quarantine } = storage);
   }
 
   async tombstone(workspace: string, memoryId: string): Promise<Tombstone | undefined> {

@@ -1,6 +1,6 @@
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { assertWithinListing } from "../records/cursor.js";
-import type { AppendRequest, Appended, Sequences } from "../ledger/sequences.js";
+import { recencyAppend, type Appended, type Sequences } from "../ledger/sequences.js";
 import type { SessionTurns } from "./session-turns.js";
 
 /**
@@ -19,9 +19,6 @@ export interface RecentEntry {
   seq: number;
   turn: StoredRecord;
 }
-
-/** The next slot of the agent's sequence, for a turn about to be stored: one of the slots a write takes at once. */
-export const recencyAppend = (agent: string, turnId: string): AppendRequest => ({ stream: agent, payload: { turn_id: turnId } });
 
 export class RecencyIndex {
   constructor(

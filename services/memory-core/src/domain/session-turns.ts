@@ -1,5 +1,5 @@
 import type { ChromaStore, StoredRecord, Where } from "../store/chroma-store.js";
-import type { Condition } from "../retrieval/filters.js";
+import type { Condition } from "../records/filters.js";
 import type { LexicalIndexes } from "../lexical/indexes.js";
 
 /**

@@ -1,12 +1,11 @@
 import type { TokenRegistry } from "../auth/tokens.js";
 import type { Embedder } from "../embeddings/embedder.js";
-import { ChangeFeed } from "../ledger/change-feed.js";
 import { itemsOf } from "../ledger/slot-items.js";
-import { Sequences } from "../ledger/sequences.js";
-import type { ChromaStore, Metadata, StoredRecord } from "../store/chroma-store.js";
+import type { Metadata, StoredRecord } from "../store/chroma-store.js";
+import type { Storage } from "../storage.js";
 import { summaryId } from "../records/ids.js";
-import type { MemoryService, NewSummary } from "./memory-service.js";
-import { SessionLeases } from "../ledger/session-leases.js";
+import type { NewSummary, WriteService } from "./write-service.js";
+import type { SessionLeases } from "../ledger/session-leases.js";
 import { summaryFromRecord } from "../records/summary-record.js";
 import { turnFields } from "../records/turn-record.js";
 import type { Summary } from "../records/types.js";
@@ -80,13 +79,13 @@ const PAGE = 500;
 
 /** The port over memory-core's own parts. */
 export function summarizerPort(parts: {
-  store: ChromaStore;
-  memories: MemoryService;
+  storage: Pick<Storage, "store" | "feed" | "sessionLeases">;
+  writes: WriteService;
   embedder: Embedder;
   tokens: TokenRegistry;
 }): SummarizerPort {
-  const { store, memories, embedder, tokens } = parts;
-  const feed = new ChangeFeed(new Sequences(store));
+  const { storage, writes, embedder, tokens } = parts;
+  const { store, feed } = storage;
 
   async function* allMetadata(workspace: string, name: "turns" | "summaries"): AsyncGenerator<Metadata> {
     const records = await store.collection(workspace, name);
@@ -118,8 +117,8 @@ export function summarizerPort(parts: {
       return record ? summaryFromRecord(record) : undefined;
     },
 
-    putSummary: (workspace, summary) => memories.putSummary(workspace, summary),
-    removeSummary: (workspace, sessionId) => memories.removeSummary(workspace, sessionId),
+    putSummary: (workspace, summary) => writes.putSummary(workspace, summary),
+    removeSummary: (workspace, sessionId) => writes.removeSummary(workspace, sessionId),
 
     async sessionsOverview(workspace) {
       const sessions = new Map<string, { turnCount: number; newestAt: number }>();
@@ -166,7 +165,7 @@ export function summarizerPort(parts: {
       return { changes, next: firstMissing ?? from + seqs.length };
     },
 
-    sessionLeases: ({ ttlMs, holder, now }) => new SessionLeases(store, ttlMs, holder, now),
+    sessionLeases: ({ ttlMs, holder, now }) => storage.sessionLeases({ ttlMs, holder, ...(now ? { now } : {}) }),
   };
 }
 

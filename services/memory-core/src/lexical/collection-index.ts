@@ -1,5 +1,5 @@
 import type { Metadata, StoredRecord } from "../store/chroma-store.js";
-import { holds, type Condition } from "../retrieval/filters.js";
+import { holds, type Condition } from "../records/filters.js";
 import { FactTable } from "./fact-table.js";
 import type { RankingHandle } from "./ranking-host.js";
 import type { AnalyzedDocument, LexicalHit } from "./ranking.js";

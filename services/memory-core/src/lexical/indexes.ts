@@ -1,12 +1,11 @@
 import type { Logger } from "../logger.js";
 import { ChangeFeed, FEED_PENDING_MS, type FeedCollection } from "../ledger/change-feed.js";
-import type { Sequences } from "../ledger/sequences.js";
 import { itemsOf, type SlotItem } from "../ledger/slot-items.js";
-import { Tombstones } from "../ledger/tombstones.js";
+import type { Tombstones } from "../ledger/tombstones.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { CollectionIndex, type LexicalDocument } from "./collection-index.js";
 import { RankingHost, type RankingHandle } from "./ranking-host.js";
-import type { RetrievalTuning } from "../retrieval/retrieval-tuning.js";
+import type { LexicalTuning } from "./lexical-tuning.js";
 import { summaryFromRecord } from "../records/summary-record.js";
 import { parseList, turnFields } from "../records/turn-record.js";
 import { stat } from "node:fs/promises";
@@ -14,6 +13,7 @@ import { join } from "node:path";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { readSnapshot, writeSnapshot, type SnapshotHeader } from "./snapshot.js";
 import { ANALYSIS_VERSION } from "./text-analysis.js";
+import type { Storage } from "../storage.js";
 
 /** The collections searched lexically: those with a change feed (see ledger/change-feed.ts). */
 export type SearchableCollection = FeedCollection;
@@ -116,15 +116,15 @@ export class LexicalIndexes {
   /** Snapshots are written one at a time. */
   private writing: Promise<void> = Promise.resolve();
 
+  private readonly store: ChromaStore;
+
   constructor(
-    private readonly store: ChromaStore,
-    sequences: Sequences,
-    private readonly tuning: RetrievalTuning,
+    storage: Pick<Storage, "store" | "feed" | "tombstones">,
+    private readonly tuning: LexicalTuning,
     options: { now?: () => number; log?: Logger; rankers?: RankingHost; snapshots?: SnapshotOptions } = {},
   ) {
     this.now = options.now ?? Date.now;
-    this.feed = new ChangeFeed(sequences);
-    this.tombstones = new Tombstones(store);
+    ({ store: this.store, feed: this.feed, tombstones: this.tombstones } = storage);
     const log = options.log;
     this.log = log;
     if (options.snapshots) {

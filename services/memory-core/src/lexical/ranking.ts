@@ -1,6 +1,6 @@
 import type { Metadata } from "../store/chroma-store.js";
 import { Bm25Index, weightedTerms, type AnalyzedField, type Bm25Params, type WeightedQuery } from "./bm25-index.js";
-import { holds, type Condition } from "../retrieval/filters.js";
+import { holds, type Condition } from "../records/filters.js";
 import { FactTable } from "./fact-table.js";
 
 const CONTEXT_POOL = 200;
@@ -54,9 +54,9 @@ export interface RankingStats {
 export interface RankingOptions {
   boosts: Record<string, number>;
   bm25: Bm25Params;
-  /** Turn context: 0 for none (see RetrievalTuning.neighbourShare). */
+  /** Turn context: 0 for none (see LexicalTuning.neighbourShare). */
   neighbourShare: number;
-  /** Pseudo-relevance feedback (see RetrievalTuning.feedback); absent or 0 terms for none. */
+  /** Pseudo-relevance feedback (see LexicalTuning.feedback); absent or 0 terms for none. */
   feedback?: FeedbackOptions;
 }
 

@@ -1,10 +1,9 @@
 import type { Embedder } from "../embeddings/embedder.js";
 import { internal } from "../errors.js";
 import type { ChromaStore, Neighbour, StoredRecord, Where } from "../store/chroma-store.js";
-import { matches, toWhere } from "./filters.js";
+import { matches, toWhere, type Condition } from "../records/filters.js";
 import type { LexicalIndexes, SearchableCollection } from "../lexical/indexes.js";
 import type { CollectionIndex } from "../lexical/collection-index.js";
-import type { SearchRequest } from "./hybrid-retrieval.js";
 
 /**
  * A filter is applied here to an unfiltered over-fetch when enough records pass that this many neighbours
@@ -50,7 +49,7 @@ export class DenseRetrieval {
   async nearest(
     workspace: string,
     collection: SearchableCollection,
-    request: Pick<SearchRequest, "query" | "conditions">,
+    request: { query: string; conditions: readonly Condition[] },
     depth: number,
     indexReady: () => Promise<CollectionIndex>,
   ): Promise<DenseHit[]> {

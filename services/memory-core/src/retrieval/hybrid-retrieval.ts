@@ -2,7 +2,7 @@ import type { Embedder } from "../embeddings/embedder.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { atLeast, hitConfidence, semanticFloor } from "./confidence.js";
 import { DenseRetrieval } from "./dense-retrieval.js";
-import type { Condition } from "./filters.js";
+import type { Condition } from "../records/filters.js";
 import { reciprocalRankFusion, withHead, type Retriever } from "./fusion.js";
 import type { LexicalIndexes, SearchableCollection } from "../lexical/indexes.js";
 import type { RetrievalTuning } from "./retrieval-tuning.js";

@@ -13,6 +13,7 @@ import { CairnError, internal, unavailable } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { JsonClient, Rejected, Unreachable } from "../net/json-client.js";
 import { FLAT_LAYOUT, type MetadataLayout, packedLayout } from "./metadata-layout.js";
+import type { Metadata, Where } from "./record-types.js";
 import { damageOf, describeDamage } from "@cairn/openapi";
 
 /**
@@ -20,10 +21,7 @@ import { damageOf, describeDamage } from "@cairn/openapi";
  * own errors (which name hosts and URLs) are logged here and never passed up.
  */
 
-export type Scalar = string | number | boolean;
-export type Metadata = Record<string, Scalar>;
-/** Chroma's metadata filter syntax (`$and`, `$eq`, `$gte`, ...). */
-export type Where = Record<string, unknown>;
+export type { Metadata, Scalar, Where } from "./record-types.js";
 
 export interface StoredRecord {
   id: string;

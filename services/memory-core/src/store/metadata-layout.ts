@@ -1,5 +1,5 @@
 import { internal } from "../errors.js";
-import type { Metadata, Scalar, Where } from "./chroma-store.js";
+import type { Metadata, Scalar, Where } from "./record-types.js";
 
 /**
  * How a collection's records are laid out in Chroma. Chroma keeps each metadata key of a record as a row of its
