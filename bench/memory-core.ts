@@ -210,7 +210,7 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
       }
     }
 
-    // The filter every default query carries, valid now (see MemoryService.queryMemories), asked of Chroma itself;
+    // The filter every default query carries, valid now (see QueryService.queryMemories), asked of Chroma itself;
     // in a loop of its own, since each of these slows the query that follows it.
     const chromaValidQuery: number[] = [];
     for (const vector of vectors.slice(0, 50)) {
