@@ -4,8 +4,8 @@ import { chromaClient, http, makeToken, turn, uniqueWorkspace, useCairn } from "
 
 /**
  * A turn's metadata in Chroma: the keys filters name on their own, the rest packed into `fields`
- * (store/metadata-layout.ts). Turns stored flat (every key its own, the text as Chroma's document) or with their
- * text unstamped under `text` read, filter and take corrections too.
+ * (store/metadata-layout.ts). Turns stored flat (every key its own, the text as Chroma's document) read, filter and
+ * take corrections too, and a text kept unstamped under `text` reads as well.
  */
 
 const workspace = uniqueWorkspace("layout");
