@@ -21,8 +21,9 @@ import { round, summarize, timed, type Summary } from "./stats.js";
  *                                [--data-dir DIR]
  *
  * `--embedder hash` serves hashing bag-of-words vectors from a local OpenAI-compatible stub instead of the
- * local model (about 12 turns/s on two cores): for runs at 100k, where what is measured is memory-core's
- * own cost around the embedding, which the report separates anyway.
+ * local model (whose rate makes a load of 100k take hours: docs/benchmarks.md, "memory-core latency"): for runs
+ * at 100k, where what is measured is memory-core's own cost around the embedding, which the report separates
+ * anyway.
  *
  * `--data-dir DIR` keeps the loaded store in DIR and, when DIR already holds a load of the same shape, measures
  * over it without loading again (a 100k load takes over an hour on two cores; the code measured may change).
