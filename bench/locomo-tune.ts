@@ -314,7 +314,8 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
       return [t(0.3), t(0.2), t(0.4), t(0.5), t(0.3, 8), t(0.4, 8), t(0.3, 5, 15)];
     }
     case "session6": {
-      // Session 6's candidates side by side, for one leave-one-conversation-out figure over all of them.
+      // Confidence, dates, feedback and lexical k candidates side by side, for one leave-one-conversation-out figure
+      // over all of them (docs/benchmarks.md, "LoCoMo retrieval quality": "confidence that refuses").
       const old: RetrievalTuning = {
         ...base,
         fusion: { lexical: 1, semantic: 0.1, k: 60 },
@@ -326,7 +327,7 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
         semanticAlone,
       });
       return [
-        ["session 5 ranking", old],
+        ["RRF k 60, BM25 1.2/0.7/0.5, no feedback", old],
         ["lexK 20", { ...old, fusion: { ...old.fusion, lexicalK: 20 } }],
         ["lexK 20 idf coord", { ...old, fusion: { ...old.fusion, lexicalK: 20 }, bm25: base.bm25 }],
         ["default (lexK 20 idf coord fb 10/5/0.3)", base],
@@ -339,8 +340,9 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
       ];
     }
     case "recall7": {
-      // Session 7: the lexical list's head kept, and the dense list's nearest (above a gate) voting below it.
-      const session6: RetrievalTuning = { ...base, fusion: { lexical: 1, semantic: 0.1, k: 60, lexicalK: 20 }, semanticGate: "low" };
+      // The lexical list's head kept, and the dense list's nearest (above a gate) voting below it, against plain
+      // RRF (docs/benchmarks.md, "LoCoMo retrieval quality": "a fusion that keeps BM25's head").
+      const plainFusion: RetrievalTuning = { ...base, fusion: { lexical: 1, semantic: 0.1, k: 60, lexicalK: 20 }, semanticGate: "low" };
       const t = (
         head: number,
         semantic: number,
@@ -356,7 +358,7 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
         },
       ];
       return [
-        ["session 6 fusion", session6],
+        ["RRF lexK 20 sem 0.1 gate low", plainFusion],
         t(0, 0.1, 5, "low"),
         t(0, 0.1, 5, "medium"),
         t(0, 0.3, 20, "low"),
@@ -379,7 +381,7 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
       ];
     }
     case "bm25-6": {
-      // BM25 and field weights again, on session 6's defaults.
+      // BM25 and field weights again, on the defaults.
       const t = (label: string, patch: Partial<RetrievalTuning>): [string, RetrievalTuning] => [label, { ...base, ...patch }];
       return [
         t("default", {}),

@@ -186,11 +186,11 @@ describe("the recency sequence over real Chroma", () => {
     expect((await sequences.read(ws, "ann", [0])).get(0)).toMatchObject({ turn_id: "t_1", write_id: "w1" });
   });
 
-  it("reads and marks what a store written before kept in recency, one key per field, and goes on past it", async () => {
-    const ws = uniqueWorkspace("legacy");
+  it("reads and marks a ledger kept all in recency, one key per field, and goes on past it", async () => {
+    const ws = uniqueWorkspace("recency-only");
     const store = cairn.runtime.store;
     const recency = await store.collection(ws, "recency");
-    // Entries as every entry was written before: all in `recency`, one metadata key per field.
+    // Entries laid out in one collection: all in `recency`, one metadata key per field.
     const before = (id: string, metadata: Metadata) => ({ id, embedding: RECENCY_VECTOR, document: "", metadata });
     await recency.add([
       before(slotId("old", 0), { stream: "old", seq: 0, turn_id: "t_before", write_id: "w0", recorded_at: 1 }),
@@ -216,7 +216,7 @@ describe("the recency sequence over real Chroma", () => {
     ]);
     expect([...(await sequences.read(ws, feedStream("turns"), [0, 1]))].map(([, e]) => e.record_id)).toEqual(["t_before", "t_after"]);
 
-    // A keyed marker written before is found, and stays the first of its content id; a new one is found beside it.
+    // A keyed marker in `recency` is found, and stays the first of its content id; a new one is found beside it.
     const markers = openStorage(store).markers;
     await markers.leaveMany(ws, [
       { contentId: "c_before", turnId: "t_later" },

@@ -33,7 +33,8 @@ export interface JsonClientOptions {
 /**
  * JSON POSTs over a keep-alive connection pool, for the calls every query makes: Chroma's reads and the
  * OpenAI-compatible embeddings. On Node 20, fetch (and the chromadb and openai clients built on it) costs
- * this process measurably more CPU per call than node:http (figures: `docs/benchmarks.md`, session 5).
+ * this process measurably more CPU per call than node:http (docs/benchmarks.md, "memory-core latency": "the calls
+ * every query makes go over node:http").
  *
  * A request may reach the server twice (see `post`): only idempotent calls go through here.
  */
