@@ -84,7 +84,7 @@ export function summarizerPort(parts: {
   const { storage, writes, embedder, tokens } = parts;
   const { turns, summaries, feed } = storage;
 
-  /** Feed entries written before entries named their session: the session is read from the turn. */
+  /** Feed entries that name no session: the session is read from the turn. */
   async function sessionsOf(workspace: string, turnIds: string[]): Promise<Map<string, string>> {
     if (turnIds.length === 0) return new Map();
     const found = await turns.byIds(workspace, [...new Set(turnIds)]);

@@ -21,8 +21,8 @@ export type SearchableCollection = FeedCollection;
 const PAGE = 500;
 /**
  * Records asked of the ranking thread at a time while a snapshot is written: the thread turns each stretch into
- * its lines between queries, so a query waits for at most one stretch (docs/benchmarks.md, session 17); records
- * put between yields to the event loop on load.
+ * its lines between queries, so a query waits for at most one stretch (docs/benchmarks.md, "A store of N turns":
+ * "snapshots made on the ranking thread"); records put between yields to the event loop on load.
  */
 export const SNAPSHOT_STRETCH = 250;
 
@@ -46,7 +46,7 @@ export interface SnapshotOptions {
    * After a snapshot is written, the pass leaves that index be for this many times as long as the write took
    * (unless a record has left it), so that background writes take a bounded share of memory-core's time however
    * large the index: a write costs in proportion to the records, and an index that grows by 1% a minute would
-   * otherwise be rewritten every pass (docs/benchmarks.md, "Session 16").
+   * otherwise be rewritten every pass (docs/benchmarks.md, "A store of N turns": "snapshots that rest").
    */
   restAfterWrite?: number;
 }

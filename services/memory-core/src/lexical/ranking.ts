@@ -44,7 +44,7 @@ export interface LexicalQuery {
 
 /**
  * A ranking's sizes (for /metrics): records and distinct terms. Posting entries are not counted: counting them is
- * a pass over every term's postings, which held the ranking thread for ~120 ms at 280k terms.
+ * a pass over every term's postings, which holds the ranking thread for as long as the index is large.
  */
 export interface RankingStats {
   documents: number;
@@ -90,7 +90,7 @@ interface RowHit {
 
 /**
  * Lexical ranking of one collection: BM25+ (bm25-index.ts), the query's filter, and turn context. It runs
- * wherever its owner puts it (lexical-rankers.ts runs it on a worker thread); it holds nothing but what it is
+ * wherever its owner puts it (ranking-host.ts runs it on a worker thread); it holds nothing but what it is
  * given, in the order given.
  */
 export class Ranking {

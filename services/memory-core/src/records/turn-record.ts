@@ -86,7 +86,7 @@ function turnPayload(input: AddMemoryRequest) {
     occurred_at: input.occurred_at === undefined ? null : Date.parse(input.occurred_at),
     source: input.source ?? null,
     supersedes: input.supersedes ?? [],
-    // Left out of the hash when absent, so turns written before the field existed still replay.
+    // Left out of the hash when absent, so a turn stored without an author replays to the same hash.
     author: input.author,
   };
 }

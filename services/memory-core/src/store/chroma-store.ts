@@ -60,7 +60,8 @@ export type EmbeddedCollectionName = "turns" | "summaries";
 export const EMBEDDED_COLLECTIONS: readonly EmbeddedCollectionName[] = ["turns", "summaries"];
 /**
  * The ledger's collections (see ledger/ledger.ts): no meaning to search, only records kept in order. `recency`
- * comes first: it held every kind before the others existed, so an id found there and in another was written there first.
+ * comes first: a store may hold every kind there (the one-collection layout, ledger.ts), and an id found there
+ * and in another was written there first.
  */
 export type LedgerCollectionName = "recency" | "ledger-slots" | "ledger-feed" | "ledger-audit" | "ledger-keyed";
 export const LEDGER_COLLECTIONS: readonly LedgerCollectionName[] = [
@@ -135,7 +136,8 @@ const TENANT = "default_tenant";
  * How many records Chroma 1.0 takes into a collection before it writes the collection's vector index back
  * (`sync_threshold`; Chroma's default is 1,000). Until then it keeps them in its log, and every `add` to the
  * collection reads all of them back out of that log, so an `add` costs in proportion to what is waiting there
- * (docs/benchmarks.md, "Session 15"). The change feed and the audit log take one slot a write batch, of up to 16
+ * (docs/benchmarks.md, "A store of N turns": "what waits in Chroma's log"). The change feed and the audit log
+ * take one slot a write batch, of up to 16
  * entries: few records but large ones, and small collections whose index is cheap to write back. Turns and agents'
  * slots keep the default: their collections grow with every turn and the write-back rewrites a map of every id in
  * the collection, which costs more the larger it is. Chroma applies a changed value when it next loads the
@@ -153,16 +155,17 @@ const SET_WRITE_BACK_PAUSE_MS = 50;
 /**
  * The graph Chroma builds over a ledger collection's vectors. Nothing searches them (their records carry one
  * constant vector), but Chroma inserts every record into its graph at every `add` and writes the graph back with
- * the collection: the smallest graph costs least (docs/benchmarks.md, "Session 17"). Chroma fixes a collection's
- * graph when it creates it, so a collection created by an earlier version keeps Chroma's default.
+ * the collection: the smallest graph costs least (docs/benchmarks.md, "A store of N turns": "the ledger's records
+ * cost Chroma less"). Chroma fixes a collection's graph when it creates it, so a ledger collection created with
+ * Chroma's default graph keeps it, and reads and writes the same.
  */
 const LEDGER_GRAPH = { max_neighbors: 2, ef_construction: 2 };
 const isLedgerCollection = (name: string): boolean => (LEDGER_COLLECTIONS as readonly string[]).includes(name);
 
 /**
- * A read of Chroma not answered by then answers 503 rather than holding the request open. Node's fetch, which
- * the chromadb client used, waited up to 300 s for headers; the slowest read here (a filtered query over 100k
- * records) takes under a second.
+ * A read of Chroma not answered by then answers 503 rather than holding the request open. Node's fetch waits up
+ * to 300 s for headers; a filtered query over 100k records takes under a second (docs/benchmarks.md,
+ * "memory-core latency").
  */
 const READ_TIMEOUT_MS = 60_000;
 
@@ -510,7 +513,8 @@ export class RecordCollection {
 
   /**
    * Which of these ids are stored. Ids alone cost Chroma much less CPU than the same get with metadata
-   * (docs/benchmarks.md, session 4): the change feed's length is probed this way on every query.
+   * (docs/benchmarks.md, "memory-core latency": "cheaper feed probe"): the change feed's length is probed this
+   * way on every query.
    */
   async present(ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
@@ -537,7 +541,8 @@ export class RecordCollection {
 
   /**
    * Nearest neighbours by cosine distance, closest first: ids and distances only. A record's metadata and
-   * document cost Chroma more to send than the search itself (docs/benchmarks.md, session 3), and the caller
+   * document cost Chroma more to send than the search itself (docs/benchmarks.md, "memory-core latency":
+   * "ids-only dense side"), and the caller
    * holds them already (the lexical index).
    */
   async query(options: { embedding: number[]; n: number; where?: Where }): Promise<Neighbour[]> {
@@ -561,7 +566,8 @@ export class RecordCollection {
   private columns(records: readonly NewRecord[]) {
     const { layout } = this;
     // Records without text (the ledger's) go without a document: Chroma keeps a document as a metadata row and in
-    // its full-text index too, empty or not, and a missing one reads back as empty (docs/benchmarks.md, "Session 17").
+    // its full-text index too, empty or not, and a missing one reads back as empty (docs/benchmarks.md, "A store
+    // of N turns": "the ledger's records cost Chroma less").
     const documents = !layout.textInMetadata && records.some((r) => r.document !== "");
     return {
       ids: records.map((r) => r.id),
