@@ -104,7 +104,12 @@ export class RestClient {
     } catch (error) {
       // The connection broke while the answer was read.
       throw fail(
-        { status: 0, code: "unreachable", detail: "Cairn's answer was cut off.", hint: "Check that memory-core is running, then try again." },
+        {
+          status: 0,
+          code: "unreachable",
+          detail: "Cairn's answer was cut off.",
+          hint: "Check that memory-core is running, then try again.",
+        },
         error,
       );
     }

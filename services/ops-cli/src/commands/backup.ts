@@ -61,7 +61,12 @@ export async function backup(targets: Target[], file: string, io: Io): Promise<B
         let bar: ProgressBar | undefined;
         let written = 0;
         do {
-          const page: ExportPage = await client.call("export_records", { collection, limit: PAGE, include_embeddings: true, ...(after ? { after } : {}) });
+          const page: ExportPage = await client.call("export_records", {
+            collection,
+            limit: PAGE,
+            include_embeddings: true,
+            ...(after ? { after } : {}),
+          });
           bar ??= new ProgressBar(io.stderr, `backup ${workspace} ${collection}`, page.total);
           if (collection !== "tombstones") workspaceStamps[collection] = page.stamp as EmbeddingStamp | null;
           for (const record of page.records) await write({ type: "record", workspace, collection, record });
