@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { loadTokenRegistry } from "../services/memory-core/src/auth/tokens.js";
 import { DEFAULT_TUNING, type RetrievalTuning } from "../services/memory-core/src/retrieval/retrieval-tuning.js";
-import { startOwnedChroma } from "../services/memory-core/src/embedded/owned-chroma.js";
+import { claimChroma } from "../services/memory-core/src/embedded/owned-chroma.js";
 import { createEmbedder } from "../services/memory-core/src/embeddings/create.js";
 import type { Embedder } from "../services/memory-core/src/embeddings/embedder.js";
 import { silentLogger } from "../services/memory-core/src/logger.js";
@@ -52,14 +52,15 @@ export async function tuneLocomo(argv: string[]): Promise<void> {
   if (!values.data || !values["data-dir"]) throw new Error("--data and --data-dir are required");
   const mode = values.mode as "hybrid" | "lexical" | "semantic";
   const conversations = JSON.parse(await readFile(values.data, "utf8")) as Conversation[];
-  const chroma = await startOwnedChroma(values["data-dir"]);
+  const chroma = await claimChroma({ chromaUrl: undefined, dataDir: values["data-dir"], log: silentLogger });
+  const chromaUrl = await chroma.start();
   const tokens = await loadTokenRegistry(join(values["data-dir"], "tokens.yaml"));
   const embedder = cachingEmbedder(await createEmbedder({ kind: "local" }, silentLogger));
   const results: Array<{ name: string; byConversation: Map<string, Outcome> }> = [];
   try {
     for (const [name, tuning] of grid(values.grid!)) {
       const runtime = await createRuntime({
-        chromaUrl: chroma.url,
+        chromaUrl,
         embeddings: { kind: "local" },
         tokens,
         log: silentLogger,

@@ -21,3 +21,4 @@ export { startStack, type Stack, type StackOptions } from "./stack.js";
 export type { ConsoleFiles } from "./http/console-route.js";
 export { openSummarizerPort } from "./runtime.js";
 export { startBanner } from "./banner.js";
+export { stopOnSignals } from "./shutdown.js";

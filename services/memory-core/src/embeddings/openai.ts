@@ -52,7 +52,7 @@ export async function createOpenAIEmbedder(
           error: error instanceof Error ? error.name : "unknown",
           ...(error instanceof Rejected ? { status: error.status } : {}),
         });
-        throw unavailable("The embedding model cannot be reached right now.");
+        throw unavailable("The embedding model cannot be reached right now.", { cause: error });
       }
     }
   };

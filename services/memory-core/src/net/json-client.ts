@@ -87,7 +87,7 @@ export class JsonClient {
         (response) => {
           const chunks: Buffer[] = [];
           response.on("data", (chunk: Buffer) => chunks.push(chunk));
-          response.on("error", (error) => settle(new Unreachable(error.message)));
+          response.on("error", (error) => settle(new Unreachable(error.message, { cause: error })));
           response.on("end", () => {
             const text = Buffer.concat(chunks).toString("utf8");
             const status = response.statusCode ?? 0;
@@ -113,7 +113,7 @@ export class JsonClient {
         else if (request.reusedSocket && error.code === "ECONNRESET") settle(new ReusedSocketReset());
         // No answer came, whatever the cause (refused, reset, TLS, a malformed reply): as the fetch-based
         // clients did, that is the server being unreachable, not a fault of this process.
-        else settle(new Unreachable(error.code ?? error.message));
+        else settle(new Unreachable(error.code ?? error.message, { cause: error }));
       });
       request.end(payload);
     });

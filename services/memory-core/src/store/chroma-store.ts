@@ -386,7 +386,7 @@ export class ChromaStore {
       if (error instanceof CairnError) throw error;
       if (error instanceof ChromaConnectionError || error instanceof Unreachable) {
         this.log.warn("chroma unreachable", { operation: what });
-        throw unavailable("The memory store cannot be reached right now.");
+        throw unavailable("The memory store cannot be reached right now.", { cause: error });
       }
       // Chroma's own words, for the operator: its errors are about requests (filters, ids), not memory text.
       const detail = error instanceof Rejected ? `${error.message}: ${error.detail}` : String((error as Error)?.message ?? error);
@@ -394,9 +394,9 @@ export class ChromaStore {
       // Chroma failing on its side (a segment not loaded yet after a restart, say) is Chroma unavailable for now:
       // the caller may retry. Chroma refusing the request is a fault of ours.
       if ((error instanceof Rejected && error.status >= 500) || error instanceof ChromaServerError) {
-        throw unavailable("The memory store failed to answer; it usually recovers within seconds.");
+        throw unavailable("The memory store failed to answer; it usually recovers within seconds.", { cause: error });
       }
-      throw internal();
+      throw internal({ cause: error });
     } finally {
       this.observe(what, (performance.now() - started) / 1000);
     }
