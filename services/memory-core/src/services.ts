@@ -2,7 +2,7 @@ import { AdminService } from "./admin/admin-service.js";
 import { IntegrityCheck } from "./admin/integrity.js";
 import { RecordExport } from "./admin/record-export.js";
 import { RecordImport } from "./admin/record-import.js";
-import { Reembedding } from "./admin/reembedding.js";
+import { Reembedding } from "./records/reembedding.js";
 import { BulkWrites } from "./domain/bulk-writes.js";
 import { CorrectionService } from "./domain/correction-service.js";
 import { Corrections } from "./domain/corrections.js";

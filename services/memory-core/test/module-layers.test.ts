@@ -45,9 +45,6 @@ const STORE_USERS = new Set(["store", "records", "ledger", "storage.ts", "runtim
  */
 const STILL_REACHING_THE_STORE = [
   "admin/integrity.ts",
-  "admin/record-export.ts",
-  "admin/record-import.ts",
-  "admin/reembedding.ts",
   "lexical/collection-index.ts",
   "lexical/fact-table.ts",
   "lexical/indexes.ts",

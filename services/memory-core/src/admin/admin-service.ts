@@ -5,12 +5,12 @@ import type { Storage } from "../storage.js";
 import type { IntegrityCheck } from "./integrity.js";
 import type { RecordExport } from "./record-export.js";
 import type { RecordImport } from "./record-import.js";
-import type { Reembedding } from "./reembedding.js";
+import type { Reembedding } from "../records/reembedding.js";
 
 /** What operators do to a workspace's store as a whole: back it up, restore it, check it, mend it, re-embed it. */
 export class AdminService {
   constructor(
-    private readonly storage: Pick<Storage, "store" | "verifications">,
+    private readonly storage: Pick<Storage, "turns" | "summaries" | "verifications">,
     private readonly parts: { exports: RecordExport; imports: RecordImport; integrity: IntegrityCheck; reembedding: Reembedding },
     private readonly now: () => number,
   ) {}
@@ -39,10 +39,9 @@ export class AdminService {
 
   /** Counts and the last integrity check: what an operator's status page shows without a full read. */
   async storeStatus(principal: Principal): Promise<OperationOutput<"get_store_status">> {
-    const count = async (name: "turns" | "summaries") => (await this.storage.store.collection(principal.workspace, name)).count();
     const [turns, summaries, lastVerify] = await Promise.all([
-      count("turns"),
-      count("summaries"),
+      this.storage.turns.count(principal.workspace),
+      this.storage.summaries.count(principal.workspace),
       this.storage.verifications.last(principal.workspace),
     ]);
     return { workspace: principal.workspace, turns, summaries, last_verify: lastVerify };

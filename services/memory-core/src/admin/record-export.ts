@@ -1,8 +1,8 @@
 import type { OperationInput } from "@cairn/openapi";
 import type { Tombstones } from "../ledger/tombstones.js";
-import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { assertWithinListing, encodeOffsetCursor, offsetFrom, type Listing } from "../records/cursor.js";
-import type { ExportedRecord, ExportPage } from "../records/types.js";
+import type { StoredRecords } from "../records/stored-records.js";
+import type { ExportPage } from "../records/types.js";
 import type { Storage } from "../storage.js";
 
 /**
@@ -11,37 +11,32 @@ import type { Storage } from "../storage.js";
  * so a workspace waiting for re-embedding can still be backed up.
  */
 export class RecordExport {
-  private readonly store: ChromaStore;
+  private readonly stored: StoredRecords;
   private readonly tombs: Tombstones;
 
-  constructor(storage: Pick<Storage, "store" | "tombstones">) {
-    ({ store: this.store, tombstones: this.tombs } = storage);
+  constructor(storage: Pick<Storage, "records" | "tombstones">) {
+    ({ records: this.stored, tombstones: this.tombs } = storage);
   }
 
   async page(workspace: string, input: OperationInput<"export_records">): Promise<ExportPage> {
     const listing: Listing = { name: "export", workspace, scope: [input.collection] };
     const offset = input.after === undefined ? 0 : offsetFrom(input.after, "after", listing);
     if (input.collection === "tombstones") return this.tombstones(listing, offset, input.limit);
-    const inspected = await this.store.inspect(workspace, input.collection);
-    if (!inspected) return { workspace, collection: input.collection, stamp: this.store.stamp, records: [], total: 0, next_cursor: null };
-    const read = () => inspected.records.get({ limit: input.limit, offset, withDocuments: true, withEmbeddings: input.include_embeddings });
-    let page: StoredRecord[];
-    let total: number;
-    if (input.after === undefined) {
-      [page, total] = await Promise.all([read(), inspected.records.count()]);
-    } else {
+    const stored = await this.stored.page(workspace, input.collection, {
+      offset,
+      limit: input.limit,
+      withEmbeddings: input.include_embeddings,
       // Paging on, the count comes first: an offset past the end was never issued, and is not handed to Chroma.
-      total = await inspected.records.count();
-      assertWithinListing(offset, total, "after");
-      page = await read();
-    }
+      ...(input.after === undefined ? {} : { checkOffset: (total: number) => assertWithinListing(offset, total, "after") }),
+    });
+    if (!stored) return { workspace, collection: input.collection, stamp: this.stored.stamp, records: [], total: 0, next_cursor: null };
     return {
       workspace,
       collection: input.collection,
-      stamp: inspected.stamp,
-      records: page.map(exported),
-      total,
-      next_cursor: nextCursor(listing, offset, page.length, total),
+      stamp: stored.stamp,
+      records: stored.records,
+      total: stored.total,
+      next_cursor: nextCursor(listing, offset, stored.records.length, stored.total),
     };
   }
 
@@ -60,15 +55,6 @@ export class RecordExport {
       next_cursor: nextCursor(listing, offset, page.length, all.length),
     };
   }
-}
-
-function exported(record: StoredRecord): ExportedRecord {
-  return {
-    id: record.id,
-    document: record.document ?? "",
-    metadata: record.metadata,
-    ...(record.embedding ? { embedding: record.embedding } : {}),
-  };
 }
 
 function nextCursor(listing: Listing, offset: number, read: number, total: number): string | null {

@@ -3,7 +3,6 @@ import { damageOf, type FieldError } from "@cairn/openapi";
 import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import { internal, validationFailed } from "../errors.js";
-import { sameStamp, type ChromaStore, type EmbeddingStamp, type NewRecord } from "../store/chroma-store.js";
 import type { AuditLog } from "../ledger/audit-log.js";
 import { ChangeFeed, feedAppend } from "../ledger/change-feed.js";
 import type { Sequences } from "../ledger/sequences.js";
@@ -11,6 +10,9 @@ import type { Tombstones } from "../ledger/tombstones.js";
 import { recencyAppend } from "../ledger/sequences.js";
 import type { ExportedRecord, ImportRequest, ImportResult } from "../records/types.js";
 import type { Storage } from "../storage.js";
+import type { StoredRecords } from "../records/stored-records.js";
+import type { TurnRepository } from "../records/turn-repository.js";
+import type { EmbeddingStamp } from "../records/types.js";
 
 /**
  * Exported records stored back, keeping ids, fields and the original `recorded_at`, and the derived
@@ -20,17 +22,25 @@ import type { Storage } from "../storage.js";
  * skipped, so importing twice stores nothing twice; a forgotten memory (tombstone) never comes back.
  */
 export class RecordImport {
-  private readonly store: ChromaStore;
+  private readonly stored: StoredRecords;
+  private readonly turnsStored: TurnRepository;
   private readonly sequences: Sequences;
   private readonly feed: ChangeFeed;
   private readonly audit: AuditLog;
   private readonly tombs: Tombstones;
 
   constructor(
-    storage: Pick<Storage, "store" | "sequences" | "feed" | "audit" | "tombstones">,
+    storage: Pick<Storage, "records" | "turns" | "sequences" | "feed" | "audit" | "tombstones">,
     private readonly embedder: Embedder,
   ) {
-    ({ store: this.store, sequences: this.sequences, feed: this.feed, audit: this.audit, tombstones: this.tombs } = storage);
+    ({
+      records: this.stored,
+      turns: this.turnsStored,
+      sequences: this.sequences,
+      feed: this.feed,
+      audit: this.audit,
+      tombstones: this.tombs,
+    } = storage);
   }
 
   async run(principal: Principal, request: ImportRequest): Promise<ImportResult> {
@@ -44,9 +54,8 @@ export class RecordImport {
 
   private async turns(principal: Principal, records: ExportedRecord[], stamp: EmbeddingStamp | undefined) {
     const workspace = principal.workspace;
-    const turns = await this.store.collection(workspace, "turns");
     const ids = records.map((r) => r.id);
-    const present = new Set((await turns.get({ ids })).map((r) => r.id));
+    const present = await this.stored.present(workspace, "turns", ids);
     const forgotten = new Set((await this.tombs.of(workspace, ids)).keys());
     // Oldest first, so that each agent's sequence takes them in the order they were first recorded.
     const fresh = records
@@ -71,7 +80,9 @@ export class RecordImport {
       writeId,
     );
     const seqOf = new Map(fresh.map((r, i) => [r.id, slots[i]!.seq]));
-    await turns.add(
+    await this.stored.add(
+      workspace,
+      "turns",
       fresh.map((r, i) => ({
         id: r.id,
         embedding: vectors[i]!,
@@ -80,7 +91,11 @@ export class RecordImport {
       })),
     );
     // A record another writer stored meanwhile under the same id stays as it was: only ours count as stored.
-    const ours = (await turns.get({ ids: fresh.map((r) => r.id) })).filter((r) => r.metadata.write_id === writeId).map((r) => r.id);
+    const writeIds = await this.stored.writeIds(
+      workspace,
+      fresh.map((r) => r.id),
+    );
+    const ours = fresh.filter((r) => writeIds.get(r.id) === writeId).map((r) => r.id);
     await this.audit.appendMany(
       workspace,
       ours.map((memoryId) => ({ action: "restore" as const, actor: principal.agent, memoryId, reason: "restored from a backup" })),
@@ -94,8 +109,11 @@ export class RecordImport {
   }
 
   private async summaries(workspace: string, records: ExportedRecord[], stamp: EmbeddingStamp | undefined) {
-    const summaries = await this.store.collection(workspace, "summaries");
-    const present = new Set((await summaries.get({ ids: records.map((r) => r.id) })).map((r) => r.id));
+    const present = await this.stored.present(
+      workspace,
+      "summaries",
+      records.map((r) => r.id),
+    );
     const fresh = records.filter((r) => !present.has(r.id));
     if (fresh.length === 0) return { stored: 0, skipped: present.size, forgotten: 0, reembedded: 0 };
     const { vectors, reembedded } = await this.vectorsFor(fresh, stamp);
@@ -104,7 +122,11 @@ export class RecordImport {
       "summaries",
       fresh.map((r) => ({ record_id: r.id, op: "put" })),
     );
-    await summaries.add(fresh.map((r, i): NewRecord => ({ id: r.id, embedding: vectors[i]!, document: r.document, metadata: r.metadata })));
+    await this.stored.add(
+      workspace,
+      "summaries",
+      fresh.map((r, i) => ({ ...r, embedding: vectors[i]! })),
+    );
     return { stored: fresh.length, skipped: present.size, forgotten: 0, reembedded: reembedded.length };
   }
 
@@ -117,10 +139,11 @@ export class RecordImport {
     );
     const fresh = records.filter((r) => !known.has(r.id));
     if (fresh.length === 0) return { stored: 0, skipped: records.length, forgotten: 0, reembedded: 0 };
-    const turns = await this.store.collection(workspace, "turns");
-    const stored = await turns.get({ ids: fresh.map((r) => r.id) });
     // A copy still stored here gives the tombstone its write id (see ledger/tombstones.ts).
-    const writeOf = new Map(stored.map((t) => [t.id, t.metadata.write_id]));
+    const writeOf = await this.stored.writeIds(
+      workspace,
+      fresh.map((r) => r.id),
+    );
     await this.tombs.leave(
       workspace,
       fresh.map((r) => ({
@@ -133,14 +156,14 @@ export class RecordImport {
         },
       })),
     );
-    const stillStored = stored.map((r) => r.id);
+    const stillStored = [...writeOf.keys()];
     if (stillStored.length > 0) {
       await this.feed.appendMany(
         workspace,
         "turns",
         stillStored.map((id) => ({ record_id: id, op: "remove" })),
       );
-      await turns.delete(stillStored);
+      await this.turnsStored.delete(workspace, stillStored);
       const reasons = new Map(fresh.map((r) => [r.id, String(r.metadata.reason ?? "")]));
       await this.audit.appendMany(
         workspace,
@@ -157,8 +180,7 @@ export class RecordImport {
 
   /** The exported vectors when they were made by this server's model; else the documents embedded again. */
   private async vectorsFor(records: ExportedRecord[], stamp: EmbeddingStamp | undefined) {
-    const fits = (r: ExportedRecord) =>
-      stamp !== undefined && sameStamp(stamp, this.store.stamp) && r.embedding?.length === this.store.stamp.dimension;
+    const fits = (r: ExportedRecord) => stamp !== undefined && this.stored.fits(stamp, r.embedding);
     const reembedded = records.flatMap((r, i) => (fits(r) ? [] : [i]));
     const made = await this.embedder.embed(reembedded.map((i) => records[i]!.document));
     if (made.length !== reembedded.length) throw internal();

@@ -30,3 +30,4 @@ export type RepairReport = Schemas["RepairReport"];
 export type IntegrityProblem = Schemas["IntegrityProblem"];
 export type ReembedProgress = Schemas["ReembedProgress"];
 export type TransferCollection = Schemas["RecordCollectionName"];
+export type EmbeddingStamp = Schemas["EmbeddingStamp"];

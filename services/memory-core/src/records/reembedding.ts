@@ -1,7 +1,7 @@
 import type { Embedder } from "../embeddings/embedder.js";
 import { internal } from "../errors.js";
 import { EMBEDDED_COLLECTIONS, sameStamp, type ChromaStore } from "../store/chroma-store.js";
-import type { ReembedProgress } from "../records/types.js";
+import type { ReembedProgress } from "./types.js";
 
 /**
  * Moves a workspace to the server's embedding model after a model change, one bounded batch per call.
