@@ -36,14 +36,9 @@ export class Corrections {
   }
 
   async tombstone(workspace: string, memoryId: string): Promise<Tombstone | undefined> {
-    const metadata = (await this.tombstones.of(workspace, [memoryId])).get(memoryId);
-    if (!metadata) return undefined;
-    return {
-      id: memoryId,
-      forgotten_at: new Date(Number(metadata.forgotten_at)).toISOString(),
-      forgotten_by: String(metadata.forgotten_by),
-      reason: String(metadata.reason),
-    };
+    const tombstone = (await this.tombstones.of(workspace, [memoryId])).get(memoryId);
+    if (!tombstone) return undefined;
+    return { id: memoryId, forgotten_at: new Date(tombstone.at).toISOString(), forgotten_by: tombstone.by, reason: tombstone.reason };
   }
 
   /**

@@ -1,5 +1,5 @@
 import { assertWithinListing } from "../records/cursor.js";
-import { recencyAppend, type Appended, type Sequences } from "../ledger/sequences.js";
+import { recencyAppend, turnOfRecencySlot, type Appended, type Sequences } from "../ledger/sequences.js";
 import type { StoredTurn } from "../records/stored-turn.js";
 import type { TurnRepository } from "../records/turn-repository.js";
 import type { SessionTurns } from "./session-turns.js";
@@ -54,7 +54,12 @@ export class RecencyIndex {
       ahead = Math.min(ahead * 2, MAX_READ_AHEAD);
       top -= seqs.length;
       const slots = await this.sequences.read(workspace, agent, seqs);
-      const turnOf = new Map([...slots].filter(([, slot]) => slot.void !== true).map(([seq, slot]) => [seq, String(slot.turn_id)]));
+      const turnOf = new Map(
+        [...slots].flatMap(([seq, slot]) => {
+          const turnId = turnOfRecencySlot(slot);
+          return turnId === undefined ? [] : [[seq, turnId] as const];
+        }),
+      );
       const found = await this.turns.byIds(workspace, [...new Set(turnOf.values())], { withText: true });
       const byId = new Map(found.map((t) => [t.id, t]));
       for (const seq of seqs) {

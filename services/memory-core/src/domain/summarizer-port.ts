@@ -1,6 +1,5 @@
 import type { TokenRegistry } from "../auth/tokens.js";
 import type { Embedder } from "../embeddings/embedder.js";
-import { itemsOf } from "../ledger/slot-items.js";
 import type { Storage } from "../storage.js";
 import type { NewSummary, WriteService } from "./write-service.js";
 import type { SessionLeases } from "../ledger/session-leases.js";
@@ -131,19 +130,17 @@ export function summarizerPort(parts: {
       // The caller asked changesEnd already: the feed's length is not read again for every page.
       const seqs = Array.from({ length: Math.max(0, count) }, (_, i) => from + i);
       if (seqs.length === 0) return { changes: [], next: from };
-      const slots = await feed.read(workspace, "turns", seqs);
+      const slots = await feed.changes(workspace, "turns", seqs);
       // A slot may hold a batch's entries (slot-items.ts): each is a change, under the slot's number.
-      const entries = [...slots].sort(([a], [b]) => a - b).flatMap(([, slot]) => itemsOf(slot));
-      const unnamed = entries.filter((e) => typeof e.session_id !== "string");
+      const entries = [...slots].sort(([a], [b]) => a - b).flatMap(([, changes]) => changes);
       const sessionOf = await sessionsOf(
         workspace,
-        unnamed.map((e) => String(e.record_id)),
+        entries.filter((e) => e.sessionId === undefined).map((e) => e.recordId),
       );
       const changes: SessionChange[] = [];
       for (const e of entries) {
-        const turnId = String(e.record_id);
-        const sessionId = typeof e.session_id === "string" ? e.session_id : sessionOf.get(turnId);
-        if (sessionId !== undefined) changes.push({ sessionId, turnId, forgotten: e.op === "remove", at: Number(e.recorded_at) });
+        const sessionId = e.sessionId ?? sessionOf.get(e.recordId);
+        if (sessionId !== undefined) changes.push({ sessionId, turnId: e.recordId, forgotten: e.op === "remove", at: e.at });
       }
       // Slots are dense; a missing one is a write whose append is in flight: read on from it next time (the
       // changes after it are told now and again then).

@@ -154,7 +154,7 @@ export class AuditLog {
       const turns = await this.store.collection(workspace, "turns");
       for (const t of await turns.get({ ids: provisional, withDamaged: true })) writeOf.set(t.id, t.metadata.write_id);
       const missing = provisional.filter((id) => !writeOf.has(id));
-      for (const [memoryId, tombstone] of await this.tombstones.of(workspace, missing)) writeOf.set(memoryId, tombstone.write_id);
+      for (const [memoryId, tombstone] of await this.tombstones.of(workspace, missing)) writeOf.set(memoryId, tombstone.writeId);
       const unknown = missing.filter((id) => !writeOf.has(id));
       for (const q of await this.quarantine.of(workspace, unknown)) writeOf.set(q.recordId, q.writeId);
     }

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Metadata } from "../store/chroma-store.js";
 import type { AppendRequest, Appended, Sequences } from "./sequences.js";
+import { itemsOf } from "./slot-items.js";
 
 /**
  * The change feeds: per collection that indexes follow, a sequence (see sequences.ts) with one entry
@@ -26,6 +27,15 @@ export const feedAppend = (collection: FeedCollection, entry: FeedEntry): Append
   stream: feedStream(collection),
   payload: entry,
 });
+
+/** An entry of a feed as read: which record, put or removed, when, and (turns) the session it belongs to. */
+export interface FeedChange {
+  recordId: string;
+  op: "put" | "remove";
+  /** Entries of `@turns` name the turn's session; entries stored without it say nothing. */
+  sessionId: string | undefined;
+  at: number;
+}
 
 export class ChangeFeed {
   constructor(private readonly sequences: Sequences) {}
@@ -59,6 +69,22 @@ export class ChangeFeed {
 
   length(workspace: string, collection: FeedCollection): Promise<number> {
     return this.sequences.length(workspace, feedStream(collection));
+  }
+
+  /** The changes of the slots at these positions that exist, by position (a batch slot holds several, in order). */
+  async changes(workspace: string, collection: FeedCollection, seqs: readonly number[]): Promise<Map<number, FeedChange[]>> {
+    const slots = await this.read(workspace, collection, seqs);
+    return new Map(
+      [...slots].map(([seq, slot]) => [
+        seq,
+        itemsOf(slot).map((e) => ({
+          recordId: String(e.record_id),
+          op: e.op === "remove" ? ("remove" as const) : ("put" as const),
+          sessionId: typeof e.session_id === "string" ? e.session_id : undefined,
+          at: Number(e.recorded_at),
+        })),
+      ]),
+    );
   }
 
   /** The entries at these positions that exist, by position. */

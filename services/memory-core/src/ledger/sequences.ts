@@ -48,6 +48,9 @@ export interface AppendRequest {
 /** The next slot of an agent's recency sequence (an agent's name is its stream), for a turn about to be stored. */
 export const recencyAppend = (agent: string, turnId: string): AppendRequest => ({ stream: agent, payload: { turn_id: turnId } });
 
+/** The turn a slot of an agent's recency sequence names; none when the slot was retired by repair_store. */
+export const turnOfRecencySlot = (slot: Metadata): string | undefined => (slot.void === true ? undefined : String(slot.turn_id));
+
 interface PendingAppend {
   stream: string;
   payload: Metadata;

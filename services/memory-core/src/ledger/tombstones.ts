@@ -29,13 +29,28 @@ function tombstoneEntry(memoryId: string, forgotten: Forgotten): LedgerEntry {
   };
 }
 
+/** A tombstone as read: when the memory was forgotten (ms since the epoch), by whom, why, and its write's id. */
+export interface Tombstone {
+  at: number;
+  by: string;
+  reason: string;
+  writeId: string | undefined;
+}
+
+const tombstoneOf = (m: Metadata): Tombstone => ({
+  at: Number(m.forgotten_at),
+  by: String(m.forgotten_by),
+  reason: String(m.reason ?? ""),
+  writeId: typeof m.write_id === "string" ? m.write_id : undefined,
+});
+
 export class Tombstones {
   constructor(private readonly ledger: Ledger) {}
 
   /** The tombstones of those of these memories that were forgotten, by memory id. One lookup. */
-  async of(workspace: string, memoryIds: readonly string[]): Promise<Map<string, Metadata>> {
+  async of(workspace: string, memoryIds: readonly string[]): Promise<Map<string, Tombstone>> {
     const found = await this.ledger.get(workspace, memoryIds.map(tombstoneId));
-    return new Map(found.map((t) => [memoryOfTombstone(t.id), t.metadata]));
+    return new Map(found.map((t) => [memoryOfTombstone(t.id), tombstoneOf(t.metadata)]));
   }
 
   /** Leaves tombstones; a memory forgotten already keeps its first. */
