@@ -31,7 +31,8 @@ export const handlers: Handlers = {
   assess_change: (input, { principal, memories }) => ok(memories.assessChange(principal, input)),
   query_summaries: (input, { principal, memories }) => ok(memories.querySummaries(principal, input)),
   get_session: (input, { principal, memories }) => ok(memories.getSession(principal, input)),
-  get_caller: (_input, { principal }) => ok(Promise.resolve({ workspace: principal.workspace, agent: principal.agent, role: principal.role })),
+  get_caller: (_input, { principal }) =>
+    ok(Promise.resolve({ workspace: principal.workspace, agent: principal.agent, role: principal.role })),
   get_memory: (input, { principal, memories }) => ok(memories.getMemory(principal, input.memory_id)),
   supersede_memory: (input, { principal, memories }) => ok(memories.supersedeMemory(principal, input)),
   mark_outdated: (input, { principal, memories }) => ok(memories.markOutdated(principal, input)),

@@ -58,8 +58,7 @@ export class ChromaFaults {
         };
         if (action === "pass") forward();
         else setTimeout(forward, (action as { delayMs: number }).delayMs);
-        // A request that breaks off before its body is read is dropped; a rule that throws stays loud.
-      }, () => req.socket.destroy());
+      });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as AddressInfo;
