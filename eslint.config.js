@@ -1,11 +1,11 @@
 // ESLint flat config: @eslint/js and typescript-eslint recommended, typed linting for the promise rules, the React hooks
 // rules for the console, Prettier owning layout.
 //
-// Type-aware rules: the four that find promise bugs (a floating promise whose rejection nobody handles, a promise
-// where a callback's return is ignored, an `await` on a non-promise, an `async` that never awaits), not the whole
-// `recommendedTypeChecked` set. Its `no-unsafe-*` family reports every read of an untyped JSON answer in the tests,
-// and its other rules mostly ask for type-assertion and template-literal tidying: churn across the tree with little
-// bug-finding, where these four find bugs that crash a process or lose an error.
+// Type-aware rules: the four about promises (a floating promise whose rejection nobody hears, which ends a Node process;
+// a promise where a callback's return is ignored; an `await` of a non-promise; an `async` that awaits nothing), not
+// the whole `recommendedTypeChecked` set. Its `no-unsafe-*` family reports every read of an untyped JSON answer in the
+// tests, and its other rules mostly ask for type-assertion and template-literal tidying: churn across the tree that
+// finds few bugs, where these four find the ones that crash a process or lose an error.
 import js from "@eslint/js";
 import { defineConfig } from "eslint/config";
 import prettier from "eslint-config-prettier/flat";
