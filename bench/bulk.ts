@@ -3,13 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
+import { RestClient } from "@cairn/openapi";
 import yaml from "js-yaml";
 import { newToken, parseTokensFile, TokenRegistry } from "../services/memory-core/src/auth/tokens.js";
 import { startEmbeddedChroma } from "../services/memory-core/src/embedded/chroma-server.js";
 import { createEmbedder } from "../services/memory-core/src/embeddings/create.js";
 import { silentLogger } from "../services/memory-core/src/logger.js";
 import { ChromaFaults } from "../services/memory-core/test/support/chroma-faults.js";
-import { AdminClient } from "../services/ops-cli/src/client.js";
 import type { AddMemoryRequest } from "../services/ops-cli/src/import/draft.js";
 import { RedactingClient, storeMemories, totalsOf } from "../services/ops-cli/src/import/writer.js";
 import { corpus } from "./corpus.js";
@@ -53,7 +53,7 @@ export async function benchBulk(argv: string[]): Promise<void> {
   const tokens = new TokenRegistry(parseTokensFile(yaml.dump({ tokens: admins })));
   const server = await startInProcessServer({ chromaUrl: proxy?.url ?? chroma.url, embedder, tokens });
   const url = server.url;
-  const clientOf = (name: string) => new AdminClient(url, admins.find((a) => a.workspace === name)!.token);
+  const clientOf = (name: string) => new RestClient({ baseUrl: url, token: admins.find((a) => a.workspace === name)!.token });
   const turnsOf = (n: number, seed: number): AddMemoryRequest[] =>
     corpus(n, { agents: 20, sessions: Math.max(1, Math.floor(n / 25)), seed }).map(({ agent, ...turn }, i) => ({
       ...turn,

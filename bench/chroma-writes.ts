@@ -22,15 +22,15 @@ import { summarize } from "./stats.js";
  * batch sends for its agents' slots, feed entries and audit entries) against one `add` of the same records, and
  * `add`s of turns as memory-core stores them (512 dimensions, the metadata of a turn with tags, refs and a check:
  * the keys filters name on their own, the rest packed into one, the text under a key of its own) against every key
- * on its own with the text as Chroma's document (as stored before session 14) and packed with the text as the
- * document (as stored in session 14). And what a change to one ledger
- * record per batch would cost: a bulk batch's ledger entries as written now against its slots with the feed and
- * audit entries as a few records holding many items; a record of 500 items written, and written and read back.
+ * on its own with the text as Chroma's document (the flat layout) and packed with the text as the document. And
+ * what a change to one ledger record per batch would cost: a bulk batch's ledger entries one record each against
+ * its slots with the feed and audit entries as a few records holding many items; a record of 500 items written,
+ * and written and read back.
  * Over a fresh embedded Chroma, each measured `--samples` times, one after another.
  *
- * Then the ledger's collections as created now against as created before session 17, grown side by side to
- * `--ledger-records` each by `add`s of 500 keyed-marker-shaped records that alternate between them: now, the
- * smallest graph and no document (store/chroma-store.ts); before, Chroma's default graph and an empty document.
+ * Then a ledger collection as memory-core creates it against one with Chroma's defaults, grown side by side to
+ * `--ledger-records` each by `add`s of 500 keyed-marker-shaped records that alternate between them: `now`, the
+ * smallest graph and no document (store/chroma-store.ts); `before`, Chroma's default graph and an empty document.
  * The p50 of the `add`s in the second half of the growth, those that write the collection's index back (every
  * 1,000 records) and the others apart, and the time each took to grow.
  *
@@ -102,11 +102,11 @@ export async function benchChromaWrites(argv: string[]): Promise<void> {
         });
         return { id: `turn:${seq}`, embedding: Array.from({ length: 512 }, (_, i) => Math.sin(seq + i)), ...record };
       });
-    // Turns packed as in session 14, with the text as Chroma's document (which Chroma indexes for full-text
-    // search): through Chroma's own client, in a database of their own.
+    // Turns packed, with the text as Chroma's document (which Chroma indexes for full-text search): through
+    // Chroma's own client, in a database of their own.
     const url = new URL(chroma.url);
     const connection = { host: url.hostname, port: Number(url.port), ssl: false };
-    const sessionFourteen = packedLayout(TURN_FILTER_KEYS);
+    const packedWithDocument = packedLayout(TURN_FILTER_KEYS);
     await new AdminClient(connection).createDatabase({ name: "bench-documents", tenant: "default_tenant" });
     const documentTurns = await new ChromaClient({ ...connection, database: "bench-documents" }).getOrCreateCollection({
       name: "turns-as-documents",
@@ -118,7 +118,7 @@ export async function benchChromaWrites(argv: string[]): Promise<void> {
         ids: records.map((r) => r.id),
         embeddings: records.map((r) => r.embedding),
         documents: records.map((r) => r.document),
-        metadatas: records.map((r) => sessionFourteen.stored(r.metadata)),
+        metadatas: records.map((r) => packedWithDocument.stored(r.metadata)),
       });
     const time = async (run: () => Promise<unknown>) => {
       const ms: number[] = [];
@@ -136,8 +136,8 @@ export async function benchChromaWrites(argv: string[]): Promise<void> {
       ledger_add_16_p50_ms: await time(() => slots.add(ledgerRecords(16))),
       ledger_add_48_p50_ms: await time(() => slots.add(ledgerRecords(48))),
       ledger_three_adds_of_16_p50_ms: await time(() => Promise.all([slots, feed, audit].map((c) => c.add(ledgerRecords(16))))),
-      // A bulk batch of 500 turns: each turn's slot, feed entry and audit entry in three collections at once (as
-      // written now), against its 500 slots and the feed and audit entries as slots of 125 items, in one `add`.
+      // A bulk batch of 500 turns: each turn's slot, feed entry and audit entry in three collections at once, one
+      // record each, against its 500 slots and the feed and audit entries as slots of 125 items, in one `add`.
       ledger_bulk_500_three_adds_p50_ms: await time(() => Promise.all([slots, feed, audit].map((c) => c.add(ledgerRecords(500))))),
       ledger_bulk_500_one_add_of_item_slots_p50_ms: await time(() => slots.add([...ledgerRecords(500), ...itemRecords(8, 125)])),
       // One slot of 500 items, and the read of one back: what the size of a slot costs.
@@ -156,7 +156,7 @@ export async function benchChromaWrites(argv: string[]): Promise<void> {
       turns_add_500_text_as_document_p50_ms: await time(() => addAsDocuments(turnRecords(500))),
     };
 
-    // The ledger as created now (through the store, in a workspace of its own) and as created before session 17.
+    // A ledger collection as the store creates it (in a workspace of its own), and one with Chroma's defaults.
     const markersNow = await store.collection("bench-ledger", "ledger-keyed");
     await new AdminClient(connection).createDatabase({ name: "bench-ledger-before", tenant: "default_tenant" });
     const markersBefore = await new ChromaClient({ ...connection, database: "bench-ledger-before" }).getOrCreateCollection({

@@ -141,7 +141,7 @@ async function prober(going: () => boolean, request: () => Promise<{ status: num
   return times;
 }
 
-/** Over node:http, which sets no time limit on an answer: the point is how long the old code takes. */
+/** Over node:http, which sets no time limit on an answer: the point is how long the checkout at DIR takes, however long. */
 function request(base: URL, method: string, path: string, token?: string, body?: unknown): Promise<{ status: number }> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((done, fail) => {

@@ -31,7 +31,8 @@ import { percentile, prng, round, summarize, type Summary } from "./stats.js";
  * - batch: one add_memories of `--batch` items of ~850 characters. four: four such batches at once.
  * - import: `cairn import git --repo DIR` (default: this checkout) with an admin token.
  * - bulk (not in the default list): `--bulk` turns through add_memories; resident size at each tenth. With
- *   `--embedder hash` the server embeds through the hashing stub (the local model embeds ~12 turns/s here).
+ *   `--embedder hash` the server embeds through the hashing stub (the local model's rate: docs/benchmarks.md,
+ *   "memory-core latency").
  * While each heavy scenario runs, `/healthz` is asked every 100 ms (whether or not the last one answered: a stall
  * shows as many slow probes, not one) and another agent reads query_recent_turns in a loop; memory-core's resident
  * size (VmRSS) is sampled every 250 ms, and once more after ten idle seconds.

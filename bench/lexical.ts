@@ -9,11 +9,12 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { SNAPSHOT_STRETCH } from "../services/memory-core/src/lexical/indexes.js";
 import { RankingHost } from "../services/memory-core/src/lexical/ranking-host.js";
 import { readSnapshot, writeSnapshot, type SnapshotHeader } from "../services/memory-core/src/lexical/snapshot.js";
-import type { Condition } from "../services/memory-core/src/retrieval/filters.js";
+import type { Condition } from "../services/memory-core/src/records/filters.js";
 import { DEFAULT_TUNING } from "../services/memory-core/src/retrieval/retrieval-tuning.js";
 import { tokenize, toTerm } from "../services/memory-core/src/lexical/text-analysis.js";
-import { snippetText } from "../services/memory-core/src/records/memory-brief.js";
+import { snippetText } from "../services/memory-core/src/lexical/snippets.js";
 import { buildTurnRecord } from "../services/memory-core/src/records/turn-record.js";
+import { turnOf } from "../services/memory-core/src/records/stored-turn.js";
 import { corpus } from "./corpus.js";
 import { prng, round, summarize } from "./stats.js";
 
@@ -155,9 +156,10 @@ function snippetCost(queries: number) {
     });
     return { id: `t${i}`, document: built.document, metadata: built.metadata };
   });
+  const storedTurns = records.map(turnOf);
   const asked = corpus(queries, { agents: 1, sessions: 1, seed: 99 }).map((t) => t.thought.split(".")[0]!);
   const run = () => {
-    for (let q = 0; q < asked.length; q++) for (let h = 0; h < 10; h++) snippetText(records[q * 10 + h]!, asked[q]!);
+    for (let q = 0; q < asked.length; q++) for (let h = 0; h < 10; h++) snippetText(storedTurns[q * 10 + h]!, asked[q]!);
   };
   run(); // warm-up
   const start = performance.now();

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { loadTokenRegistry } from "../services/memory-core/src/auth/tokens.js";
 import { DEFAULT_TUNING, type RetrievalTuning } from "../services/memory-core/src/retrieval/retrieval-tuning.js";
-import { startOwnedChroma } from "../services/memory-core/src/embedded/owned-chroma.js";
+import { claimChroma } from "../services/memory-core/src/embedded/owned-chroma.js";
 import { createEmbedder } from "../services/memory-core/src/embeddings/create.js";
 import type { Embedder } from "../services/memory-core/src/embeddings/embedder.js";
 import { silentLogger } from "../services/memory-core/src/logger.js";
@@ -52,14 +52,15 @@ export async function tuneLocomo(argv: string[]): Promise<void> {
   if (!values.data || !values["data-dir"]) throw new Error("--data and --data-dir are required");
   const mode = values.mode as "hybrid" | "lexical" | "semantic";
   const conversations = JSON.parse(await readFile(values.data, "utf8")) as Conversation[];
-  const chroma = await startOwnedChroma(values["data-dir"]);
+  const chroma = await claimChroma({ chromaUrl: undefined, dataDir: values["data-dir"], log: silentLogger });
+  const chromaUrl = await chroma.start();
   const tokens = await loadTokenRegistry(join(values["data-dir"], "tokens.yaml"));
   const embedder = cachingEmbedder(await createEmbedder({ kind: "local" }, silentLogger));
   const results: Array<{ name: string; byConversation: Map<string, Outcome> }> = [];
   try {
     for (const [name, tuning] of grid(values.grid!)) {
       const runtime = await createRuntime({
-        chromaUrl: chroma.url,
+        chromaUrl,
         embeddings: { kind: "local" },
         tokens,
         log: silentLogger,
@@ -71,7 +72,13 @@ export async function tuneLocomo(argv: string[]): Promise<void> {
       for (const c of conversations) {
         const principal = { workspace: workspaceOf(c), agent: agentOf(c.speaker_a), role: "agent" as const };
         const ask = (question: string) =>
-          runtime.memories.queryMemories(principal, { query: question, limit: 10, mode, include_superseded: false, detail: "full" });
+          runtime.services.queries.queryMemories(principal, {
+            query: question,
+            limit: 10,
+            mode,
+            include_superseded: false,
+            detail: "full",
+          });
         const outcome: Outcome = { scores: [], answerable: [], foreign: [] };
         for (const qa of c.qa) {
           if (!isAnswerable(qa)) continue;
@@ -308,7 +315,8 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
       return [t(0.3), t(0.2), t(0.4), t(0.5), t(0.3, 8), t(0.4, 8), t(0.3, 5, 15)];
     }
     case "session6": {
-      // Session 6's candidates side by side, for one leave-one-conversation-out figure over all of them.
+      // Confidence, dates, feedback and lexical k candidates side by side, for one leave-one-conversation-out figure
+      // over all of them (docs/benchmarks.md, "LoCoMo retrieval quality": "confidence that refuses").
       const old: RetrievalTuning = {
         ...base,
         fusion: { lexical: 1, semantic: 0.1, k: 60 },
@@ -320,7 +328,7 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
         semanticAlone,
       });
       return [
-        ["session 5 ranking", old],
+        ["RRF k 60, BM25 1.2/0.7/0.5, no feedback", old],
         ["lexK 20", { ...old, fusion: { ...old.fusion, lexicalK: 20 } }],
         ["lexK 20 idf coord", { ...old, fusion: { ...old.fusion, lexicalK: 20 }, bm25: base.bm25 }],
         ["default (lexK 20 idf coord fb 10/5/0.3)", base],
@@ -333,8 +341,9 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
       ];
     }
     case "recall7": {
-      // Session 7: the lexical list's head kept, and the dense list's nearest (above a gate) voting below it.
-      const session6: RetrievalTuning = { ...base, fusion: { lexical: 1, semantic: 0.1, k: 60, lexicalK: 20 }, semanticGate: "low" };
+      // The lexical list's head kept, and the dense list's nearest (above a gate) voting below it, against plain
+      // RRF (docs/benchmarks.md, "LoCoMo retrieval quality": "a fusion that keeps BM25's head").
+      const plainFusion: RetrievalTuning = { ...base, fusion: { lexical: 1, semantic: 0.1, k: 60, lexicalK: 20 }, semanticGate: "low" };
       const t = (
         head: number,
         semantic: number,
@@ -350,7 +359,7 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
         },
       ];
       return [
-        ["session 6 fusion", session6],
+        ["RRF lexK 20 sem 0.1 gate low", plainFusion],
         t(0, 0.1, 5, "low"),
         t(0, 0.1, 5, "medium"),
         t(0, 0.3, 20, "low"),
@@ -373,7 +382,7 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
       ];
     }
     case "bm25-6": {
-      // BM25 and field weights again, on session 6's defaults.
+      // BM25 and field weights again, on the defaults.
       const t = (label: string, patch: Partial<RetrievalTuning>): [string, RetrievalTuning] => [label, { ...base, ...patch }];
       return [
         t("default", {}),

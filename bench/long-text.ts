@@ -6,10 +6,10 @@ import yaml from "js-yaml";
 import { newToken } from "../services/memory-core/src/auth/tokens.js";
 import { Bm25Index } from "../services/memory-core/src/lexical/bm25-index.js";
 import { tokenize } from "../services/memory-core/src/lexical/text-analysis.js";
-import { snippetText } from "../services/memory-core/src/records/memory-brief.js";
+import { snippetText } from "../services/memory-core/src/lexical/snippets.js";
 import { writeAdvice } from "../services/memory-core/src/records/write-advice.js";
 import { buildTurnRecord } from "../services/memory-core/src/records/turn-record.js";
-import type { StoredRecord } from "../services/memory-core/src/store/chroma-store.js";
+import { turnOf, type StoredTurn } from "../services/memory-core/src/records/stored-turn.js";
 import { startBenchServer } from "./bench-server.js";
 import { prng, round, summarize } from "./stats.js";
 import { startHashStub } from "./timed-embedder.js";
@@ -135,7 +135,7 @@ function best(reps: number, run: () => unknown): number {
   return least;
 }
 
-function record(prompt: string, thought: string, response: string): StoredRecord {
+function record(prompt: string, thought: string, response: string): StoredTurn {
   const built = buildTurnRecord({
     input: { session_id: "bench", prompt, thought, response },
     agent: "bench",
@@ -145,7 +145,7 @@ function record(prompt: string, thought: string, response: string): StoredRecord
     writeId: "w-1",
     source: "agent",
   });
-  return { id: "t_bench", document: built.document, metadata: built.metadata };
+  return turnOf({ id: "t_bench", document: built.document, metadata: built.metadata });
 }
 
 /** One turn of unique junk words (base-36 numbers) in three fields of 32,768 characters, put in a turn-shaped index. */

@@ -21,8 +21,9 @@ import { round, summarize, timed, type Summary } from "./stats.js";
  *                                [--data-dir DIR]
  *
  * `--embedder hash` serves hashing bag-of-words vectors from a local OpenAI-compatible stub instead of the
- * local model (about 12 turns/s on two cores): for runs at 100k, where what is measured is memory-core's
- * own cost around the embedding, which the report separates anyway.
+ * local model (whose rate makes a load of 100k take hours: docs/benchmarks.md, "memory-core latency"): for runs
+ * at 100k, where what is measured is memory-core's own cost around the embedding, which the report separates
+ * anyway.
  *
  * `--data-dir DIR` keeps the loaded store in DIR and, when DIR already holds a load of the same shape, measures
  * over it without loading again (a 100k load takes over an hour on two cores; the code measured may change).
@@ -150,8 +151,9 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
     const hybrid = { total: [] as number[], withoutEmbedding: [] as number[] };
     const semantic = { total: [] as number[], withoutEmbedding: [] as number[] };
     const chromaQuery: number[] = [];
-    // The same query sent to Chroma's REST API over node:http, as memory-core sends its own since session 5:
-    // chromadb's client costs ~1 ms of CPU more per call on Node 20, which the baseline above includes.
+    // The same query sent to Chroma's REST API over node:http, as memory-core sends its own: chromadb's client
+    // costs more CPU per call, which the baseline above includes (docs/benchmarks.md, "memory-core latency": "the
+    // calls every query makes go over node:http").
     const bareChroma = new JsonClient(new URL(stack.chromaUrl.origin), { timeoutMs: 60_000 });
     const queryPath = `${collectionPath(collection)}/query`;
     const chromaQueryHttp: number[] = [];
@@ -209,7 +211,7 @@ export async function benchMemoryCore(argv: string[]): Promise<void> {
       }
     }
 
-    // The filter every default query carries, valid now (see MemoryService.queryMemories), asked of Chroma itself;
+    // The filter every default query carries, valid now (see QueryService.queryMemories), asked of Chroma itself;
     // in a loop of its own, since each of these slows the query that follows it.
     const chromaValidQuery: number[] = [];
     for (const vector of vectors.slice(0, 50)) {

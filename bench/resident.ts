@@ -12,7 +12,8 @@ import { CollectionIndex } from "../services/memory-core/src/lexical/collection-
 import type { RankingHandle } from "../services/memory-core/src/lexical/ranking-host.js";
 import { Ranking } from "../services/memory-core/src/lexical/ranking.js";
 import { turnId } from "../services/memory-core/src/records/ids.js";
-import { buildTurnRecord, parseList, turnFields } from "../services/memory-core/src/records/turn-record.js";
+import { buildTurnRecord } from "../services/memory-core/src/records/turn-record.js";
+import { textOf, turnOf } from "../services/memory-core/src/records/stored-turn.js";
 import { DEFAULT_TUNING } from "../services/memory-core/src/retrieval/retrieval-tuning.js";
 import type { Metadata } from "../services/memory-core/src/store/chroma-store.js";
 import { corpus } from "./corpus.js";
@@ -88,10 +89,11 @@ function inProcess(n: number): void {
   const json = turnRecords(n, { prefix: "bench", seed: 42, sessions: 500 }).map((r) => JSON.stringify(r));
   const parsed = (s: string) => {
     const record = JSON.parse(s) as { id: string; document: string; metadata: Metadata };
-    const labels = [...parseList<string>(record.metadata.tags), ...parseList<string>(record.metadata.refs)].join(" ");
+    const turn = turnOf(record);
+    const labels = [...turn.tags, ...turn.refs].join(" ");
     const facts: Metadata = {};
     for (const [k, v] of Object.entries(record.metadata)) if (!UNFILTERED.has(k)) facts[k] = v;
-    return { record, fields: { agent: String(record.metadata.agent), ...turnFields(record), labels }, facts };
+    return { record, fields: { agent: turn.agent, ...textOf(turn), labels }, facts };
   };
   const tuning = DEFAULT_TUNING;
   const queries = ["race between two writers in the billing worker", "timeout too short cold starts", "memory leak connection pool"];

@@ -60,12 +60,12 @@ export async function benchSummarizer(argv: string[]): Promise<void> {
       const turns = corpus(total, { agents: 3, sessions: 1, seed: size.turns });
       for (const [i, { agent, ...body }] of turns.entries()) {
         const principal = { workspace: size.workspace, agent, role: "agent" as const };
-        await stack.runtime.memories.addMemory(principal, { ...body, session_id: `s${size.turns}-${Math.floor(i / size.turns)}` });
+        await stack.runtime.services.writes.addMemory(principal, { ...body, session_id: `s${size.turns}-${Math.floor(i / size.turns)}` });
       }
 
       const memory = summarizerPort({
-        store: stack.runtime.store,
-        memories: stack.runtime.memories,
+        storage: stack.runtime.storage,
+        writes: stack.runtime.services.writes,
         embedder,
         tokens: new TokenRegistry([{ tokenSha256: "bench", workspace: size.workspace, agent: "summarizer", role: "agent" }]),
       });

@@ -21,7 +21,8 @@ export interface TimedEmbedder {
 
 /**
  * `local`: the default model. `hash`: hashing bag-of-words vectors from the OpenAI-compatible stub, for runs where
- * what is measured is Cairn's own cost around the embedding (the local model embeds ~12 turns/s on two cores).
+ * what is measured is Cairn's own cost around the embedding (the local model's rate: docs/benchmarks.md,
+ * "memory-core latency").
  */
 export async function timedEmbedder(kind: string | undefined, options: { hashStubUrl?: string } = {}): Promise<TimedEmbedder> {
   if (kind !== "local" && kind !== "hash") throw new Error("--embedder is local or hash");

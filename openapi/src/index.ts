@@ -9,6 +9,7 @@ export type { OperationId, OperationInput, OperationOutput, OperationRequest, Op
 export { renderOperationTables } from "./operation-tables.js";
 export { operationRoutes } from "./generated/operations.js";
 export { restRequest, type RestRequest } from "./rest-request.js";
+export { ApiError, RestClient, type ApiErrorInit, type RestCall, type RestClientOptions } from "./rest-client.js";
 export { renderReference } from "./reference.js";
 export { checkRoutes, checkToolCalls, extractRoutes, extractToolCalls } from "./doc-calls.js";
 export type { DocProblem, DocRoute, DocToolCall } from "./doc-calls.js";

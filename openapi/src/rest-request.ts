@@ -35,5 +35,6 @@ export function restRequest<K extends OperationId>(operationId: K, input: Operat
 }
 
 // What a client in a browser needs of the contract, without the loader's Node modules.
+export { ApiError, RestClient, type ApiErrorInit, type RestCall, type RestClientOptions } from "./rest-client.js";
 export type { components } from "./generated/schema.js";
 export type { OperationId, OperationOutput, OperationRequest } from "./operation-types.js";

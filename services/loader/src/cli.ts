@@ -26,7 +26,10 @@ $CLAUDE_PROJECT_DIR, else the git repository of the hook's cwd or of the working
 With --url or CAIRN_URL (and CAIRN_TOKEN) set, pointers in the index are checked against that memory-core.
 A hook (--hook) never fails its harness: on any problem it prints nothing, says why on stderr, exits 0.`;
 
-/** `--hook` alone is the SessionStart hook (as before `--hook prompt` existed); `--hook prompt` the prompt hook. */
+/**
+ * `--hook` alone is the SessionStart hook, as `--hook session` (hook entries that name no mode keep working);
+ * `--hook prompt` the prompt hook.
+ */
 function normalizeHook(argv: string[]): string[] {
   return argv.flatMap((arg, i) => {
     if (arg !== "--hook") return [arg];

@@ -55,7 +55,9 @@ export interface Problem {
 
 /**
  * An error that knows its own wire form. Its `detail` and `hint` are written for the caller (often a model)
- * and must never carry a stack, a host, a port, a server path or a credential.
+ * and must never carry a stack, a host, a port, a server path or a credential. `cause` (ES2022) keeps the
+ * underlying failure it stands for (Chroma's error, a worker's), for the logs: it is never part of the wire
+ * form, which `toProblem` alone makes.
  */
 export class CairnError extends Error {
   override name = "CairnError";
@@ -65,8 +67,9 @@ export class CairnError extends Error {
     readonly detail: string,
     readonly hint?: string,
     readonly errors?: FieldError[],
+    options?: { cause?: unknown },
   ) {
-    super(detail);
+    super(detail, options);
   }
 
   toProblem(): Problem {
@@ -136,9 +139,21 @@ export const forbidden = (what: string) =>
 
 export const notFound = (what: string, hint?: string) => new CairnError("not_found", 404, what, hint);
 
+/** What a wrapping error keeps of the failure it stands for: passed on as ES2022's `{ cause }`. */
+export interface Wrapped {
+  cause?: unknown;
+}
+
 /** Infrastructure is down (Chroma unreachable, embedder failing): the caller should retry later. */
-export const unavailable = (what: string) =>
-  new CairnError("unavailable", 503, what, "Retry in a few seconds; if it persists, ask the operator to check /readyz.");
+export const unavailable = (what: string, wrapped?: Wrapped) =>
+  new CairnError(
+    "unavailable",
+    503,
+    what,
+    "Retry in a few seconds; if it persists, ask the operator to check /readyz.",
+    undefined,
+    wrapped,
+  );
 
 /** This server was started without a summarizer (summaries come from a separate worker, or none runs). */
 export const summarizerUnavailable = () =>
@@ -149,10 +164,17 @@ export const summarizerUnavailable = () =>
     "Ask the operator to run Cairn with its summarizer (`npm start` includes one); summaries written by a separate worker are still found by query_summaries.",
   );
 
-export const internal = () =>
-  new CairnError("internal", 500, "The server failed to handle this request.", "Retry once; if it fails again, report it.");
+export const internal = (wrapped?: Wrapped) =>
+  new CairnError(
+    "internal",
+    500,
+    "The server failed to handle this request.",
+    "Retry once; if it fails again, report it.",
+    undefined,
+    wrapped,
+  );
 
-/** Any thrown value as a `CairnError`, without leaking what an unknown error says. */
+/** Any thrown value as a `CairnError`, without leaking what an unknown error says: it is kept as the cause. */
 export function asCairnError(error: unknown): CairnError {
-  return error instanceof CairnError ? error : internal();
+  return error instanceof CairnError ? error : internal({ cause: error });
 }

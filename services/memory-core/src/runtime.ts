@@ -1,7 +1,6 @@
 import { loadContract } from "@cairn/openapi";
 import { loadTokenRegistry, type TokenRegistry } from "./auth/tokens.js";
 import type { Config, EmbeddingsConfig, MemoryLimit } from "./config.js";
-import { MemoryService } from "./domain/memory-service.js";
 import type { SessionSummarizer } from "./domain/session-summarizer.js";
 import { summarizerPort, type SummarizerPort } from "./domain/summarizer-port.js";
 import type { RetrievalTuning } from "./retrieval/retrieval-tuning.js";
@@ -13,6 +12,8 @@ import type { Logger } from "./logger.js";
 import { Metrics } from "./metrics.js";
 import { MemoryWatch } from "./memory-watch.js";
 import { OperationExecutor } from "./operations/executor.js";
+import { composeServices, type ComposedServices } from "./services.js";
+import { openStorage, type Storage } from "./storage.js";
 import { COLLECTIONS, ChromaStore, StampMismatchError } from "./store/chroma-store.js";
 
 /** What a summarizer is built from: memory-core's port for it (never the store), and where to log. */
@@ -32,7 +33,8 @@ export type SummarizerFactory = (parts: SummarizerParts) => Promise<RunningSumma
 /** Everything a transport needs, assembled once per process. */
 export interface Runtime {
   executor: OperationExecutor;
-  memories: MemoryService;
+  services: ComposedServices;
+  storage: Storage;
   store: ChromaStore;
   embedder: Embedder;
   tokens: TokenRegistry;
@@ -132,13 +134,14 @@ async function assembleRuntime(
     }
   };
   for (const workspace of options.tokens.workspaces()) await checkStamps(workspace);
-  const memories = new MemoryService(store, embedder, {
+  const storage = openStorage(store);
+  const services = composeServices(storage, embedder, {
     log: options.log,
     importers: (workspace) => options.tokens.importers(workspace),
     ...(options.tuning ? { tuning: options.tuning } : {}),
     ...(options.indexDir ? { snapshots: { dir: options.indexDir } } : {}),
   });
-  metrics.observeResources({ memoryLimit: options.memoryLimit, lexical: () => memories.lexicalStats() });
+  metrics.observeResources({ memoryLimit: options.memoryLimit, lexical: () => services.lexical.stats() });
   // Watched from before the warm-up, which is where a store too large for the limit first shows.
   const watch = options.memoryLimit ? new MemoryWatch(options.memoryLimit, options.log) : undefined;
   if (watch) {
@@ -150,7 +153,7 @@ async function assembleRuntime(
   }
   const close = async () => {
     watch?.stop();
-    await memories.close();
+    await services.close();
     store.close();
     // An embedder passed in belongs to whoever passed it.
     if (!options.embedder) await embedder.close?.();
@@ -165,10 +168,18 @@ async function assembleRuntime(
       () => true,
       () => false,
     );
+  // Chroma's vector indexes load while the lexical indexes do, not in the first caller's query; their failure does
+  // not matter here (the lexical side reports a Chroma out of reach). Ready means answering: each lexical index is
+  // awaited until the ranking thread has indexed what it was sent.
+  const warmUpOnce = async (workspace: string) => {
+    const vectors = store.loadVectorIndexes(workspace).catch(() => undefined);
+    const ready = (collection: "turns" | "summaries") => services.lexical.snapshot(workspace, collection).then((index) => index.ready());
+    await Promise.all([ready("turns"), ready("summaries"), vectors]);
+  };
   const warmUp = async (workspace: string) => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await memories.warmUp(workspace);
+        return await warmUpOnce(workspace);
       } catch (error) {
         const slow = error instanceof CairnError && error.code === "unavailable";
         if (!slow || !(await chromaAnswers())) throw error;
@@ -201,12 +212,16 @@ async function assembleRuntime(
     return awaitingReembed.size === 0;
   };
   const summarizer = options.summarizer
-    ? await options.summarizer({ memory: summarizerPort({ store, memories, embedder, tokens: options.tokens }), log: options.log })
+    ? await options.summarizer({
+        memory: summarizerPort({ storage, writes: services.writes, embedder, tokens: options.tokens }),
+        log: options.log,
+      })
     : undefined;
-  const executor = new OperationExecutor(contract, memories, metrics, summarizer);
+  const executor = new OperationExecutor(contract, services, metrics, summarizer);
   return {
     executor,
-    memories,
+    services,
+    storage,
     store,
     embedder,
     tokens: options.tokens,
@@ -245,11 +260,12 @@ export async function openSummarizerPort(
   const store = new ChromaStore(config.chromaUrl, { model: embedder.model, dimension: embedder.dimension }, log);
   await store.heartbeat();
   for (const workspace of tokens.workspaces()) for (const name of COLLECTIONS) await store.collection(workspace, name);
-  const memories = new MemoryService(store, embedder, { log });
+  const storage = openStorage(store);
+  const services = composeServices(storage, embedder, { log });
   return {
-    memory: summarizerPort({ store, memories, embedder, tokens }),
+    memory: summarizerPort({ storage, writes: services.writes, embedder, tokens }),
     async close() {
-      await memories.close();
+      await services.close();
       store.close();
       await embedder.close?.();
     },

@@ -3,15 +3,14 @@ import { mkdir, rm } from "node:fs/promises";
 import { watchTokensFile } from "./auth/tokens-reload.js";
 import { parseTokensFile, readTokensFile, TokenRegistry, writeGeneratedTokensFile, type GeneratedToken } from "./auth/tokens.js";
 import { ConfigError, type Config } from "./config.js";
-import { CairnError } from "./errors.js";
-import { EmbeddedChromaError, type EmbeddedChroma } from "./embedded/chroma-server.js";
-import { holdDataDir } from "./embedded/owned-chroma.js";
+import { claimChroma, type ClaimedChroma } from "./embedded/owned-chroma.js";
 import type { Embedder } from "./embeddings/embedder.js";
 import { createApp } from "./http/app.js";
 import { closeServer, createHttpServer, listen } from "./http/server.js";
 import type { ConsoleFiles } from "./http/console-route.js";
 import type { Logger } from "./logger.js";
 import { createRuntime, type Runtime, type SummarizerFactory } from "./runtime.js";
+import { Cleanups } from "./shutdown.js";
 
 export interface Stack {
   url: URL;
@@ -42,18 +41,15 @@ export interface StackOptions {
  * server. What started is stopped again if a later step fails.
  */
 export async function startStack({ config, log, embedder, summarizer, console: consoleFiles }: StackOptions): Promise<Stack> {
-  const cleanups: Array<() => Promise<void>> = [];
-  let embedded: EmbeddedChroma | undefined;
-  const stopAll = async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-    cleanups.length = 0;
-  };
+  const cleanups = new Cleanups();
   let generatedTokens: GeneratedToken[] | undefined;
+  let chroma: ClaimedChroma | undefined;
   try {
     await mkdir(config.dataDir, { recursive: true });
     // Embedded: the data dir is taken before anything is written into it (the generated tokens file included).
-    const held = config.chromaUrl ? undefined : await holdDataDir(config.dataDir);
-    if (held) cleanups.push(() => held.release());
+    const claimed = await claimChroma({ chromaUrl: config.chromaUrl, dataDir: config.dataDir, log });
+    chroma = claimed;
+    cleanups.push(() => claimed.stop());
     if (!existsSync(config.tokensFile)) {
       if (config.tokensFileGiven) throw new ConfigError("CAIRN_TOKENS_FILE", "names a file that does not exist");
       generatedTokens = await writeGeneratedTokensFile(config.tokensFile);
@@ -61,16 +57,7 @@ export async function startStack({ config, log, embedder, summarizer, console: c
     const tokensText = await readTokensFile(config.tokensFile);
     const tokens = new TokenRegistry(parseTokensFile(tokensText));
 
-    let chromaUrl = config.chromaUrl;
-    if (!chromaUrl) {
-      // Nothing restarts it: every request answers 503 from then on, so the operator must hear why at once.
-      const chroma = await held!.startChroma((how, logFile) =>
-        log.error("the embedded chroma stopped; memory-core answers 503 until it is restarted", { how, log_file: logFile }),
-      );
-      embedded = chroma;
-      cleanups.push(() => chroma.stop());
-      chromaUrl = chroma.url;
-    }
+    const chromaUrl = await claimed.start();
 
     const runtime = await createRuntime({
       chromaUrl,
@@ -115,35 +102,17 @@ export async function startStack({ config, log, embedder, summarizer, console: c
       mcpUrl: new URL("/mcp", url),
       consoleUrl: consoleFiles ? new URL("/console", url) : undefined,
       chromaUrl,
-      embeddedChroma: !config.chromaUrl,
+      embeddedChroma: claimed.embedded,
       tokensFile: config.tokensFile,
       generatedTokens,
       runtime,
-      stop: stopAll,
+      stop: () => cleanups.run(),
     };
   } catch (error) {
-    // Chroma out of reach while the store was read: perhaps because the embedded one crashed.
-    const unreachable = error instanceof CairnError && error.code === "unavailable";
-    const ended = unreachable ? await embedded?.endedWithin(2000) : undefined;
-    await stopAll();
+    const explained = chroma ? await chroma.explain(error) : error;
+    await cleanups.run();
     // Tokens this start wrote were never printed: the next start writes and prints its own.
     if (generatedTokens) await rm(config.tokensFile, { force: true });
-    if (ended && embedded) throw chromaEndedAtStart(ended, embedded.logFile);
-    throw error;
+    throw explained;
   }
-}
-
-/**
- * The embedded Chroma ended while memory-core read the store at start. Chroma 1.0 crashes (SIGSEGV) rather than
- * answer an error when a collection's saved vector index is damaged, as a hard kill while it saves one leaves it.
- */
-function chromaEndedAtStart(how: string, logFile: string): EmbeddedChromaError {
-  const remedy =
-    how === "signal SIGSEGV"
-      ? " A crash as Chroma loads a collection usually means a vector index damaged by a hard kill (SIGKILL, power loss) while Chroma saved it:" +
-        " move the data dir aside, start on an empty one and restore your last backup (cairn restore; docs/operations-cli.md)."
-      : "";
-  return new EmbeddedChromaError(
-    `the embedded Chroma stopped (${how}) while memory-core read the store at start; see its log: ${logFile}.${remedy}`,
-  );
 }

@@ -290,7 +290,7 @@ describe("verify_store over REST", () => {
       [damagedDev, damaged],
     ] as const) {
       for (let n = 1; n <= 3; n++) await add(token.token, turn(`${ws}-s`, n));
-      await cairn.runtime.memories.putSummary(ws, {
+      await cairn.runtime.services.writes.putSummary(ws, {
         session_id: `${ws}-s`,
         agents: ["dev"],
         title: "t",

@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import { expectContractOutput } from "./support/contract-schemas.js";
 import { AUDIT_STREAM } from "../src/ledger/audit-log.js";
 import { feedStream } from "../src/ledger/change-feed.js";
-import { Sequences } from "../src/ledger/sequences.js";
 import { itemsOf } from "../src/ledger/slot-items.js";
 import { http, makeToken, mcpClient, startCairn, turn, uniqueWorkspace, useCairn, type TestToken } from "./support/harness.js";
 
@@ -105,7 +104,7 @@ describe("add_memories over REST", () => {
       });
       expect(res.status).toBe(200);
       const ids = (res.body.results as Array<{ id: string }>).map((r) => r.id);
-      const sequences = new Sequences(local.runtime.store);
+      const sequences = local.runtime.storage.sequences;
       // Six turns: six recency slots, but one feed slot and one audit slot holding six entries each.
       expect(await sequences.length(batchWs, "ops")).toBe(6);
       expect(await sequences.length(batchWs, feedStream("turns"))).toBe(1);

@@ -110,7 +110,7 @@ async function seed(ws: Workspace) {
     ws.memoryIds.push(res.body.id);
     if (!ws.sessions.includes(session)) ws.sessions.push(session);
   }
-  await cairn.runtime.memories.putSummary(ws.name, {
+  await cairn.runtime.services.writes.putSummary(ws.name, {
     session_id: "seed-1",
     agents: ["alice", "bob"],
     title: "Seeded session",

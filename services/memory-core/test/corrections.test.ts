@@ -9,6 +9,8 @@ import { cursorTag } from "../src/records/cursor.js";
 import { OPEN_VALIDITY } from "../src/records/turn-record.js";
 import { expectContractOutput } from "./support/contract-schemas.js";
 import { http, makeToken, mcpClient, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
+import { openStorage } from "../src/storage.js";
+import { ChangeFeed } from "../src/ledger/change-feed.js";
 
 const workspace = uniqueWorkspace("fix");
 const alice = makeToken(workspace, "alice");
@@ -173,7 +175,7 @@ describe("a correction racing another replica's catch-up", () => {
     const corrected = await add(racing.token, turn("race", 1));
     const sibling = await add(racing.token, turn("race", 2));
     // The other replica's index, caught up with both turns.
-    const replica = new LexicalIndexes(store, new Sequences(store), DEFAULT_TUNING);
+    const replica = new LexicalIndexes(openStorage(store), DEFAULT_TUNING);
     await replica.snapshot(racing.workspace, "turns");
     // Its next catch-up runs right after each feed entry the correction appends, before the correction's next step.
     class CatchUpAfterEachAppend extends Sequences {
@@ -183,7 +185,8 @@ describe("a correction racing another replica's catch-up", () => {
         return appended;
       }
     }
-    const corrections = new Corrections(store, new CatchUpAfterEachAppend(store));
+    const storage = openStorage(store);
+    const corrections = new Corrections({ ...storage, feed: new ChangeFeed(new CatchUpAfterEachAppend(storage.ledger)) });
     const principal = { workspace: racing.workspace, agent: racing.agent, role: "agent" as const };
     await corrections.supersede(principal, await corrections.existing(racing.workspace, corrected.id), undefined, "wrong");
     const index = await replica.snapshot(racing.workspace, "turns");
@@ -473,7 +476,7 @@ const labelOf = (id: string) => Buffer.from(id.slice(2), "hex").toString("utf8")
 
 /** A flat entry at slot 0, then a batch's five entries in slot 1, as a write batch is to leave them. */
 async function seedBatchLog(workspace: string): Promise<string[]> {
-  const sequences = new Sequences(cairn.runtime.store);
+  const sequences = cairn.runtime.storage.sequences;
   await sequences.append(
     workspace,
     AUDIT_STREAM,
@@ -636,7 +639,7 @@ describe("get_audit_log of batch slots over REST", () => {
       write_id: write,
     });
     // The slot's own write id is the memory's, so that only the entry's own decides.
-    await new Sequences(cairn.runtime.store).append(
+    await cairn.runtime.storage.sequences.append(
       provisionalWriter.workspace,
       AUDIT_STREAM,
       batchPayload([

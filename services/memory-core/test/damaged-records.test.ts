@@ -75,8 +75,8 @@ beforeAll(async () => {
     bad.beyondDates = ids[5]!;
     bad.nanText = ids[3]!;
     bad.notJson = ids[1]!;
-    goodSummaryId = (await earlier.runtime.memories.putSummary(workspace, summaryOf("sess-ana"))).id;
-    badSummaryId = (await earlier.runtime.memories.putSummary(workspace, summaryOf(SESSION))).id;
+    goodSummaryId = (await earlier.runtime.services.writes.putSummary(workspace, summaryOf("sess-ana"))).id;
+    badSummaryId = (await earlier.runtime.services.writes.putSummary(workspace, summaryOf(SESSION))).id;
     const exported = await http(earlier.url, "GET", "/v1/admin/records?collection=turns&limit=50", { token: ops.token });
     expect(exported.status).toBe(200);
     exportedTurns = exported.body;

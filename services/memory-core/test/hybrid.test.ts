@@ -5,7 +5,6 @@ import { DEFAULT_TUNING, type RetrievalTuning } from "../src/retrieval/retrieval
 import { turnDocument } from "../src/records/turn-record.js";
 import { createEmbedder } from "../src/embeddings/create.js";
 import { silentLogger } from "../src/logger.js";
-import { Sequences } from "../src/ledger/sequences.js";
 import { http, makeToken, startCairn, uniqueWorkspace, useCairn } from "./support/harness.js";
 
 const workspace = uniqueWorkspace("hybrid");
@@ -113,7 +112,7 @@ describe("hybrid retrieval", () => {
     const stalled = makeToken(uniqueWorkspace("stalled"), "writer");
     const replica = await startCairn([stalled]);
     try {
-      await new Sequences(replica.runtime.store).append(
+      await replica.runtime.storage.sequences.append(
         stalled.workspace,
         feedStream("turns"),
         { record_id: "t_never_written", op: "put", session_id: "stalled-dead" },
@@ -394,13 +393,13 @@ describe("hybrid summaries", () => {
       method: "extractive" as const,
       generated_at: new Date().toISOString(),
     };
-    await cairn.runtime.memories.putSummary(workspace, {
+    await cairn.runtime.services.writes.putSummary(workspace, {
       ...common,
       session_id: "sum-1",
       title: "Upgrade of the QX-77 build agents",
       summary: "Build agents moved to a new image.",
     });
-    await cairn.runtime.memories.putSummary(workspace, {
+    await cairn.runtime.services.writes.putSummary(workspace, {
       ...common,
       session_id: "sum-2",
       title: "Upgrade of the build agents",
@@ -409,7 +408,7 @@ describe("hybrid summaries", () => {
     const res = await http(cairn.url, "POST", "/v1/summaries/query", { token: dev.token, body: { query: "QX-77", mode: "lexical" } });
     expect(res.body.hits.map((h: { summary: { session_id: string } }) => h.summary.session_id)).toEqual(["sum-1"]);
     // Re-summarizing a session replaces its text in the lexical index too.
-    await cairn.runtime.memories.putSummary(workspace, {
+    await cairn.runtime.services.writes.putSummary(workspace, {
       ...common,
       session_id: "sum-2",
       title: "Upgrade of the QX-77 runners",

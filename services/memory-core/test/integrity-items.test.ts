@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AUDIT_STREAM } from "../src/ledger/audit-log.js";
 import { feedStream } from "../src/ledger/change-feed.js";
-import { Sequences } from "../src/ledger/sequences.js";
 import { batchPayload, itemsOf } from "../src/ledger/slot-items.js";
 import type { Metadata } from "../src/store/chroma-store.js";
 import { expectContractOutput } from "./support/contract-schemas.js";
@@ -49,7 +48,7 @@ describe("integrity of batch slots, entry by entry", () => {
     expect(writeOf.size).toBe(3);
     expect((await verify()).healthy).toBe(true);
 
-    const sequences = new Sequences(cairn.runtime.store);
+    const sequences = cairn.runtime.storage.sequences;
     const feed = feedStream("turns");
     const slotsOf = async (stream: string) => {
       const length = await sequences.length(workspace, stream);
@@ -175,7 +174,7 @@ describe("integrity of batch slots, entry by entry", () => {
 
     // An import's `restore` entries are not provisional, so once retired they never come back: the batch slot's
     // entries are then the only ones that can record these turns' writing.
-    const sequences = new Sequences(cairn.runtime.store);
+    const sequences = cairn.runtime.storage.sequences;
     const length = await sequences.length(target, AUDIT_STREAM);
     const flat = await sequences.read(
       target,

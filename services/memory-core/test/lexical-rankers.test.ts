@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { Condition } from "../src/retrieval/filters.js";
+import type { Condition } from "../src/records/filters.js";
 import { LexicalIndexes } from "../src/lexical/indexes.js";
 import { RankingHost, RankingThreadStopped } from "../src/lexical/ranking-host.js";
 import { Ranking, type RankedDocument } from "../src/lexical/ranking.js";
 import { DEFAULT_TUNING } from "../src/retrieval/retrieval-tuning.js";
-import { Sequences } from "../src/ledger/sequences.js";
 import { http, makeToken, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
+import { openStorage } from "../src/storage.js";
 
 const options = { boosts: DEFAULT_TUNING.turnFields, bm25: DEFAULT_TUNING.bm25, neighbourShare: DEFAULT_TUNING.neighbourShare };
 
@@ -87,7 +87,7 @@ describe("an index whose ranking thread stopped", () => {
     }
     const store = cairn.runtime.store;
     const r = started();
-    const catalog = new LexicalIndexes(store, new Sequences(store), DEFAULT_TUNING, { rankers: r });
+    const catalog = new LexicalIndexes(openStorage(store), DEFAULT_TUNING, { rankers: r });
     const search = async (text: string) =>
       (await catalog.read(alice.workspace, "turns", (index) => index.query(text, 5, []))).value.map((h) => h.id);
     const found = await search("stampede");

@@ -4,11 +4,11 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { LexicalIndexes } from "../src/lexical/indexes.js";
 import { SNAPSHOT_FORMAT } from "../src/lexical/snapshot.js";
-import { Sequences } from "../src/ledger/sequences.js";
 import type { Logger } from "../src/logger.js";
 import { DEFAULT_TUNING } from "../src/retrieval/retrieval-tuning.js";
 import type { ChromaStore } from "../src/store/chroma-store.js";
 import { http, makeToken, startCairn, turn, uniqueWorkspace, type TestCairn } from "./support/harness.js";
+import { openStorage } from "../src/storage.js";
 
 /**
  * Lexical index snapshots (lexical/snapshot.ts): a restart loads the index from its snapshot and catches up
@@ -42,7 +42,7 @@ const QUERIES = [
 
 const open: LexicalIndexes[] = [];
 function catalog(options: { dir?: string; log?: Logger } = {}): LexicalIndexes {
-  const indexes = new LexicalIndexes(store, new Sequences(store), DEFAULT_TUNING, {
+  const indexes = new LexicalIndexes(openStorage(store), DEFAULT_TUNING, {
     ...(options.log ? { log: options.log } : {}),
     ...(options.dir ? { snapshots: { dir: options.dir, everyMs: 0 } } : {}),
   });
@@ -196,7 +196,7 @@ describe("the background pass", () => {
     const own = await mkdtemp(join(tmpdir(), "cairn-snap-pass-"));
     const doomed = await add(turn("snap-pass", 1, { thought: "the staging password is tangerine-gazebo" }));
     const { log, lines } = capture();
-    const indexes = new LexicalIndexes(store, new Sequences(store), DEFAULT_TUNING, {
+    const indexes = new LexicalIndexes(openStorage(store), DEFAULT_TUNING, {
       log,
       snapshots: { dir: own, everyMs: 0, minChanges: 1_000_000, maxAgeMs: 3_600_000 },
     });
@@ -231,7 +231,7 @@ describe("the background pass", () => {
 
   it("turns records into the snapshot's lines on the ranking thread, not on the thread that answers requests", async () => {
     const own = await mkdtemp(join(tmpdir(), "cairn-snap-thread-"));
-    const indexes = new LexicalIndexes(store, new Sequences(store), DEFAULT_TUNING, { snapshots: { dir: own, everyMs: 0 } });
+    const indexes = new LexicalIndexes(openStorage(store), DEFAULT_TUNING, { snapshots: { dir: own, everyMs: 0 } });
     open.push(indexes);
     const index = await indexes.snapshot(workspace, "turns");
     // What this thread stringifies while the snapshot is written; the ranking thread has a JSON of its own.
@@ -261,7 +261,7 @@ describe("the background pass", () => {
     const passes = async (restAfterWrite: number) => {
       const own = await mkdtemp(join(tmpdir(), "cairn-snap-rest-"));
       const { log, lines } = capture();
-      const indexes = new LexicalIndexes(store, new Sequences(store), DEFAULT_TUNING, {
+      const indexes = new LexicalIndexes(openStorage(store), DEFAULT_TUNING, {
         log,
         now: () => (clock += 1000),
         snapshots: { dir: own, everyMs: 0, minChanges: 1, maxAgeMs: 3_600_000, restAfterWrite },

@@ -160,7 +160,7 @@ describe("query_raw_memories over MCP", () => {
 
 describe("query_summaries over MCP", () => {
   it("finds a session summary by meaning", async () => {
-    await cairn.runtime.memories.putSummary(workspace, {
+    await cairn.runtime.services.writes.putSummary(workspace, {
       session_id: "mcp-summary",
       agents: ["bob"],
       title: "Upgraded the CI runners to Node 20",

@@ -1,16 +1,17 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { tokenize, toTerm, terms } from "../src/lexical/text-analysis.js";
-import { listingText, snippetText } from "../src/records/memory-brief.js";
+import { snippetText } from "../src/lexical/snippets.js";
+import { listingText } from "../src/records/memory-brief.js";
 import { buildTurnRecord } from "../src/records/turn-record.js";
-import type { StoredRecord } from "../src/store/chroma-store.js";
+import { turnOf, type StoredTurn } from "../src/records/stored-turn.js";
 
 /**
  * A brief hit's text (records/memory-brief.ts, `snippetText`): the stretch of a turn's text that holds most of the
  * query's words, found for every hit of every query_raw_memories on the request thread.
  */
 
-const record = (prompt: string, thought: string, response: string): StoredRecord => {
+const record = (prompt: string, thought: string, response: string): StoredTurn => {
   const built = buildTurnRecord({
     input: { session_id: "brief", prompt, thought, response },
     agent: "dev",
@@ -20,7 +21,7 @@ const record = (prompt: string, thought: string, response: string): StoredRecord
     writeId: "w-1",
     source: "agent",
   });
-  return { id: "t1", document: built.document, metadata: built.metadata };
+  return turnOf({ id: "t1", document: built.document, metadata: built.metadata });
 };
 
 /** snippetText as first written, analysing every word where it stands: the oracle of the one in use. */
@@ -117,7 +118,7 @@ describe("a brief hit's text", () => {
       // 缓存决定 ("cache decision") 600 characters into the thought's one run of 16,000 characters.
       const thought = `${chinese(600, 2)}缓存决定${chinese(run - 604, 3)}`;
       const turn = record(chinese(run, 1), thought, chinese(run, 4));
-      expect(turn.document!.length).toBeGreaterThan(3 * run);
+      expect(turn.text!.thought.length + turn.text!.prompt.length + turn.text!.response.length).toBe(3 * run);
       countSegmented();
       const snippet = snippetText(turn, "缓存决定");
       // Positive: the word is found and shown, although it is nowhere near the run's start.

@@ -4,8 +4,8 @@ import { chromaClient, http, makeToken, turn, uniqueWorkspace, useCairn } from "
 
 /**
  * A turn's metadata in Chroma: the keys filters name on their own, the rest packed into `fields`
- * (store/metadata-layout.ts). Turns stored flat, as earlier versions wrote them, still read, filter and take
- * corrections.
+ * (store/metadata-layout.ts). Turns stored flat (every key its own, the text as Chroma's document) read, filter and
+ * take corrections too, and a text kept unstamped under `text` reads as well.
  */
 
 const workspace = uniqueWorkspace("layout");
@@ -98,7 +98,7 @@ describe("a turn's metadata in Chroma", () => {
     expect(sorted(ours as string[])).toEqual(ours);
   });
 
-  it("reads a turn whose text the version before kept unstamped under `text`", async () => {
+  it("reads a turn whose text is kept unstamped under `text`", async () => {
     const id = await add({ ...turn("layout-unstamped", 1), ...extra, prompt: "An unstamped layout decision." });
     const before = await read(id);
     const turns = await rawTurns();
@@ -113,10 +113,10 @@ describe("a turn's metadata in Chroma", () => {
     expect(before).toMatchObject({ prompt: "An unstamped layout decision.", thought: turn("layout-unstamped", 1).thought });
   });
 
-  it("reads, filters and corrects a turn stored flat by an earlier version", async () => {
+  it("reads, filters and corrects a turn stored flat", async () => {
     const id = await add({ ...turn("layout-flat", 1), ...extra, prompt: "A flat metadata layout decision." });
     const before = await read(id);
-    // Rewrite it as earlier versions stored it: every key of its own, no `fields`.
+    // Rewrite it flat: every key of its own, no `fields`.
     const turns = await rawTurns();
     const raw = await turns.get({ ids: [id], include: ["metadatas", "documents", "embeddings"] as never });
     const packed = raw.metadatas[0] as Record<string, string | number | boolean>;
@@ -166,7 +166,7 @@ describe("a turn's metadata in Chroma", () => {
     const stored = await slots.get({ include: ["documents", "metadatas"] as never });
     expect(stored.ids.length).toBeGreaterThan(0);
     expect(stored.documents.filter((d: string | null) => d !== null)).toEqual([]);
-    // The ledger reads its slots as before: the turn is listed.
+    // The ledger reads its slots without documents: the turn is listed.
     const recent = await http(cairn.url, "GET", "/v1/memories/recent?session_id=layout-documents", { token: dev.token });
     expect(recent.status).toBe(200);
     expect(recent.body.turns.map((t: { id: string }) => t.id)).toEqual([id]);

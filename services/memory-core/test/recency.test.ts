@@ -7,12 +7,11 @@ import { FEED_PENDING_MS, feedStream } from "../src/ledger/change-feed.js";
 import { summarizerPort } from "../src/domain/summarizer-port.js";
 import { TokenRegistry } from "../src/auth/tokens.js";
 import { AUDIT_STREAM } from "../src/ledger/audit-log.js";
-import { KeyedMarkers } from "../src/ledger/keyed-markers.js";
 import { keyedMarkerId, RECENCY_VECTOR, slotId } from "../src/ledger/ledger.js";
-import { Sequences } from "../src/ledger/sequences.js";
 import { batchPayload, itemsOf } from "../src/ledger/slot-items.js";
 import type { LedgerCollectionName, Metadata } from "../src/store/chroma-store.js";
 import { http, makeToken, startCairn, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
+import { openStorage } from "../src/storage.js";
 
 const workspace = uniqueWorkspace("recent");
 const alice = makeToken(workspace, "alice");
@@ -142,9 +141,12 @@ describe("the recency sequence over real Chroma", () => {
   it("finds its length from a cold start at any size", async () => {
     const ws = uniqueWorkspace("seqlen");
     const recencyIndex = () => {
-      const store = cairn.runtime.store;
-      const sequences = new Sequences(store);
-      return new RecencyIndex(store, sequences, new SessionTurns(store, new LexicalIndexes(store, sequences, DEFAULT_TUNING)));
+      const storage = openStorage(cairn.runtime.store);
+      return new RecencyIndex(
+        storage.turns,
+        storage.sequences,
+        new SessionTurns(storage.turns, new LexicalIndexes(storage, DEFAULT_TUNING)),
+      );
     };
     const warm = recencyIndex();
     for (const target of [0, 1, 2, 63, 64, 65, 200]) {
@@ -162,7 +164,7 @@ describe("the recency sequence over real Chroma", () => {
   it("keeps each kind of ledger entry in a collection of its own, its fields in one metadata key", async () => {
     const ws = uniqueWorkspace("kinds");
     const store = cairn.runtime.store;
-    const sequences = new Sequences(store);
+    const sequences = openStorage(store).sequences;
     await sequences.appendAcross(
       ws,
       [
@@ -172,7 +174,7 @@ describe("the recency sequence over real Chroma", () => {
       ],
       "w1",
     );
-    await new KeyedMarkers(store).leaveMany(ws, [{ contentId: "t_content", turnId: "t_1" }]);
+    await openStorage(store).markers.leaveMany(ws, [{ contentId: "t_content", turnId: "t_1" }]);
     const idsIn = async (name: LedgerCollectionName) => (await (await store.collection(ws, name)).get({})).map((r) => r.id);
     expect(await idsIn("ledger-slots")).toEqual([slotId("ann", 0)]);
     expect(await idsIn("ledger-feed")).toEqual([slotId("@turns", 0)]);
@@ -184,18 +186,18 @@ describe("the recency sequence over real Chroma", () => {
     expect((await sequences.read(ws, "ann", [0])).get(0)).toMatchObject({ turn_id: "t_1", write_id: "w1" });
   });
 
-  it("reads and marks what a store written before kept in recency, one key per field, and goes on past it", async () => {
-    const ws = uniqueWorkspace("legacy");
+  it("reads and marks a ledger kept all in recency, one key per field, and goes on past it", async () => {
+    const ws = uniqueWorkspace("recency-only");
     const store = cairn.runtime.store;
     const recency = await store.collection(ws, "recency");
-    // Entries as every entry was written before: all in `recency`, one metadata key per field.
+    // Entries laid out in one collection: all in `recency`, one metadata key per field.
     const before = (id: string, metadata: Metadata) => ({ id, embedding: RECENCY_VECTOR, document: "", metadata });
     await recency.add([
       before(slotId("old", 0), { stream: "old", seq: 0, turn_id: "t_before", write_id: "w0", recorded_at: 1 }),
       before(slotId("@turns", 0), { stream: "@turns", seq: 0, record_id: "t_before", op: "put", write_id: "w0", recorded_at: 1 }),
       before(keyedMarkerId("c_before"), { turn_id: "t_before" }),
     ]);
-    const sequences = new Sequences(store);
+    const sequences = openStorage(store).sequences;
     expect((await sequences.append(ws, "old", { turn_id: "t_after" }, "w1")).seq).toBe(1);
     expect((await sequences.append(ws, feedStream("turns"), { record_id: "t_after", op: "put" }, "w1")).seq).toBe(1);
     expect(await recency.present([slotId("old", 1), slotId("@turns", 1)])).toEqual(new Set());
@@ -214,8 +216,8 @@ describe("the recency sequence over real Chroma", () => {
     ]);
     expect([...(await sequences.read(ws, feedStream("turns"), [0, 1]))].map(([, e]) => e.record_id)).toEqual(["t_before", "t_after"]);
 
-    // A keyed marker written before is found, and stays the first of its content id; a new one is found beside it.
-    const markers = new KeyedMarkers(store);
+    // A keyed marker in `recency` is found, and stays the first of its content id; a new one is found beside it.
+    const markers = openStorage(store).markers;
     await markers.leaveMany(ws, [
       { contentId: "c_before", turnId: "t_later" },
       { contentId: "c_new", turnId: "t_new" },
@@ -229,7 +231,7 @@ describe("the recency sequence over real Chroma", () => {
 
   it("reads a batch slot's entries one by one, each with its own write id, and retires or puts back one of them alone", async () => {
     const ws = uniqueWorkspace("batch-slot");
-    const sequences = new Sequences(cairn.runtime.store);
+    const sequences = cairn.runtime.storage.sequences;
     const stream = feedStream("turns");
     // A flat entry, then a batch's three in one slot, as a write batch is to take them (slot-items.ts).
     await sequences.append(ws, stream, { record_id: "t_flat", op: "put" }, "w_flat");
@@ -276,7 +278,7 @@ describe("the recency sequence over real Chroma", () => {
     const words = ["QUOKKA", "NARWHAL", "AXOLOTL", "PANGOLIN"];
     // The index's clock runs with the real one, moved on below to take the writer in flight for dead.
     let skew = 0;
-    const indexes = new LexicalIndexes(cairn.runtime.store, new Sequences(cairn.runtime.store), DEFAULT_TUNING, {
+    const indexes = new LexicalIndexes(cairn.runtime.storage, DEFAULT_TUNING, {
       now: () => Date.now() + skew,
     });
     try {
@@ -305,7 +307,7 @@ describe("the recency sequence over real Chroma", () => {
       ).add(copies.map((r) => ({ id: r.id, embedding: r.embedding!, document: r.document!, metadata: r.metadata })));
       // One batch slot whose third entry names a turn that is not there (recorded now: a write in flight), then a
       // flat slot.
-      const sequences = new Sequences(cairn.runtime.store);
+      const sequences = cairn.runtime.storage.sequences;
       const entry = (id: string, i: number) => ({ record_id: id, op: "put", session_id: "batch-lexical", write_id: `w_${i}` });
       await sequences.append(ws, feedStream("turns"), batchPayload([ids[0]!, ids[1]!, "t_never_written", ids[2]!].map(entry)), "w_batch");
       await sequences.append(ws, feedStream("turns"), { record_id: ids[3]!, op: "put", session_id: "batch-lexical" }, "w_flat");
@@ -334,7 +336,7 @@ describe("the recency sequence over real Chroma", () => {
 
   it("tells each entry of a batch slot to the summarizer as a change under the slot's number", async () => {
     const ws = uniqueWorkspace("batch-summarizer");
-    const sequences = new Sequences(cairn.runtime.store);
+    const sequences = cairn.runtime.storage.sequences;
     const stream = feedStream("turns");
     await sequences.append(ws, stream, { record_id: "t_flat", op: "put", session_id: "s_flat" }, "w_flat");
     const entries = [
@@ -345,8 +347,8 @@ describe("the recency sequence over real Chroma", () => {
     await sequences.append(ws, stream, batchPayload(entries), "w_batch");
     await sequences.append(ws, stream, { record_id: "t_last", op: "put", session_id: "s_two" }, "w_last");
     const port = summarizerPort({
-      store: cairn.runtime.store,
-      memories: cairn.runtime.memories,
+      storage: cairn.runtime.storage,
+      writes: cairn.runtime.services.writes,
       embedder: cairn.runtime.embedder,
       tokens: new TokenRegistry([]),
     });
@@ -436,7 +438,7 @@ describe("session listings", () => {
       };
       const before = [await write(1), await write(2)];
       expect(await listed()).toEqual({ session: before, recent: [...before].reverse() });
-      await new Sequences(replica.runtime.store).append(
+      await replica.runtime.storage.sequences.append(
         stalled.workspace,
         feedStream("turns"),
         { record_id: "t_never_written", op: "put", session_id: "listed" },

@@ -135,7 +135,7 @@ describe("query_raw_memories over REST", () => {
 
 describe("query_summaries over REST", () => {
   it("finds a session's summary by meaning and filters by agent", async () => {
-    await cairn.runtime.memories.putSummary(workspace, {
+    await cairn.runtime.services.writes.putSummary(workspace, {
       session_id: "rest-summary",
       agents: ["alice"],
       title: "Moved token refresh to a Redis stream",

@@ -3,6 +3,7 @@ import { nextStep } from "../src/domain/team-status.js";
 import { turnDocument } from "../src/records/turn-record.js";
 import { expectContractOutput } from "./support/contract-schemas.js";
 import { http, makeToken, mcpClient, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
+import { turnOf } from "../src/records/stored-turn.js";
 
 const workspace = uniqueWorkspace("team");
 const alice = makeToken(workspace, "alice");
@@ -90,11 +91,12 @@ describe("query_team_status over MCP", () => {
 
 describe("the next step a turn wrote", () => {
   // A turn's document as stored: its three fields joined, their lengths in the metadata.
-  const record = (response: string, thought = "") => ({
-    id: "t",
-    metadata: { prompt_chars: 1, thought_chars: thought.length },
-    document: turnDocument({ prompt: "p", thought, response }),
-  });
+  const record = (response: string, thought = "") =>
+    turnOf({
+      id: "t",
+      metadata: { prompt_chars: 1, thought_chars: thought.length },
+      document: turnDocument({ prompt: "p", thought, response }),
+    });
   it("is the sentence that begins with Next, from the outcome or else the reasoning; none when no sentence does", () => {
     expect(nextStep(record("Done. Next step: add the index.\nMore text"))).toBe("add the index.");
     expect(nextStep(record("Shipped it.", "Next - ask ops for the quota."))).toBe("ask ops for the quota.");

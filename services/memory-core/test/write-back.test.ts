@@ -55,7 +55,7 @@ const LOCKED = {
   status: 500,
   body: JSON.stringify({ error: "InternalError", message: "Database error: error returned from database: (code: 5) database is locked" }),
 };
-/** A store whose change feed an earlier version created with Chroma's default write-back interval. */
+/** A store whose change feed has Chroma's default write-back interval, as one created without the setting has. */
 const feedLeftAtDefault = async (token: TestToken, session: string) => {
   await storeTurnsAndStop(token, session, 3);
   await setSyncThreshold(token.workspace, "ledger-feed", 1000);
@@ -91,20 +91,20 @@ describe("how often Chroma writes a collection's index back", () => {
     const usual = { max_neighbors: 16, ef_construction: 100 };
     expect(await graph(created, "turns")).toEqual(usual);
     expect(await graph(created, "summaries")).toEqual(usual);
-    // The ledger's records are found by id as before.
+    // The ledger's records are found by id over the smallest graph.
     const recent = await http(cairn.url, "GET", "/v1/memories/recent?limit=10", { token: tokens[created]!.token });
     expect(recent.status).toBe(200);
     expect(recent.body.turns.length).toBeGreaterThanOrEqual(2);
   });
 
-  it("is set on a change feed an earlier version created with Chroma's default, and the feed keeps its entries", async () => {
+  it("is set on a change feed created with Chroma's default, and the feed keeps its entries", async () => {
     const token = tokens[existing]!;
     await feedLeftAtDefault(token, "writeback-old");
     const feed = await chromaClient(existing).getCollection({ name: "ledger-feed", embeddingFunction: null } as never);
     const entriesBefore = await feed.count();
     expect(entriesBefore).toBeGreaterThan(0);
 
-    // The version now, started over that store.
+    // memory-core started again over that store.
     const later = await startCairn([token]);
     try {
       const res = await http(later.url, "POST", "/v1/memories", { token: token.token, body: turn("writeback-old", 4) });
@@ -119,10 +119,10 @@ describe("how often Chroma writes a collection's index back", () => {
     }
   });
 
-  it("keeps the graph of a ledger collection an earlier version created, and writes and replays through it", async () => {
+  it("keeps Chroma's default graph of a ledger collection created with it, and writes and replays through it", async () => {
     const token = tokens[olderGraph]!;
     await storeTurnsAndStop(token, "writeback-graph", 1);
-    // Keyed markers as an earlier version created their collection: Chroma's default graph.
+    // Keyed markers in a collection created with Chroma's default graph.
     const client = chromaClient(olderGraph);
     await client.deleteCollection({ name: "ledger-keyed" });
     await client.createCollection({
@@ -151,8 +151,9 @@ describe("how often Chroma writes a collection's index back", () => {
   it("is set when Chroma takes it only after refusing it several times, as it does while other writes commit", async () => {
     const token = tokens[refusedAWhile]!;
     await feedLeftAtDefault(token, "writeback-refused");
-    // As many refusals as the tries an earlier version made; the tries after them go to the real Chroma, which
-    // may refuse some too while other test files write.
+    // Three refusals in a row, as a few changes in a hundred meet beside other writers (docs/benchmarks.md, "A
+    // store of N turns": "Chroma refuses configuration changes while others write"); the tries after them go to
+    // the real Chroma, which may refuse some too while other test files write.
     let changes = 0;
     faults.set((call) => (call.method === "PUT" && ++changes <= 3 ? LOCKED : "pass"));
     const { log, warnings } = warningsLog();

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AUDIT_STREAM } from "../src/ledger/audit-log.js";
 import { Ledger, slotId } from "../src/ledger/ledger.js";
-import { Sequences } from "../src/ledger/sequences.js";
 import type { Metadata } from "../src/store/chroma-store.js";
 import { ChromaFaults, type ChromaCall } from "./support/chroma-faults.js";
 import { expectContractOutput } from "./support/contract-schemas.js";
@@ -139,7 +138,7 @@ describe("a write whose change-feed entry alone reached Chroma", () => {
     const { res } = await addUntilAcknowledged(body);
     const id = res.body.id as string;
     const puts = async () => {
-      const sequences = new Sequences(cairn.runtime.store);
+      const sequences = cairn.runtime.storage.sequences;
       const length = await sequences.length(workspace, "@turns");
       const entries = await sequences.read(
         workspace,
@@ -232,7 +231,7 @@ describe("repair_store over REST", () => {
     expect(await verify()).toMatchObject({ healthy: true });
     // What a crash between a write and its entry left behind before entries were written with the record, and
     // what a replay that wrote the entry again would leave.
-    const sequences = new Sequences(cairn.runtime.store);
+    const sequences = cairn.runtime.storage.sequences;
     const length = await sequences.length(workspace, AUDIT_STREAM);
     const entries = await sequences.read(
       workspace,
@@ -263,7 +262,7 @@ describe("repair_store over REST", () => {
     expect((await sessionTurns("late-write")).map((t) => t.id)).toEqual([id]);
     // What a repair run leaves when it comes while this write is still in flight past the time a write may
     // take: its recency slot, feed entry and audit entry retired, then its turn stored.
-    const sequences = new Sequences(cairn.runtime.store);
+    const sequences = cairn.runtime.storage.sequences;
     const writeId = (await (await cairn.runtime.store.collection(workspace, "turns")).get({ ids: [id] }))[0]!.metadata.write_id;
     const mine: Metadata[] = [];
     for (const stream of [AUDIT_STREAM, "@turns", "alice"]) {

@@ -1,5 +1,11 @@
 import { createHash, type Hash } from "node:crypto";
-import type { EmbeddingStamp, ExportedRecord, TransferCollection } from "./client.js";
+import type { components } from "@cairn/openapi";
+
+/** The shapes of a workspace's records as export_records and import_records move them, from the contract. */
+export type EmbeddingStamp = components["schemas"]["EmbeddingStamp"];
+export type TransferCollection = components["schemas"]["RecordCollectionName"];
+export type ExportedRecord = components["schemas"]["ExportedRecord"];
+export type ExportPage = components["schemas"]["ExportPage"];
 
 /**
  * The backup file: NDJSON, one JSON value per line.

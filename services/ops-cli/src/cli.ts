@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { ApiError, RestClient } from "@cairn/openapi";
 import { backup } from "./commands/backup.js";
 import { init, INIT_HARNESSES, type InitHarness } from "./commands/init.js";
 import { importGit, importTranscripts } from "./commands/import.js";
@@ -8,7 +9,6 @@ import { checkFile, restore } from "./commands/restore.js";
 import { addToken, listTokens, revokeToken, tokensFilePath } from "./commands/tokens.js";
 import { repair, verify } from "./commands/verify.js";
 import { loadCliConfig, loadImportConfig, urlOf } from "./config.js";
-import { AdminClient } from "./client.js";
 import { HARNESSES, type Harness } from "./import/transcripts.js";
 import { CliError, usageError, type Io } from "./io.js";
 import { resolveTargets } from "./tokens.js";
@@ -117,9 +117,30 @@ export async function main(argv: string[], io: Io): Promise<number> {
       io.stderr.write(`cairn: ${error.message}\n`);
       return error.exitCode;
     }
+    if (error instanceof ApiError) {
+      io.stderr.write(`cairn: ${refusal(error)}\n`);
+      return 1;
+    }
     io.stderr.write(`cairn: ${(error as Error)?.message ?? String(error)}\n`);
     return 1;
   }
+}
+
+/**
+ * What the operator reads when memory-core did not answer with success: the one place the REST client's errors
+ * become the CLI's words. A bad token and a token of the wrong role say which flag to fix.
+ */
+function refusal(error: ApiError): string {
+  const url = new URL(error.url);
+  if (error.code === "unreachable") return `cannot reach memory-core at ${url.origin} (is it running? pass --url)`;
+  if (error.status === 401) return "memory-core does not know this token (401): check --token or the tokens file";
+  // The admin routes are the contract's admin operations; elsewhere a 403 is about the memory, not the role.
+  if (error.status === 403 && url.pathname.startsWith("/v1/admin/")) {
+    return "this token is not an admin token (403): the cairn commands need role admin";
+  }
+  if (error.code === "not_json") return `memory-core answered ${error.method} ${url.pathname}${url.search} with something that is not JSON`;
+  const what = error.isProblem ? `${error.code}: ${error.detail}` : `HTTP ${error.status}`;
+  return `memory-core refused ${error.method} ${url.pathname} (${what})${error.hint ? ` ${error.hint}` : ""}`;
 }
 
 async function run(command: Command, values: Record<string, string | boolean | undefined>, io: Io): Promise<number> {
@@ -219,7 +240,7 @@ async function runImport(
     const branch = string("branch");
     const since = string("since");
     const s = await importGit(
-      new AdminClient(url, token),
+      new RestClient({ baseUrl: url, token }),
       resolve(io.cwd, repo),
       { ...(branch ? { branch } : {}), ...(since ? { since } : {}) },
       io,
@@ -240,7 +261,7 @@ async function runImport(
   }
   if (!path) throw usageError("import transcripts: --path FILE|DIR is required");
   const { url, token } = config();
-  const s = await importTranscripts(new AdminClient(url, token), harness as Harness, resolve(io.cwd, path), io);
+  const s = await importTranscripts(new RestClient({ baseUrl: url, token }), harness as Harness, resolve(io.cwd, path), io);
   io.stdout.write(
     `imported ${harness} transcripts from ${path}: ${s.files} files, ${s.sessions} sessions, ${s.exchanges} exchanges, ` +
       `${s.stored} stored, ${s.replayed} already there` +

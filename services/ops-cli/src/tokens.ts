@@ -1,13 +1,13 @@
 import { readFile } from "node:fs/promises";
 import yaml from "js-yaml";
-import { AdminClient } from "./client.js";
+import { RestClient } from "@cairn/openapi";
 import type { CliConfig } from "./config.js";
 import { CliError, usageError } from "./io.js";
 
 /** One workspace the CLI may work on, with the admin token that memory-core confirmed is for it. */
 export interface Target {
   workspace: string;
-  client: AdminClient;
+  client: RestClient;
 }
 
 /**
@@ -19,8 +19,10 @@ export async function resolveTargets(config: CliConfig): Promise<Target[]> {
   const tokens = config.token ? [config.token] : await adminTokensOf(config.tokensFile!);
   const targets = new Map<string, Target>();
   for (const token of tokens) {
-    const client = new AdminClient(config.url, token);
-    const workspace = await client.workspace();
+    const client = new RestClient({ baseUrl: config.url, token });
+    // The workspace as memory-core says (never as a file claims), from an admin operation: a token of
+    // another role is refused here, before any command's work.
+    const { workspace } = await client.call("export_records", { collection: "tombstones", limit: 1, include_embeddings: false });
     if (!targets.has(workspace)) targets.set(workspace, { workspace, client });
   }
   return [...targets.values()].sort((a, b) => (a.workspace < b.workspace ? -1 : 1));

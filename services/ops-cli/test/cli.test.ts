@@ -134,7 +134,7 @@ describe("cairn backup and restore", () => {
     forgotten = await add(source, alphaDev, turn("alpha-0", 99, { prompt: "the staging password is swordfish" }));
     await http(source.url, "POST", `/v1/memories/${forgotten}/forget`, { token: alphaDev.token, body: { reason: "a secret" } });
     for (let n = 1; n <= 4; n++) await add(source, betaDev, turn("beta-1", n, { prompt: `Cobalt deploy pipeline, stage ${n}` }));
-    await source.runtime.memories.putSummary(alpha, summary("alpha-1", "Garnet ledger reconciled nightly", ["dev", "reviewer"]));
+    await source.runtime.services.writes.putSummary(alpha, summary("alpha-1", "Garnet ledger reconciled nightly", ["dev", "reviewer"]));
     freshChroma = await startEmbeddedChroma({ path: join(dir, "fresh-chroma"), logFile: join(dir, "fresh-chroma.log") });
     fresh = await startCairn(tokens, { chroma: freshChroma.url });
   });
@@ -403,7 +403,7 @@ describe("cairn reembed", () => {
     const ids: string[] = [];
     try {
       for (let n = 1; n <= 9; n++) ids.push(await add(local, dev, turn("m", n, { prompt: `Onyx cache eviction policy, variant ${n}` })));
-      await local.runtime.memories.putSummary(ws, summary("m", "Onyx cache eviction settled", ["dev"]));
+      await local.runtime.services.writes.putSummary(ws, summary("m", "Onyx cache eviction settled", ["dev"]));
     } finally {
       await local.close();
     }

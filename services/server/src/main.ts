@@ -1,4 +1,4 @@
-import { createLogger, describeStartError, loadConfig, startBanner, startStack } from "@cairn/memory-core";
+import { createLogger, describeStartError, loadConfig, startBanner, startStack, stopOnSignals } from "@cairn/memory-core";
 import { buildConsole } from "@cairn/console";
 import { loadSummarizerConfig, summarizerFactory } from "@cairn/summarizer";
 
@@ -15,18 +15,8 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   process.stdout.write(startBanner(stack));
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info("stopping", { signal });
-    await stack.stop();
-    process.exit(0);
-  };
-  process.on("SIGINT", () => void stop("SIGINT"));
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  // A closed terminal: stopped like Ctrl-C, so that the embedded Chroma (a process group of its own) goes too.
-  process.on("SIGHUP", () => void stop("SIGHUP"));
+  // A closed terminal (SIGHUP) stops it like Ctrl-C, so that the embedded Chroma (a process group of its own) goes too.
+  stopOnSignals(() => stack.stop(), { log });
 }
 
 void main();

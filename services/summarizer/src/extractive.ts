@@ -161,7 +161,7 @@ function sentencesOf(turn: SessionTurn, index: number): Sentence[] {
   );
 }
 
-/** Turns stored before vectors were kept, or whose vector is missing, are embedded now. */
+/** Turns read without a vector (none stored with them, or it is missing) are embedded here. */
 async function vectorsOf(turns: readonly SessionTurn[], embedder: Embedder): Promise<number[][]> {
   const missing = turns.flatMap((t, i) => (t.embedding ? [] : [i]));
   const embedded =

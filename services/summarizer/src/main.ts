@@ -1,4 +1,4 @@
-import { createLogger, describeStartError, openSummarizerPort } from "@cairn/memory-core";
+import { createLogger, describeStartError, openSummarizerPort, stopOnSignals } from "@cairn/memory-core";
 import { loadStandaloneConfig } from "./config.js";
 import { createSummarizer } from "./index.js";
 
@@ -18,16 +18,7 @@ async function main(): Promise<void> {
     process.stderr.write(`cairn summarizer: ${describeStartError(error)}\n`);
     process.exit(1);
   }
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info("stopping", { signal });
-    await summarizer.stop();
-    process.exit(0);
-  };
-  process.on("SIGINT", () => void stop("SIGINT"));
-  process.on("SIGTERM", () => void stop("SIGTERM"));
+  stopOnSignals(() => summarizer.stop(), { log });
 }
 
 void main();

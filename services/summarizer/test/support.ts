@@ -16,7 +16,7 @@ export {
 } from "../../memory-core/test/support/harness.js";
 export { expectContractOutput } from "../../memory-core/test/support/contract-schemas.js";
 
-type RuntimeLike = Pick<Runtime, "store" | "memories" | "embedder">;
+type RuntimeLike = Pick<Runtime, "storage" | "services" | "embedder">;
 
 /**
  * A summarizer over a running memory-core's parts that sees only `workspace` (other tests' sessions are not
@@ -33,7 +33,7 @@ export function summarizerOver(
   const tokens = new TokenRegistry([{ tokenSha256: "unused", workspace, agent: "summarizer-test", role: "agent" }]);
   return createSummarizer(
     config,
-    summarizerPort({ store: runtime.store, memories: runtime.memories, embedder: runtime.embedder, tokens }),
+    summarizerPort({ storage: runtime.storage, writes: runtime.services.writes, embedder: runtime.embedder, tokens }),
     silentLogger,
     options,
   );

@@ -1,7 +1,5 @@
 import { feedStream } from "../../memory-core/src/ledger/change-feed.js";
 import { Ledger, leaseId as leaseSlotId, RECENCY_VECTOR } from "../../memory-core/src/ledger/ledger.js";
-import { Sequences } from "../../memory-core/src/ledger/sequences.js";
-import { SessionLeases } from "../../memory-core/src/ledger/session-leases.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOpenAIStub, type OpenAIStub } from "../../../testing/openai-stub.js";
 import { addTurns, chatEnv, http, makeToken, startCairn, storedSummary, summarizerOver, turn, uniqueWorkspace } from "./support.js";
@@ -129,7 +127,7 @@ describe("turns in flight", () => {
     await summarizer.runOnce();
     await addTurns(cairn.url, alice.token, [turn("flight-1", 1), turn("settled-1", 1)]);
     // A writer that appended the feed entry and has not stored its turn (yet, or ever).
-    await new Sequences(cairn.runtime.store).append(
+    await cairn.runtime.storage.sequences.append(
       workspace,
       feedStream("turns"),
       { record_id: "t_in_flight", op: "put", session_id: "flight-1" },
@@ -158,7 +156,7 @@ describe("turns in flight", () => {
 
 describe("the session lease", () => {
   it("goes to exactly one of many workers taking it at once, and to the next once released", async () => {
-    const workers = Array.from({ length: 6 }, (_, i) => new SessionLeases(cairn.runtime.store, 60_000, `worker-${i}`));
+    const workers = Array.from({ length: 6 }, (_, i) => cairn.runtime.storage.sessionLeases({ ttlMs: 60_000, holder: `worker-${i}` }));
     const taken = await Promise.all(workers.map((w) => w.acquire(workspace, "lease-race")));
     const winners = taken.filter((lease) => lease !== undefined);
     expect(winners).toHaveLength(1);

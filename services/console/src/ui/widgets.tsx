@@ -1,5 +1,5 @@
 import type { ComponentChildren } from "preact";
-import { ApiError } from "./api.js";
+import { ApiError } from "@cairn/openapi/rest";
 
 /** An error as the API gave it: what went wrong and, when there is one, the hint on what to do. */
 export function ErrorNote({ error }: { error: unknown }) {

@@ -11,12 +11,13 @@ import {
 } from "../store/chroma-store.js";
 import { AUDIT_STREAM, stands, type AuditLog, type NewAuditEntry } from "../ledger/audit-log.js";
 import { ChangeFeed, FEED_PENDING_MS, feedStream } from "../ledger/change-feed.js";
-import { Ledger } from "../ledger/ledger.js";
+import type { Ledger } from "../ledger/ledger.js";
 import type { Sequences } from "../ledger/sequences.js";
 import { isBatchSlot, itemsOf, type SlotItem } from "../ledger/slot-items.js";
-import { Quarantine } from "../ledger/quarantine.js";
-import { Tombstones } from "../ledger/tombstones.js";
+import type { Quarantine } from "../ledger/quarantine.js";
+import type { Tombstones } from "../ledger/tombstones.js";
 import type { IntegrityProblem, IntegrityReport, RepairReport } from "../records/types.js";
+import type { Storage } from "../storage.js";
 
 const PAGE = 500;
 const MAX_LISTED = 200;
@@ -94,21 +95,27 @@ interface TurnFacts {
  * a quiet store.
  */
 export class IntegrityCheck {
+  private readonly store: ChromaStore;
   private readonly ledger: Ledger;
+  private readonly sequences: Sequences;
+  private readonly audit: AuditLog;
   private readonly tombstones: Tombstones;
   private readonly quarantine: Quarantine;
   private readonly feed: ChangeFeed;
 
   constructor(
-    private readonly store: ChromaStore,
-    private readonly sequences: Sequences,
-    private readonly audit: AuditLog,
+    storage: Pick<Storage, "store" | "ledger" | "sequences" | "audit" | "tombstones" | "quarantine" | "feed">,
     private readonly now: () => number = Date.now,
   ) {
-    this.ledger = new Ledger(store);
-    this.tombstones = new Tombstones(store);
-    this.quarantine = new Quarantine(store);
-    this.feed = new ChangeFeed(sequences);
+    ({
+      store: this.store,
+      ledger: this.ledger,
+      sequences: this.sequences,
+      audit: this.audit,
+      tombstones: this.tombstones,
+      quarantine: this.quarantine,
+      feed: this.feed,
+    } = storage);
   }
 
   async run(workspace: string): Promise<IntegrityReport> {

@@ -1,8 +1,9 @@
 import type { OperationInput } from "@cairn/openapi";
-import { Tombstones } from "../ledger/tombstones.js";
+import type { Tombstones } from "../ledger/tombstones.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { assertWithinListing, encodeOffsetCursor, offsetFrom, type Listing } from "../records/cursor.js";
 import type { ExportedRecord, ExportPage } from "../records/types.js";
+import type { Storage } from "../storage.js";
 
 /**
  * A workspace's records as stored, page by page, in the order they were added (Chroma's order for a `get`
@@ -10,10 +11,11 @@ import type { ExportedRecord, ExportPage } from "../records/types.js";
  * so a workspace waiting for re-embedding can still be backed up.
  */
 export class RecordExport {
+  private readonly store: ChromaStore;
   private readonly tombs: Tombstones;
 
-  constructor(private readonly store: ChromaStore) {
-    this.tombs = new Tombstones(store);
+  constructor(storage: Pick<Storage, "store" | "tombstones">) {
+    ({ store: this.store, tombstones: this.tombs } = storage);
   }
 
   async page(workspace: string, input: OperationInput<"export_records">): Promise<ExportPage> {

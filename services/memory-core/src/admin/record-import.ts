@@ -7,9 +7,10 @@ import { sameStamp, type ChromaStore, type EmbeddingStamp, type NewRecord } from
 import type { AuditLog } from "../ledger/audit-log.js";
 import { ChangeFeed, feedAppend } from "../ledger/change-feed.js";
 import type { Sequences } from "../ledger/sequences.js";
-import { Tombstones } from "../ledger/tombstones.js";
-import { recencyAppend } from "../domain/recency.js";
+import type { Tombstones } from "../ledger/tombstones.js";
+import { recencyAppend } from "../ledger/sequences.js";
 import type { ExportedRecord, ImportRequest, ImportResult } from "../records/types.js";
+import type { Storage } from "../storage.js";
 
 /**
  * Exported records stored back, keeping ids, fields and the original `recorded_at`, and the derived
@@ -19,17 +20,17 @@ import type { ExportedRecord, ImportRequest, ImportResult } from "../records/typ
  * skipped, so importing twice stores nothing twice; a forgotten memory (tombstone) never comes back.
  */
 export class RecordImport {
+  private readonly store: ChromaStore;
+  private readonly sequences: Sequences;
   private readonly feed: ChangeFeed;
+  private readonly audit: AuditLog;
   private readonly tombs: Tombstones;
 
   constructor(
-    private readonly store: ChromaStore,
+    storage: Pick<Storage, "store" | "sequences" | "feed" | "audit" | "tombstones">,
     private readonly embedder: Embedder,
-    private readonly sequences: Sequences,
-    private readonly audit: AuditLog,
   ) {
-    this.feed = new ChangeFeed(sequences);
-    this.tombs = new Tombstones(store);
+    ({ store: this.store, sequences: this.sequences, feed: this.feed, audit: this.audit, tombstones: this.tombs } = storage);
   }
 
   async run(principal: Principal, request: ImportRequest): Promise<ImportResult> {

@@ -3,16 +3,15 @@ import type { OperationOutput } from "@cairn/openapi";
 import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import { CairnError, internal } from "../errors.js";
-import { provisionalAuditAppend, replacementEntry, type AuditLog } from "../ledger/audit-log.js";
+import { provisionalAuditAppend, replacementEntry } from "../ledger/audit-log.js";
 import { feedAppend } from "../ledger/change-feed.js";
 import { GroupCommit } from "../ledger/group-commit.js";
-import type { KeyedMarkers } from "../ledger/keyed-markers.js";
-import type { Sequences } from "../ledger/sequences.js";
-import { buildTurnRecord, OPEN_VALIDITY, turnDocument } from "../records/turn-record.js";
+import type { StoredTurn } from "../records/stored-turn.js";
+import { OPEN_VALIDITY, turnDocument } from "../records/turn-record.js";
 import type { AddMemoryRequest } from "../records/types.js";
-import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
+import type { Storage } from "../storage.js";
 import { gone, type Corrections } from "./corrections.js";
-import { recencyAppend } from "./recency.js";
+import { recencyAppend } from "../ledger/sequences.js";
 import { addResult, replayOrConflict, resolveTurn, type AddMemoryOutcome, type TurnIds } from "./turn-writes.js";
 
 export type AddMemoriesResult = OperationOutput<"add_memories">;
@@ -52,7 +51,7 @@ interface Resolved {
 /** A turn of the batch that is new: it takes slots and is stored. */
 interface Fresh extends Resolved {
   writeId: string;
-  replaced: StoredRecord[];
+  replaced: StoredTurn[];
 }
 
 /**
@@ -81,15 +80,12 @@ export class BulkWrites {
   /** `add_memory` calls, written a batch at a time per workspace (see above). */
   private readonly joined = new GroupCommit<PendingWrite>(MAX_JOINED, (workspace, batch) => this.writeJoined(workspace, batch), GATHER_MS);
   /** Turns being stored by a batch on this replica, by `<workspace>/<id>`: a batch that names one waits for it. */
-  private readonly inFlight = new Map<string, Promise<StoredRecord>>();
+  private readonly inFlight = new Map<string, Promise<StoredTurn>>();
 
   constructor(
-    private readonly store: ChromaStore,
+    private readonly storage: Pick<Storage, "turns" | "sequences" | "markers" | "audit">,
     private readonly embedder: Embedder,
-    private readonly sequences: Sequences,
-    private readonly markers: KeyedMarkers,
     private readonly corrections: Corrections,
-    private readonly audit: AuditLog,
   ) {}
 
   /** `add_memories`: the items in their order, each stored, replayed or refused on its own. */
@@ -150,29 +146,29 @@ export class BulkWrites {
     const keyed = (r: Resolved) => r.ids.id !== r.ids.contentId;
     // The lookups go together; only a turn that a keyed marker names, and that is not among the turns asked
     // for already (a retry without its key), takes one more.
-    const turns = await this.store.collection(workspace, "turns");
+    const { turns, markers } = this.storage;
     const asked = new Set(resolved.flatMap((r) => [r.ids.id, r.ids.contentId]));
     const [{ forgotten, keyedTurns }, inStore, replacing] = await Promise.all([
-      this.markers.beforeWrites(
+      markers.beforeWrites(
         workspace,
         resolved.map((r) => r.ids.id),
         resolved.filter((r) => !keyed(r)).map((r) => r.ids.contentId),
       ),
       // Damaged records too: a write of an id one holds is answered as such, not stored over it.
-      turns.get({ ids: [...asked], withDamaged: true }).then((found) => new Map(found.map((t) => [t.id, t]))),
+      turns.byIds(workspace, [...asked], { withDamaged: true }).then((found) => new Map(found.map((t) => [t.id, t]))),
       this.replacedMemories(workspace, resolved),
     ]);
     const named = [...new Set(keyedTurns.values())].filter((id) => !asked.has(id));
-    for (const t of await turns.get({ ids: named, withDamaged: true })) inStore.set(t.id, t);
+    for (const t of await turns.byIds(workspace, named, { withDamaged: true })) inStore.set(t.id, t);
 
     // In the batch's order, as add_memory would judge each after the ones before it.
     const fresh: Fresh[] = [];
     const inBatch = new Map<string, Fresh>();
     const batchMarkers = new Map<string, string>();
     const repeats: Array<{ item: Resolved; of: Fresh }> = [];
-    const found = (id: string): StoredRecord | Fresh | undefined => inStore.get(id) ?? inBatch.get(id);
-    const repeat = (item: Resolved, of: StoredRecord | Fresh) => {
-      if ("writeId" in of) repeats.push({ item, of });
+    const found = (id: string): StoredTurn | Fresh | undefined => inStore.get(id) ?? inBatch.get(id);
+    const repeat = (item: Resolved, of: StoredTurn | Fresh) => {
+      if (isFresh(of)) repeats.push({ item, of });
       else answer(item.index, () => replayOrConflict(of, item.ids.hash, item.keyGiven));
     };
     for (const item of resolved) {
@@ -204,7 +200,7 @@ export class BulkWrites {
         }
         // A turn of the same text stored without a key is this write retried with a key only if the rest matches too.
         const byContent = keyed(item) ? found(contentId) : undefined;
-        if (byContent && ("writeId" in byContent ? byContent.ids.hash : byContent.metadata.payload_sha256) === hash) {
+        if (byContent && (isFresh(byContent) ? byContent.ids.hash : byContent.payloadSha256) === hash) {
           repeat(item, byContent);
           continue;
         }
@@ -220,7 +216,7 @@ export class BulkWrites {
     const stored = await this.storeFresh(workspace, fresh);
     for (const turn of fresh) {
       const record = stored.get(turn.ids.id)!;
-      if (record.metadata.write_id === turn.writeId) outcomes[turn.index] = { created: true, result: addResult(record, false) };
+      if (record.writeId === turn.writeId) outcomes[turn.index] = { created: true, result: addResult(record, false) };
       else answer(turn.index, () => replayOrConflict(record, turn.ids.hash, turn.keyGiven));
     }
     await this.supersede(workspace, fresh, stored);
@@ -229,9 +225,9 @@ export class BulkWrites {
   }
 
   /** Every memory the batch names in `supersedes`, as stored, or why it cannot be replaced. */
-  private async replacedMemories(workspace: string, items: readonly Resolved[]): Promise<Map<string, StoredRecord | CairnError>> {
+  private async replacedMemories(workspace: string, items: readonly Resolved[]): Promise<Map<string, StoredTurn | CairnError>> {
     const named = [...new Set(items.flatMap((r) => r.input.supersedes ?? []))];
-    const replacing = new Map<string, StoredRecord | CairnError>();
+    const replacing = new Map<string, StoredTurn | CairnError>();
     await Promise.all(
       named.map((id) =>
         this.corrections.existing(workspace, id).then(
@@ -244,12 +240,12 @@ export class BulkWrites {
   }
 
   /** Stores the new turns (see above); answers with the record that holds each id afterwards. */
-  private async storeFresh(workspace: string, fresh: readonly Fresh[]): Promise<Map<string, StoredRecord>> {
+  private async storeFresh(workspace: string, fresh: readonly Fresh[]): Promise<Map<string, StoredTurn>> {
     if (fresh.length === 0) return new Map();
-    const settle = new Map<string, { resolve: (r: StoredRecord) => void; reject: (e: unknown) => void }>();
+    const settle = new Map<string, { resolve: (r: StoredTurn) => void; reject: (e: unknown) => void }>();
     const flights = fresh.map((turn) => {
       const key = `${workspace}/${turn.ids.id}`;
-      const flight = new Promise<StoredRecord>((resolve, reject) => settle.set(turn.ids.id, { resolve, reject }));
+      const flight = new Promise<StoredTurn>((resolve, reject) => settle.set(turn.ids.id, { resolve, reject }));
       flight.catch(() => undefined); // awaited by whoever joins it
       this.inFlight.set(key, flight);
       return { key, flight };
@@ -259,7 +255,7 @@ export class BulkWrites {
       if (vectors.length !== fresh.length) throw internal();
       // As for one write, the slots come before the turns, and the audit entries with them, provisional.
       const [slots] = await Promise.all([
-        this.sequences.appendGroups(
+        this.storage.sequences.appendGroups(
           workspace,
           fresh.map((t) => ({
             writeId: t.writeId,
@@ -270,28 +266,40 @@ export class BulkWrites {
             ],
           })),
         ),
-        this.markers.leaveMany(
+        this.storage.markers.leaveMany(
           workspace,
           fresh.filter((t) => t.ids.id !== t.ids.contentId).map((t) => ({ contentId: t.ids.contentId, turnId: t.ids.id })),
         ),
       ]);
-      const turns = await this.store.collection(workspace, "turns");
+      const { turns } = this.storage;
       await turns.add(
+        workspace,
         fresh.map((t, i) => {
           const { seq, recordedAt } = slots[i]![0]!;
-          const record = buildTurnRecord({
-            input: t.input,
-            agent: t.principal.agent,
-            idempotencyKey: t.ids.key,
-            recordedAt,
-            seq,
-            writeId: t.writeId,
-            source: t.input.source ?? "agent",
-          });
-          return { id: t.ids.id, embedding: vectors[i]!, ...record };
+          return {
+            id: t.ids.id,
+            embedding: vectors[i]!,
+            write: {
+              input: t.input,
+              agent: t.principal.agent,
+              idempotencyKey: t.ids.key,
+              recordedAt,
+              seq,
+              writeId: t.writeId,
+              source: t.input.source ?? "agent",
+            },
+          };
         }),
       );
-      const stored = new Map((await turns.get({ ids: fresh.map((t) => t.ids.id), withDamaged: true })).map((t) => [t.id, t]));
+      const stored = new Map(
+        (
+          await turns.byIds(
+            workspace,
+            fresh.map((t) => t.ids.id),
+            { withDamaged: true },
+          )
+        ).map((t) => [t.id, t]),
+      );
       for (const turn of fresh) {
         const record = stored.get(turn.ids.id);
         if (!record) throw internal();
@@ -307,16 +315,16 @@ export class BulkWrites {
   }
 
   /** The memories the stored turns replace, marked superseded by them, each once, as add_memory marks them. */
-  private async supersede(workspace: string, fresh: readonly Fresh[], stored: Map<string, StoredRecord>): Promise<void> {
+  private async supersede(workspace: string, fresh: readonly Fresh[], stored: Map<string, StoredTurn>): Promise<void> {
     const done = new Set<string>();
     for (const turn of fresh) {
-      if (stored.get(turn.ids.id)?.metadata.write_id !== turn.writeId) continue;
+      if (stored.get(turn.ids.id)?.writeId !== turn.writeId) continue;
       for (const record of turn.replaced) {
-        if (done.has(record.id) || Number(record.metadata.valid_until) < OPEN_VALIDITY) continue;
+        if (done.has(record.id) || record.validUntil < OPEN_VALIDITY) continue;
         done.add(record.id);
         const reason = `superseded by ${turn.ids.id}`;
         const { linked } = await this.corrections.supersede(turn.principal, record, turn.ids.id, reason);
-        await this.audit.appendMany(workspace, [
+        await this.storage.audit.appendMany(workspace, [
           { action: "supersede", actor: turn.principal.agent, memoryId: record.id, reason },
           ...(linked ? [replacementEntry(turn.principal.agent, linked, record.id, reason)] : []),
         ]);
@@ -330,3 +338,6 @@ function itemError(error: unknown): CairnError {
   if (error instanceof CairnError && error.status < 500) return error;
   throw error;
 }
+
+/** A turn of this batch, not yet stored. */
+const isFresh = (turn: StoredTurn | Fresh): turn is Fresh => "ids" in turn;

@@ -1,10 +1,8 @@
 import type { OperationInput, OperationOutput } from "@cairn/openapi";
 import { taskText } from "../records/memory-brief.js";
-import { isOutdated, isSuperseded, parseList } from "../records/turn-record.js";
+import { isOutdated, isSuperseded, type StoredTurn } from "../records/stored-turn.js";
 import { clip } from "../text.js";
-import type { Correction } from "../records/types.js";
 import type { HybridRetrieval } from "../retrieval/hybrid-retrieval.js";
-import type { StoredRecord } from "../store/chroma-store.js";
 
 type Assessment = OperationOutput<"assess_change">;
 type Outcome = Assessment["outcomes"][number]["outcome"];
@@ -27,7 +25,7 @@ const OUTCOMES: readonly Outcome[] = ["reverted", "fixed", "outdated", "failed_c
 const COMMIT = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
 interface Ended {
-  record: StoredRecord;
+  record: StoredTurn;
   outcome: Outcome;
   by?: string;
   reason?: string;
@@ -46,7 +44,7 @@ export async function assessChange(
   workspace: string,
   input: OperationInput<"assess_change">,
 ): Promise<Assessment> {
-  const hits = await retrieval.search(workspace, "turns", {
+  const hits = await retrieval.searchTurns(workspace, {
     query: input.intent,
     limit: SIMILAR,
     mode: "hybrid",
@@ -55,11 +53,11 @@ export async function assessChange(
   });
   if (hits.length === 0) return { confidence: "none", similar: 0, outcomes: [] };
   const lookup = (query: string) =>
-    retrieval.search(workspace, "turns", { query, limit: FOLLOW_UPS, mode: "lexical", minConfidence: "none", conditions: [] });
+    retrieval.searchTurns(workspace, { query, limit: FOLLOW_UPS, mode: "lexical", minConfidence: "none", conditions: [] });
 
   // A revert is the ending of the change it undoes, not a change like the intent: weigh the reverted change.
-  const changes = new Map<string, StoredRecord>();
-  for (const { record } of hits) {
+  const changes = new Map<string, StoredTurn>();
+  for (const { turn: record } of hits) {
     const reverted = refsOf(record).filter((r) => r.startsWith("reverts:"));
     if (reverted.length === 0) {
       changes.set(record.id, record);
@@ -68,7 +66,7 @@ export async function assessChange(
     for (const ref of reverted) {
       if (changes.size >= SIMILAR) break;
       const hash = ref.slice("reverts:".length);
-      const target = (await lookup(hash)).find((h) => commitOf(h.record) === hash)?.record;
+      const target = (await lookup(hash)).find((h) => commitOf(h.turn) === hash)?.turn;
       if (target) changes.set(target.id, target);
     }
   }
@@ -82,17 +80,17 @@ export async function assessChange(
 }
 
 async function endingOf(
-  record: StoredRecord,
+  record: StoredTurn,
   withinDays: number,
-  lookup: (query: string) => Promise<{ record: StoredRecord }[]>,
+  lookup: (query: string) => Promise<{ turn: StoredTurn }[]>,
 ): Promise<Ended> {
   const commit = commitOf(record);
-  const after = (other: StoredRecord) => {
+  const after = (other: StoredTurn) => {
     const gap = timeOf(other) - timeOf(record);
     return gap > 0 && gap <= withinDays * DAY_MS;
   };
   if (commit) {
-    const naming = (await lookup(commit)).map((h) => h.record).filter((r) => r.id !== record.id);
+    const naming = (await lookup(commit)).map((h) => h.turn).filter((r) => r.id !== record.id);
     const revert = naming.find((r) => refsOf(r).includes(`reverts:${commit}`));
     if (revert) return { record, outcome: "reverted", by: revert.id };
     const fix = naming.find((r) => refsOf(r).includes(`fixes:${commit}`) && after(r));
@@ -102,35 +100,26 @@ async function endingOf(
   if (files.length > 0) {
     const touched = new Set(files);
     const fix = (await lookup(files.join(" ")))
-      .map((h) => h.record)
+      .map((h) => h.turn)
       .find((r) => r.id !== record.id && tagsOf(r).includes("fix") && after(r) && refsOf(r).some((ref) => touched.has(ref)));
     if (fix) return { record, outcome: "fixed", by: fix.id };
   }
-  const m = record.metadata;
-  if (isSuperseded(m)) {
-    return {
-      record,
-      outcome: "outdated",
-      by: typeof m.superseded_by === "string" ? m.superseded_by : undefined,
-      reason: text(m.superseded_reason),
-    };
+  if (isSuperseded(record)) {
+    return { record, outcome: "outdated", by: record.supersededBy, reason: text(record.supersededReason) };
   }
-  if (isOutdated(m)) {
-    const last = parseList<Correction>(m.corrections)
-      .filter((c) => c.kind === "outdated")
-      .at(-1);
+  if (isOutdated(record)) {
+    const last = record.corrections.filter((c) => c.kind === "outdated").at(-1);
     return { record, outcome: "outdated", reason: text(last?.reason) };
   }
-  if (m.check_status === "failed") return { record, outcome: "failed_checks" };
+  if (record.checkStatus === "failed") return { record, outcome: "failed_checks" };
   return { record, outcome: "stood" };
 }
 
 function cite({ record, by, reason }: Ended): AssessedChange {
-  const m = record.metadata;
   const change: AssessedChange = {
     memory_id: record.id,
     when: new Date(timeOf(record)).toISOString(),
-    who: typeof m.author === "string" ? m.author : String(m.agent),
+    who: record.author ?? record.agent,
     what: taskText(record),
   };
   const commit = commitOf(record);
@@ -140,13 +129,13 @@ function cite({ record, by, reason }: Ended): AssessedChange {
   return change;
 }
 
-const timeOf = (record: StoredRecord) => Number(record.metadata.occurred_at ?? record.metadata.recorded_at);
-const refsOf = (record: StoredRecord) => parseList<string>(record.metadata.refs);
-const tagsOf = (record: StoredRecord) => parseList<string>(record.metadata.tags);
-const commitOf = (record: StoredRecord) => refsOf(record).find((r) => COMMIT.test(r));
+const timeOf = (record: StoredTurn) => record.occurredAt ?? record.recordedAt;
+const refsOf = (record: StoredTurn) => record.refs;
+const tagsOf = (record: StoredTurn) => record.tags;
+const commitOf = (record: StoredTurn) => refsOf(record).find((r) => COMMIT.test(r));
 
 /** The refs that name files: a path with a directory or an extension, not a commit, a link or a `kind:` ref. */
-const filesOf = (record: StoredRecord) =>
+const filesOf = (record: StoredTurn) =>
   refsOf(record).filter((r) => !COMMIT.test(r) && !/^[a-z][a-z0-9+.-]*:/i.test(r) && /[/.]/.test(r) && !/\s/.test(r));
 
 const text = (value: unknown) => {

@@ -1,12 +1,13 @@
 import type { Principal } from "../auth/principal.js";
 import { CairnError, forbidden, notFound } from "../errors.js";
-import { ChangeFeed } from "../ledger/change-feed.js";
-import type { Sequences } from "../ledger/sequences.js";
-import { Quarantine } from "../ledger/quarantine.js";
-import { Tombstones } from "../ledger/tombstones.js";
-import { type ChromaStore, type Metadata, type StoredRecord } from "../store/chroma-store.js";
-import { OPEN_VALIDITY, parseList, reviewOf } from "../records/turn-record.js";
+import type { ChangeFeed } from "../ledger/change-feed.js";
+import type { Quarantine } from "../ledger/quarantine.js";
+import type { Tombstones } from "../ledger/tombstones.js";
+import type { StoredTurn } from "../records/stored-turn.js";
+import type { TurnAmendment, TurnRepository } from "../records/turn-repository.js";
+import { OPEN_VALIDITY } from "../records/turn-record.js";
 import type { Correction } from "../records/types.js";
+import type { Storage } from "../storage.js";
 
 /**
  * Corrections without losing history: superseding closes a memory's validity and links it to its
@@ -22,18 +23,16 @@ export interface Tombstone {
 }
 
 export class Corrections {
+  private readonly turns: TurnRepository;
   private readonly feed: ChangeFeed;
   private readonly tombstones: Tombstones;
   private readonly quarantine: Quarantine;
 
   constructor(
-    private readonly store: ChromaStore,
-    sequences: Sequences,
+    storage: Pick<Storage, "turns" | "feed" | "tombstones" | "quarantine">,
     private readonly now: () => number = Date.now,
   ) {
-    this.feed = new ChangeFeed(sequences);
-    this.tombstones = new Tombstones(store);
-    this.quarantine = new Quarantine(store);
+    ({ turns: this.turns, feed: this.feed, tombstones: this.tombstones, quarantine: this.quarantine } = storage);
   }
 
   async tombstone(workspace: string, memoryId: string): Promise<Tombstone | undefined> {
@@ -51,9 +50,8 @@ export class Corrections {
    * The memory as stored, or the reason it is not: 410 when forgotten, 404 when it never was, 409 when its stored
    * fields are damaged (unless `damaged` is allowed: forgetting takes a damaged memory as it is).
    */
-  async existing(workspace: string, memoryId: string, options: { allowDamaged?: boolean } = {}): Promise<StoredRecord> {
-    const turns = await this.store.collection(workspace, "turns");
-    const [record] = await turns.get({ ids: [memoryId], withDocuments: true, withDamaged: true });
+  async existing(workspace: string, memoryId: string, options: { allowDamaged?: boolean } = {}): Promise<StoredTurn> {
+    const [record] = await this.turns.byIds(workspace, [memoryId], { withText: true, withDamaged: true });
     if (record?.damage !== undefined && options.allowDamaged !== true) throw recordDamaged(memoryId, record.damage);
     if (record) return record;
     if (await this.tombstone(workspace, memoryId)) throw gone(memoryId);
@@ -63,9 +61,9 @@ export class Corrections {
   }
 
   /** Only the author of a memory, or an admin, may correct it. */
-  assertMayCorrect(principal: Principal, record: StoredRecord): void {
-    if (principal.role !== "admin" && record.metadata.agent !== principal.agent) {
-      throw forbidden(`Memory ${record.id} was written by ${String(record.metadata.agent)}; only its author or an admin may correct it.`);
+  assertMayCorrect(principal: Principal, record: StoredTurn): void {
+    if (principal.role !== "admin" && record.agent !== principal.agent) {
+      throw forbidden(`Memory ${record.id} was written by ${record.agent}; only its author or an admin may correct it.`);
     }
   }
 
@@ -77,54 +75,52 @@ export class Corrections {
    */
   async supersede(
     principal: Principal,
-    record: StoredRecord,
+    record: StoredTurn,
     by: string | undefined,
     reason: string,
-  ): Promise<{ record: StoredRecord; linked?: string }> {
+  ): Promise<{ record: StoredTurn; linked?: string }> {
     this.assertMayCorrect(principal, record);
-    if (Number(record.metadata.valid_until ?? OPEN_VALIDITY) < OPEN_VALIDITY) {
+    if (record.validUntil < OPEN_VALIDITY) {
       throw new CairnError(
         "already_superseded",
         409,
-        `Memory ${record.id} is superseded already${record.metadata.superseded_by ? ` by ${String(record.metadata.superseded_by)}` : ""}.`,
+        `Memory ${record.id} is superseded already${record.supersededBy ? ` by ${record.supersededBy}` : ""}.`,
         "Supersede the memory that replaced it instead, or leave it as it is.",
       );
     }
     const at = this.now();
     const correction: Correction = { kind: "superseded", reason, at: new Date(at).toISOString(), by: principal.agent };
     if (by) correction.replaced_by = by;
-    const metadata: Metadata = { ...withCorrection(record, correction), valid_until: at, superseded_reason: reason };
-    if (by) metadata.superseded_by = by;
-    const superseded = await this.rewriteMetadata(principal.workspace, record, metadata);
+    const amendment: TurnAmendment = { correction, validUntil: at, supersededReason: reason };
+    if (by) amendment.supersededBy = by;
+    const superseded = await this.amend(principal.workspace, record, amendment);
     const linked = by !== undefined && (await this.linkReplacement(principal.workspace, by, record.id));
     return linked ? { record: superseded, linked: by } : { record: superseded };
   }
 
   /** The replacement names what it replaced: the link goes both ways. Whether the replacement's record changed. */
   private async linkReplacement(workspace: string, by: string, replaced: string): Promise<boolean> {
-    const turns = await this.store.collection(workspace, "turns");
-    const [replacement] = await turns.get({ ids: [by] });
+    const [replacement] = await this.turns.byIds(workspace, [by]);
     if (!replacement) return false;
-    const supersedes = parseList<string>(replacement.metadata.supersedes);
-    if (supersedes.includes(replaced)) return false;
-    await this.rewriteMetadata(workspace, replacement, { ...replacement.metadata, supersedes: JSON.stringify([...supersedes, replaced]) });
+    if (replacement.supersedes.includes(replaced)) return false;
+    await this.amend(workspace, replacement, { supersedes: [...replacement.supersedes, replaced] });
     return true;
   }
 
   /** The record stays as written; the correction is added to its history and shown wherever it is returned. */
-  async markOutdated(principal: Principal, record: StoredRecord, reason: string, commit: string | undefined): Promise<StoredRecord> {
+  async markOutdated(principal: Principal, record: StoredTurn, reason: string, commit: string | undefined): Promise<StoredTurn> {
     this.assertMayCorrect(principal, record);
     const correction: Correction = { kind: "outdated", reason, at: new Date(this.now()).toISOString(), by: principal.agent };
     if (commit) correction.commit = commit;
-    return this.rewriteMetadata(principal.workspace, record, withCorrection(record, correction));
+    return this.amend(principal.workspace, record, { correction });
   }
 
   /**
    * A person's verdict on a memory waiting for review (admins only, as the contract says); the last verdict
    * stands, and the audit log keeps each.
    */
-  async review(principal: Principal, record: StoredRecord, decision: "approve" | "reject", reason: string): Promise<StoredRecord> {
-    if (!reviewOf(record.metadata)) {
+  async review(principal: Principal, record: StoredTurn, decision: "approve" | "reject", reason: string): Promise<StoredTurn> {
+    if (!record.review) {
       throw new CairnError(
         "not_reviewable",
         409,
@@ -132,23 +128,18 @@ export class Corrections {
         "Review the memories query_review_queue lists; to correct this one, use mark_outdated or supersede_memory.",
       );
     }
-    const metadata: Metadata = {
-      ...record.metadata,
-      review_state: verdictState(decision),
-      review_by: principal.agent,
-      review_at: this.now(),
-      review_reason: reason,
-    };
-    return this.rewriteMetadata(principal.workspace, record, metadata);
+    return this.amend(principal.workspace, record, {
+      review: { state: verdictState(decision), by: principal.agent, at: this.now(), reason },
+    });
   }
 
-  /** Rewrites the record's metadata in place, announced so that every lexical index reads it again. */
-  private async rewriteMetadata(workspace: string, record: StoredRecord, metadata: Metadata): Promise<StoredRecord> {
-    const turns = await this.store.collection(workspace, "turns");
-    await this.feed.announcedRewrite(workspace, "turns", { record_id: record.id, session_id: String(record.metadata.session_id) }, () =>
-      turns.updateMetadata([{ id: record.id, metadata }]),
-    );
-    return { ...record, metadata };
+  /** Rewrites what the amendment changes of the turn in place, announced so that every lexical index reads it again. */
+  private async amend(workspace: string, record: StoredTurn, amendment: TurnAmendment): Promise<StoredTurn> {
+    let amended: StoredTurn | undefined;
+    await this.feed.announcedRewrite(workspace, "turns", { record_id: record.id, session_id: record.sessionId }, async () => {
+      amended = await this.turns.amend(workspace, record, amendment);
+    });
+    return amended!;
   }
 
   async forget(principal: Principal, memoryId: string, reason: string): Promise<{ tombstone: Tombstone; forgottenNow: boolean }> {
@@ -156,20 +147,15 @@ export class Corrections {
     if (existing) return { tombstone: existing, forgottenNow: false };
     const record = await this.existing(principal.workspace, memoryId, { allowDamaged: true });
     this.assertMayCorrect(principal, record);
-    const sessionId = String(record.metadata.session_id);
+    const sessionId = record.sessionId;
     const forgottenAt = this.now();
     await this.tombstones.leave(principal.workspace, [
-      { memoryId, forgotten: { at: forgottenAt, by: principal.agent, reason, writeId: record.metadata.write_id } },
+      { memoryId, forgotten: { at: forgottenAt, by: principal.agent, reason, writeId: record.writeId } },
     ]);
     await this.feed.append(principal.workspace, "turns", { record_id: memoryId, op: "remove", session_id: sessionId });
-    const turns = await this.store.collection(principal.workspace, "turns");
-    await turns.delete([memoryId]);
+    await this.turns.delete(principal.workspace, [memoryId]);
     return { tombstone: (await this.tombstone(principal.workspace, memoryId))!, forgottenNow: true };
   }
-}
-
-function withCorrection(record: StoredRecord, correction: Correction): Metadata {
-  return { ...record.metadata, corrections: JSON.stringify([...parseList<Correction>(record.metadata.corrections), correction]) };
 }
 
 /** A memory whose stored fields fail the checks readers rely on (openapi/src/stored-records.ts). */

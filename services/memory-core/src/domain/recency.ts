@@ -1,6 +1,7 @@
-import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { assertWithinListing } from "../records/cursor.js";
-import type { AppendRequest, Appended, Sequences } from "../ledger/sequences.js";
+import { recencyAppend, type Appended, type Sequences } from "../ledger/sequences.js";
+import type { StoredTurn } from "../records/stored-turn.js";
+import type { TurnRepository } from "../records/turn-repository.js";
 import type { SessionTurns } from "./session-turns.js";
 
 /**
@@ -17,15 +18,12 @@ const MAX_READ_AHEAD = 16;
 
 export interface RecentEntry {
   seq: number;
-  turn: StoredRecord;
+  turn: StoredTurn;
 }
-
-/** The next slot of the agent's sequence, for a turn about to be stored: one of the slots a write takes at once. */
-export const recencyAppend = (agent: string, turnId: string): AppendRequest => ({ stream: agent, payload: { turn_id: turnId } });
 
 export class RecencyIndex {
   constructor(
-    private readonly store: ChromaStore,
+    private readonly turns: TurnRepository,
     private readonly sequences: Sequences,
     private readonly sessions: SessionTurns,
   ) {}
@@ -43,7 +41,6 @@ export class RecencyIndex {
     limit: number,
     before: number | undefined,
   ): Promise<{ entries: RecentEntry[]; more: boolean }> {
-    const turns = await this.store.collection(workspace, "turns");
     const length = await this.sequences.length(workspace, agent);
     assertWithinListing(before, length, "before");
     let top = (before ?? length) - 1;
@@ -58,11 +55,11 @@ export class RecencyIndex {
       top -= seqs.length;
       const slots = await this.sequences.read(workspace, agent, seqs);
       const turnOf = new Map([...slots].filter(([, slot]) => slot.void !== true).map(([seq, slot]) => [seq, String(slot.turn_id)]));
-      const found = await turns.get({ ids: [...new Set(turnOf.values())], withDocuments: true });
+      const found = await this.turns.byIds(workspace, [...new Set(turnOf.values())], { withText: true });
       const byId = new Map(found.map((t) => [t.id, t]));
       for (const seq of seqs) {
         const turn = byId.get(turnOf.get(seq) ?? "");
-        if (turn && Number(turn.metadata.seq) === seq) entries.push({ seq, turn });
+        if (turn && turn.seq === seq) entries.push({ seq, turn });
       }
     }
     return { entries: entries.slice(0, limit), more: entries.length > limit };
@@ -78,7 +75,7 @@ export class RecencyIndex {
   ): Promise<{ entries: RecentEntry[]; more: boolean }> {
     if (before !== undefined) assertWithinListing(before, await this.sequences.length(workspace, agent), "before");
     const all = (await this.sessions.list(workspace, sessionId, agent))
-      .map((turn) => ({ seq: Number(turn.metadata.seq), turn }))
+      .map((turn) => ({ seq: turn.seq, turn }))
       .filter((e) => before === undefined || e.seq < before)
       .sort((a, b) => b.seq - a.seq);
     return { entries: all.slice(0, limit), more: all.length > limit };

@@ -1,6 +1,7 @@
-import type { ChromaStore, StoredRecord, Where } from "../store/chroma-store.js";
-import type { Condition } from "../retrieval/filters.js";
+import type { Condition } from "../records/filters.js";
 import type { LexicalIndexes } from "../lexical/indexes.js";
+import type { StoredTurn } from "../records/stored-turn.js";
+import type { TurnRepository } from "../records/turn-repository.js";
 
 /**
  * A session's turns (of one agent, or all), with their documents, every one acknowledged before the call.
@@ -10,22 +11,20 @@ import type { LexicalIndexes } from "../lexical/indexes.js";
  */
 export class SessionTurns {
   constructor(
-    private readonly store: ChromaStore,
+    private readonly turns: TurnRepository,
     private readonly lexical: LexicalIndexes,
   ) {}
 
-  async list(workspace: string, sessionId: string, agent?: string): Promise<StoredRecord[]> {
+  async list(workspace: string, sessionId: string, agent?: string): Promise<StoredTurn[]> {
     const conditions: Condition[] = [{ field: "session_id", op: "eq", value: sessionId }];
     if (agent !== undefined) conditions.push({ field: "agent", op: "eq", value: agent });
     const index = await this.lexical.snapshot(workspace, "turns", "complete");
     const ids = index?.matching(conditions);
     if (index && ids) {
       // By id: Chroma finds them without the scan its filtered `get` makes.
-      const records = await index.records(ids);
+      const records = await index.turns(ids);
       if (records.length === ids.length) return records;
     }
-    const where: Where = agent === undefined ? { session_id: sessionId } : { $and: [{ agent }, { session_id: sessionId }] };
-    const turns = await this.store.collection(workspace, "turns");
-    return turns.get({ where, withDocuments: true });
+    return this.turns.ofSession(workspace, sessionId, { withText: true, ...(agent === undefined ? {} : { agent }) });
   }
 }

@@ -1,14 +1,10 @@
 import type { TokenRegistry } from "../auth/tokens.js";
 import type { Embedder } from "../embeddings/embedder.js";
-import { ChangeFeed } from "../ledger/change-feed.js";
 import { itemsOf } from "../ledger/slot-items.js";
-import { Sequences } from "../ledger/sequences.js";
-import type { ChromaStore, Metadata, StoredRecord } from "../store/chroma-store.js";
-import { summaryId } from "../records/ids.js";
-import type { MemoryService, NewSummary } from "./memory-service.js";
-import { SessionLeases } from "../ledger/session-leases.js";
-import { summaryFromRecord } from "../records/summary-record.js";
-import { turnFields } from "../records/turn-record.js";
+import type { Storage } from "../storage.js";
+import type { NewSummary, WriteService } from "./write-service.js";
+import type { SessionLeases } from "../ledger/session-leases.js";
+import { textOf, type StoredTurn } from "../records/stored-turn.js";
 import type { Summary } from "../records/types.js";
 
 export type { Lease } from "../ledger/session-leases.js";
@@ -80,25 +76,19 @@ const PAGE = 500;
 
 /** The port over memory-core's own parts. */
 export function summarizerPort(parts: {
-  store: ChromaStore;
-  memories: MemoryService;
+  storage: Pick<Storage, "turns" | "summaries" | "feed" | "sessionLeases">;
+  writes: WriteService;
   embedder: Embedder;
   tokens: TokenRegistry;
 }): SummarizerPort {
-  const { store, memories, embedder, tokens } = parts;
-  const feed = new ChangeFeed(new Sequences(store));
+  const { storage, writes, embedder, tokens } = parts;
+  const { turns, summaries, feed } = storage;
 
-  async function* allMetadata(workspace: string, name: "turns" | "summaries"): AsyncGenerator<Metadata> {
-    const records = await store.collection(workspace, name);
-    for await (const page of records.pages({ size: PAGE })) for (const record of page) yield record.metadata;
-  }
-
-  /** Feed entries written before entries named their session: the session is read from the turn. */
+  /** Feed entries that name no session: the session is read from the turn. */
   async function sessionsOf(workspace: string, turnIds: string[]): Promise<Map<string, string>> {
     if (turnIds.length === 0) return new Map();
-    const turns = await store.collection(workspace, "turns");
-    const found = await turns.get({ ids: [...new Set(turnIds)] });
-    return new Map(found.map((r) => [r.id, String(r.metadata.session_id)]));
+    const found = await turns.byIds(workspace, [...new Set(turnIds)]);
+    return new Map(found.map((t) => [t.id, t.sessionId]));
   }
 
   return {
@@ -107,37 +97,32 @@ export function summarizerPort(parts: {
 
     async sessionTurns(workspace, sessionId) {
       // Chroma filters on session_id; a session is small next to a workspace.
-      const turns = await store.collection(workspace, "turns");
-      const records = await turns.get({ where: { session_id: sessionId }, withDocuments: true, withEmbeddings: true });
-      return records.map(toSessionTurn).sort((a, b) => a.recordedAt - b.recordedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      const found = await turns.ofSession(workspace, sessionId, { withText: true, withEmbeddings: true });
+      return found.map(toSessionTurn).sort((a, b) => a.recordedAt - b.recordedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     },
 
-    async storedSummary(workspace, sessionId) {
-      const summaries = await store.collection(workspace, "summaries");
-      const [record] = await summaries.get({ ids: [summaryId(sessionId)] });
-      return record ? summaryFromRecord(record) : undefined;
-    },
+    storedSummary: (workspace, sessionId) => summaries.ofSession(workspace, sessionId),
 
-    putSummary: (workspace, summary) => memories.putSummary(workspace, summary),
-    removeSummary: (workspace, sessionId) => memories.removeSummary(workspace, sessionId),
+    putSummary: (workspace, summary) => writes.putSummary(workspace, summary),
+    removeSummary: (workspace, sessionId) => writes.removeSummary(workspace, sessionId),
 
     async sessionsOverview(workspace) {
       const sessions = new Map<string, { turnCount: number; newestAt: number }>();
-      for await (const m of allMetadata(workspace, "turns")) {
-        const id = String(m.session_id);
-        const s = sessions.get(id) ?? { turnCount: 0, newestAt: 0 };
-        s.turnCount++;
-        s.newestAt = Math.max(s.newestAt, Number(m.recorded_at));
-        sessions.set(id, s);
+      for await (const page of turns.pages(workspace, { size: PAGE })) {
+        for (const turn of page) {
+          const s = sessions.get(turn.sessionId) ?? { turnCount: 0, newestAt: 0 };
+          s.turnCount++;
+          s.newestAt = Math.max(s.newestAt, turn.recordedAt);
+          sessions.set(turn.sessionId, s);
+        }
       }
-      const summaries = new Map<string, { turnCount: number; coveredThrough: number }>();
-      for await (const m of allMetadata(workspace, "summaries")) {
-        summaries.set(String(m.session_id), {
-          turnCount: Number(m.turn_count),
-          coveredThrough: Number(m.covered_through ?? m.last_turn_at),
-        });
+      const summarized = new Map<string, { turnCount: number; coveredThrough: number }>();
+      for await (const page of summaries.pages(workspace, PAGE)) {
+        for (const summary of page) {
+          summarized.set(summary.session_id, { turnCount: summary.turn_count, coveredThrough: Date.parse(summary.covered_through) });
+        }
       }
-      return { sessions, summaries };
+      return { sessions, summaries: summarized };
     },
 
     changesEnd: (workspace) => feed.length(workspace, "turns"),
@@ -166,20 +151,18 @@ export function summarizerPort(parts: {
       return { changes, next: firstMissing ?? from + seqs.length };
     },
 
-    sessionLeases: ({ ttlMs, holder, now }) => new SessionLeases(store, ttlMs, holder, now),
+    sessionLeases: ({ ttlMs, holder, now }) => storage.sessionLeases({ ttlMs, holder, ...(now ? { now } : {}) }),
   };
 }
 
-function toSessionTurn(record: StoredRecord): SessionTurn {
-  const m = record.metadata;
-  const recordedAt = Number(m.recorded_at);
+function toSessionTurn(turn: StoredTurn): SessionTurn {
   return {
-    id: record.id,
-    agent: String(m.agent),
-    kind: String(m.kind ?? "turn"),
-    ...turnFields(record),
-    recordedAt,
-    happenedAt: typeof m.occurred_at === "number" ? m.occurred_at : recordedAt,
-    embedding: record.embedding && record.embedding.length > 0 ? record.embedding : undefined,
+    id: turn.id,
+    agent: turn.agent,
+    kind: turn.kind,
+    ...textOf(turn),
+    recordedAt: turn.recordedAt,
+    happenedAt: turn.occurredAt ?? turn.recordedAt,
+    embedding: turn.embedding,
   };
 }

@@ -1,11 +1,10 @@
 import type { OperationOutput } from "@cairn/openapi";
 import { terms } from "../lexical/text-analysis.js";
 import { taskText } from "../records/memory-brief.js";
-import { turnFields } from "../records/turn-record.js";
+import { textOf, type StoredTurn } from "../records/stored-turn.js";
 import { clip } from "../text.js";
 import type { AddMemoryRequest } from "../records/types.js";
 import type { HybridRetrieval } from "../retrieval/hybrid-retrieval.js";
-import type { StoredRecord } from "../store/chroma-store.js";
 
 export type PossibleSupersession = NonNullable<OperationOutput<"add_memory">["possible_supersedes"]>[number];
 
@@ -43,7 +42,7 @@ export async function possibleSupersessions(
   if (decision.kind !== "decision") return [];
   const already = new Set([ownId, ...(decision.supersedes ?? [])]);
   const said = `${decision.prompt}\n${decision.response}`;
-  const ranked = await retrieval.search(workspace, "turns", {
+  const ranked = await retrieval.searchTurns(workspace, {
     query: said.slice(0, 1000),
     limit: NEIGHBOURS + already.size,
     mode: "lexical",
@@ -54,16 +53,16 @@ export async function possibleSupersessions(
       { field: "valid_from", op: "lte", value: now },
     ],
   });
-  const neighbours = ranked.filter((hit) => !already.has(hit.record.id)).map((hit) => hit.record);
+  const neighbours = ranked.filter((hit) => !already.has(hit.turn.id)).map((hit) => hit.turn);
   return restated(said, neighbours)
     .filter(({ share }) => share >= SAME_SUBJECT)
     .slice(0, CANDIDATES)
     .map(({ record }) => {
-      const outcome = turnFields(record).response.replace(/\s+/g, " ").trim();
+      const outcome = textOf(record).response.replace(/\s+/g, " ").trim();
       return {
         id: record.id,
-        agent: String(record.metadata.agent),
-        recorded_at: new Date(Number(record.metadata.recorded_at)).toISOString(),
+        agent: record.agent,
+        recorded_at: new Date(record.recordedAt).toISOString(),
         decision: clip(outcome, DECISION_CHARS) || taskText(record),
       };
     });
@@ -73,10 +72,10 @@ export async function possibleSupersessions(
  * For each earlier decision, the share of its terms (task and outcome), weighed by their rarity among the
  * decisions given (BM25's idf), that `said` repeats; the largest share first.
  */
-export function restated(said: string, earlier: readonly StoredRecord[]): Array<{ record: StoredRecord; share: number }> {
+export function restated(said: string, earlier: readonly StoredTurn[]): Array<{ record: StoredTurn; share: number }> {
   const later = new Set(terms(said));
   const termSets = earlier.map((record) => {
-    const { prompt, response } = turnFields(record);
+    const { prompt, response } = textOf(record);
     return new Set(terms(`${prompt}\n${response}`));
   });
   const documentFrequency = new Map<string, number>();

@@ -1,11 +1,9 @@
 import type { OperationOutput } from "@cairn/openapi";
-import type { StoredRecord } from "../store/chroma-store.js";
 import type { LexicalIndexes } from "../lexical/indexes.js";
 import { taskText } from "../records/memory-brief.js";
 import type { RecencyIndex } from "./recency.js";
-import { isOutdated, isSuperseded, parseList, turnFields } from "../records/turn-record.js";
+import { isOutdated, isSuperseded, textOf, type StoredTurn } from "../records/stored-turn.js";
 import { clip } from "../text.js";
-import type { Check } from "../records/types.js";
 
 type TeamStatusResult = OperationOutput<"query_team_status">;
 type AgentStatus = TeamStatusResult["agents"][number];
@@ -37,8 +35,8 @@ export class TeamStatus {
         .map(async (agent) => ({ agent, turn: (await this.recency.newestPage(workspace, agent, 1, undefined)).entries[0]?.turn })),
     );
     const active = newest
-      .filter((n): n is { agent: string; turn: StoredRecord } => n.turn !== undefined)
-      .sort((a, b) => Number(b.turn.metadata.recorded_at) - Number(a.turn.metadata.recorded_at));
+      .filter((n): n is { agent: string; turn: StoredTurn } => n.turn !== undefined)
+      .sort((a, b) => b.turn.recordedAt - a.turn.recordedAt);
     const agents = await Promise.all(
       active.slice(0, limit).map(async ({ agent, turn }): Promise<AgentStatus> => {
         // Chosen on the index's metadata; only the few shown are fetched whole (their checks stay in Chroma).
@@ -48,26 +46,21 @@ export class TeamStatus {
             { field: "check_status", op: "eq", value: "failed" },
           ]) ?? []
         )
-          .flatMap((id) => {
-            const metadata = index.metadata(id);
-            return metadata ? [{ id, metadata }] : [];
-          })
-          .filter((r) => !isSuperseded(r.metadata) && !isOutdated(r.metadata))
-          .sort((a, b) => Number(b.metadata.recorded_at) - Number(a.metadata.recorded_at))
+          .flatMap((id) => index.turn(id) ?? [])
+          .filter((r) => !isSuperseded(r) && !isOutdated(r))
+          .sort((a, b) => b.recordedAt - a.recordedAt)
           .slice(0, FAILED_PER_AGENT);
-        const failing = await index.records(chosen.map((r) => r.id));
+        const failing = await index.turns(chosen.map((r) => r.id));
         return {
           agent,
           memory_id: turn.id,
-          recorded_at: new Date(Number(turn.metadata.recorded_at)).toISOString(),
-          session_id: String(turn.metadata.session_id),
+          recorded_at: new Date(turn.recordedAt).toISOString(),
+          session_id: turn.sessionId,
           task: taskText(turn),
           next_step: nextStep(turn),
           failed_checks: failing.map((r) => ({
             memory_id: r.id,
-            checks: parseList<Check>(r.metadata.checks)
-              .filter((c) => c.status === "failed")
-              .map((c) => c.name),
+            checks: r.checks.filter((c) => c.status === "failed").map((c) => c.name),
           })),
         };
       }),
@@ -77,8 +70,8 @@ export class TeamStatus {
 }
 
 /** The sentence of the turn's outcome (else its reasoning) that names the next step: "Next: …", "Next step: …". */
-export function nextStep(record: StoredRecord): string | null {
-  const { response, thought } = turnFields(record);
+export function nextStep(turn: StoredTurn): string | null {
+  const { response, thought } = textOf(turn);
   for (const text of [response, thought]) {
     const match = /\bnext(?:\s+steps?)?\s*[:—–-]\s*(.+?)(?:(?<=[.!?])\s|\n|$)/i.exec(text);
     const step = match?.[1]?.trim();

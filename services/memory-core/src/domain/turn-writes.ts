@@ -3,7 +3,7 @@ import { CairnError, forbidden } from "../errors.js";
 import { contentKey, turnId } from "../records/ids.js";
 import { payloadHash } from "../records/turn-record.js";
 import type { AddMemoryRequest, AddMemoryResult } from "../records/types.js";
-import type { StoredRecord } from "../store/chroma-store.js";
+import type { StoredTurn } from "../records/stored-turn.js";
 import { recordDamaged } from "./corrections.js";
 
 /** What a write of one turn comes to, for `add_memory` and each item of `add_memories` alike. */
@@ -45,9 +45,9 @@ export function resolveTurn(principal: Principal, request: AddMemoryRequest): { 
 }
 
 /** A write of an id already stored: a replay, a conflict, or, when the stored record is damaged, refused as such. */
-export function replayOrConflict(stored: StoredRecord, hash: string, keyGiven: boolean): AddMemoryOutcome {
+export function replayOrConflict(stored: StoredTurn, hash: string, keyGiven: boolean): AddMemoryOutcome {
   if (stored.damage !== undefined) throw recordDamaged(stored.id, stored.damage);
-  if (stored.metadata.payload_sha256 === hash) return { created: false, result: addResult(stored, true) };
+  if (stored.payloadSha256 === hash) return { created: false, result: addResult(stored, true) };
   throw new CairnError(
     "idempotency_conflict",
     409,
@@ -58,12 +58,12 @@ export function replayOrConflict(stored: StoredRecord, hash: string, keyGiven: b
   );
 }
 
-export function addResult(stored: StoredRecord, replayed: boolean): AddMemoryResult {
+export function addResult(stored: StoredTurn, replayed: boolean): AddMemoryResult {
   return {
     id: stored.id,
-    session_id: String(stored.metadata.session_id),
-    agent: String(stored.metadata.agent),
-    recorded_at: new Date(Number(stored.metadata.recorded_at)).toISOString(),
+    session_id: stored.sessionId,
+    agent: stored.agent,
+    recorded_at: new Date(stored.recordedAt).toISOString(),
     replayed,
   };
 }

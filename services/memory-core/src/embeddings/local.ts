@@ -141,8 +141,10 @@ class ModelThread {
     this.worker.on("error", (error) => failed(error));
     this.worker.on("exit", (code) => {
       this.running = false;
-      failed(new Error(`the local model thread exited (code ${code}) before it loaded the model`));
-      for (const { reject } of this.calls.values()) reject(unavailable("The embedding model stopped; it is started again."));
+      const exited = new Error(`the local model thread exited (code ${code})`);
+      failed(exited);
+      for (const { reject } of this.calls.values())
+        reject(unavailable("The embedding model stopped; it is started again.", { cause: exited }));
       this.calls.clear();
     });
   }
@@ -152,10 +154,10 @@ class ModelThread {
   }
 
   async embed(texts: string[]): Promise<number[][]> {
-    await this.ready.catch(() => {
+    await this.ready.catch((error: unknown) => {
       // Not loaded: the next pass starts another thread.
       this.running = false;
-      throw unavailable("The embedding model could not be loaded; it is started again at the next request.");
+      throw unavailable("The embedding model could not be loaded; it is started again at the next request.", { cause: error });
     });
     if (!this.running) throw unavailable("The embedding model stopped; it is started again.");
     const call = this.nextCall++;

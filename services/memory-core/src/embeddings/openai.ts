@@ -21,9 +21,10 @@ interface EmbeddingsReply {
 
 /**
  * Any OpenAI-compatible `/v1/embeddings` (Ollama, llama.cpp, vLLM, TEI, OpenAI). Called over a JsonClient rather
- * than the openai package: every query embeds its text, and the package's fetch cost measurably more CPU per
- * call (`docs/benchmarks.md`, session 5). The timeout and the retries are the package's defaults, except that a
- * server's `Retry-After` is honoured only up to MAX_RETRY_AFTER_MS.
+ * than the openai package: every query embeds its text, and the package's fetch costs measurably more CPU per
+ * call (docs/benchmarks.md, "memory-core latency": "the calls every query makes go over node:http"). The timeout
+ * and the retries are the package's defaults, except that a server's `Retry-After` is honoured only up to
+ * MAX_RETRY_AFTER_MS.
  */
 export async function createOpenAIEmbedder(
   options: { baseUrl: string; model: string; apiKey: string | undefined },
@@ -51,7 +52,7 @@ export async function createOpenAIEmbedder(
           error: error instanceof Error ? error.name : "unknown",
           ...(error instanceof Rejected ? { status: error.status } : {}),
         });
-        throw unavailable("The embedding model cannot be reached right now.");
+        throw unavailable("The embedding model cannot be reached right now.", { cause: error });
       }
     }
   };

@@ -65,5 +65,5 @@ export function sendProblem(res: Response, error: CairnError): void {
 
 export function toCairnError(error: unknown): CairnError {
   if (error instanceof CairnError) return error;
-  return fromBodyParserError(error) ?? internal();
+  return fromBodyParserError(error) ?? internal({ cause: error });
 }

@@ -4,8 +4,8 @@ import type { ChromaStore, Metadata } from "../store/chroma-store.js";
 import type { Schemas } from "../records/types.js";
 import type { AppendRequest, Sequences } from "./sequences.js";
 import { itemsOf } from "./slot-items.js";
-import { Tombstones } from "./tombstones.js";
-import { Quarantine } from "./quarantine.js";
+import type { Tombstones } from "./tombstones.js";
+import type { Quarantine } from "./quarantine.js";
 
 /**
  * The audit log: an append-only sequence (`@audit`, see sequences.ts) in the ledger with one entry per mutation that took
@@ -73,16 +73,12 @@ export const provisionalAuditAppend = (entry: NewAuditEntry): AppendRequest => (
 });
 
 export class AuditLog {
-  private readonly tombstones: Tombstones;
-  private readonly quarantine: Quarantine;
-
   constructor(
     private readonly store: ChromaStore,
     private readonly sequences: Sequences,
-  ) {
-    this.tombstones = new Tombstones(store);
-    this.quarantine = new Quarantine(store);
-  }
+    private readonly tombstones: Tombstones,
+    private readonly quarantine: Quarantine,
+  ) {}
 
   async append(workspace: string, entry: NewAuditEntry): Promise<void> {
     await this.sequences.append(workspace, AUDIT_STREAM, payloadOf(entry), randomUUID());

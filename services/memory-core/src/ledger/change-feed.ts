@@ -41,7 +41,7 @@ export class ChangeFeed {
 
   /**
    * Writes a record that may already exist, announced on its collection's change feed before and after the
-   * write. A catch-up that reads the record between the first entry and the write takes the old version for
+   * write. A catch-up that reads the record between the first entry and the write takes its previous content for
    * current and moves past that entry: the second makes every index read it again. The first still tells
    * indexes of a write whose writer dies before its second entry.
    */

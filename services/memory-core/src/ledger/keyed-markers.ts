@@ -1,16 +1,11 @@
-import type { ChromaStore } from "../store/chroma-store.js";
-import { keyedMarkerId, Ledger, tombstoneId } from "./ledger.js";
+import { keyedMarkerId, tombstoneId, type Ledger } from "./ledger.js";
 
 /**
  * A write with an idempotency key leaves a marker `keyed:<content id>` naming the id it stored the turn under,
  * so that a retry of the same turn without the key replays it (see domain/bulk-writes.ts).
  */
 export class KeyedMarkers {
-  private readonly ledger: Ledger;
-
-  constructor(store: ChromaStore) {
-    this.ledger = new Ledger(store);
-  }
+  constructor(private readonly ledger: Ledger) {}
 
   /**
    * What the ledger holds against writing the turns `ids`, in one lookup: the ids of those forgotten, and for each

@@ -19,7 +19,7 @@ import { packFields, unpackFields } from "../store/metadata-layout.js";
  *   tomb:<memory id>       a forgotten memory's tombstone (tombstones.ts)
  *   quarantine:<record id> a damaged record taken out of its collection by repair_store, kept whole (quarantine.ts)
  *   keyed:<content id>     the id a write with an idempotency key stored a turn under (keyed-markers.ts)
- *   lease:<session>:<n>    a summarizer's lease of a session (the summarizer's lease.ts)
+ *   lease:<session>:<n>    a summarizer's lease of a session (session-leases.ts)
  *
  * Every record is written with Chroma's `add`, which keeps the first record of an id: an insert-if-absent, so
  * whoever reads back its own write id won. Ids are looked up, never scanned for, except where noted.
@@ -28,15 +28,17 @@ import { packFields, unpackFields } from "../store/metadata-layout.js";
  * feeds `ledger-feed`, the audit log `ledger-audit`, keyed markers `ledger-keyed`; the rest, which are few, stay
  * in `recency`. Chroma writes a collection's vector index back every so many records, and with it a map of all
  * the collection's ids, so an `add` costs more as its collection grows; a turn adds one record to each of four
- * collections instead of four to one four times the size (docs/benchmarks.md). Stores written before kept every
- * kind in `recency`: a stream's slots below the length it had reached there are read there (`legacyLength`), and
- * keyed markers are looked for in both, the one in `recency` first, as the first written.
+ * collections instead of four to one four times the size (docs/benchmarks.md, "A store of N turns": "each kind
+ * of ledger entry in a collection of its own"). A store may also hold every kind in `recency` (the one-collection
+ * layout, design.md, "Stored-format changes"): a stream's slots below the length it has there are read there
+ * (`legacyLength`), and keyed markers are looked for in both, the one in `recency` first, as the first written.
  *
  * An entry's fields are stored as one JSON string under `fields` (see `stored`), except a tombstone's and a
  * quarantined record's, which are found by a filter on them. Chroma keeps a row and index entries per metadata key of every record, and a
  * workspace's ledger holds several records per turn: one key instead of seven or eight makes its writes cheaper
- * (docs/benchmarks.md); its JSON begins with when it was written, so that Chroma's index of metadata values grows
- * at its end (`packFields`). Entries written before, one key per field, read as they always did.
+ * (docs/benchmarks.md, "A store of N turns": "the ledger's fields in one key"); its JSON begins with when it was
+ * written, so that Chroma's index of metadata values grows at its end (`packFields`). Entries stored one key per
+ * field read as they are.
  */
 
 /** The ledger's records carry this constant vector; its collections are stamped `none`/1 to match (see the store). */
@@ -73,7 +75,7 @@ function stored(entry: LedgerEntry): Metadata {
     : { [FIELDS]: packFields(entry.metadata) };
 }
 
-/** An entry's fields from the metadata Chroma keeps: in one key, or one key per field as written before. */
+/** An entry's fields from the metadata Chroma keeps: in one key, or one key per field. */
 export function fieldsOf(metadata: Metadata): Metadata {
   const fields = metadata[FIELDS];
   return typeof fields === "string" ? (unpackFields(fields) as Metadata) : metadata;
@@ -102,7 +104,7 @@ function slotOf(id: string): { stream: string; seq: number } | undefined {
 }
 const streamOf = (id: string) => slotOf(id)?.stream;
 
-/** Legacy lengths remembered per workspace and stream, at most this many (cleared when full, then probed again). */
+/** Streams' lengths in `recency`, remembered per workspace and stream, at most this many (cleared when full, then probed again). */
 const MAX_LEGACY = 10_000;
 /** Positions per lookup while narrowing a sequence's length: 64 ways a round. */
 const PROBE_WIDTH = 64;
@@ -142,7 +144,7 @@ export async function denseLength(
 }
 
 export class Ledger {
-  /** Per workspace and stream, how far it had reached in `recency` when kinds moved out (see above): fixed since. */
+  /** Per workspace and stream, how far the stream reaches in `recency` (see above): no new slot goes there. */
   private readonly legacy = new Map<string, Promise<number>>();
 
   constructor(private readonly store: ChromaStore) {}
@@ -176,7 +178,7 @@ export class Ledger {
 
   /**
    * Rewrites entries' metadata in place: for marks on a record (void, a lease renewed), never to take an id. An
-   * entry written one key per field keeps those keys (Chroma merges an update); its fields key now says it all.
+   * entry stored one key per field keeps those keys (Chroma merges an update), and its `fields` key is what reads.
    * Keyed markers are never rewritten.
    */
   async update(workspace: string, entries: readonly LedgerEntry[]): Promise<void> {
@@ -203,7 +205,8 @@ export class Ledger {
 
   /**
    * Ids looked up where they are: each slot in the one collection that holds its position, a keyed marker in
-   * its kind's and, in a store written before kinds moved out, in `recency` too, whose marker comes first.
+   * its kind's and, in a store whose `recency` holds a turns feed (the one-collection layout), in `recency` too,
+   * whose marker comes first.
    */
   private async lookUp<R extends { id: string }>(
     workspace: string,
@@ -241,8 +244,8 @@ export class Ledger {
   }
 
   /**
-   * How long a stream had grown in `recency` before its kind moved out: 0 in a store written since. Nothing
-   * writes a moved kind to `recency` any more, so it is found once: slot 0, then exponentially, then narrowed.
+   * How long a stream is in `recency`: 0 unless the store holds the one-collection layout. No new slot is written
+   * to `recency`, so the length is found once per process: slot 0, then exponentially, then narrowed.
    */
   private legacyLength(workspace: string, stream: string): Promise<number> {
     const key = `${workspace}|${stream}`;

@@ -1,5 +1,5 @@
-import type { ChromaStore, EmbeddedCollectionName, Metadata, StoredRecord, Where } from "../store/chroma-store.js";
-import { Ledger, quarantineId, recordOfQuarantine } from "./ledger.js";
+import type { EmbeddedCollectionName, Metadata, StoredRecord, Where } from "../store/chroma-store.js";
+import { quarantineId, recordOfQuarantine, type Ledger } from "./ledger.js";
 
 /**
  * Damaged records (openapi/src/stored-records.ts) that `repair_store` took out of their collection, in the ledger
@@ -20,11 +20,7 @@ export interface Quarantined {
 }
 
 export class Quarantine {
-  private readonly ledger: Ledger;
-
-  constructor(store: ChromaStore) {
-    this.ledger = new Ledger(store);
-  }
+  constructor(private readonly ledger: Ledger) {}
 
   /** Keeps these records in quarantine; a record quarantined already keeps its first entry. */
   async keep(

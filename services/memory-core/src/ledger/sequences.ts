@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { unavailable } from "../errors.js";
-import type { ChromaStore, Metadata } from "../store/chroma-store.js";
+import type { Metadata } from "../store/chroma-store.js";
 import { GroupCommit } from "./group-commit.js";
-import { denseLength, Ledger, slotId, type LedgerEntry } from "./ledger.js";
+import { denseLength, slotId, type Ledger, type LedgerEntry } from "./ledger.js";
 import { batchPayload, markItems } from "./slot-items.js";
 
 /**
@@ -45,6 +45,9 @@ export interface AppendRequest {
   payload: Metadata;
 }
 
+/** The next slot of an agent's recency sequence (an agent's name is its stream), for a turn about to be stored. */
+export const recencyAppend = (agent: string, turnId: string): AppendRequest => ({ stream: agent, payload: { turn_id: turnId } });
+
 interface PendingAppend {
   stream: string;
   payload: Metadata;
@@ -58,14 +61,10 @@ export class Sequences {
   private readonly lengthHints = new Map<string, number>();
   /** A workspace's appends, committed a batch at a time (see above). */
   private readonly appends = new GroupCommit<PendingAppend>(MAX_BATCH, (workspace, batch) => this.appendBatch(workspace, batch));
-  private readonly ledger: Ledger;
-
   constructor(
-    store: ChromaStore,
+    private readonly ledger: Ledger,
     private readonly now: () => number = Date.now,
-  ) {
-    this.ledger = new Ledger(store);
-  }
+  ) {}
 
   /** Takes the next slot of `stream`, holding `payload`. */
   append(workspace: string, stream: string, payload: Metadata, writeId: string): Promise<Appended> {

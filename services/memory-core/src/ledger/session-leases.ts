@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
-import { Ledger, leaseId } from "./ledger.js";
+import type { StoredRecord } from "../store/chroma-store.js";
+import { leaseId, type Ledger } from "./ledger.js";
 
 /**
  * Who may summarize a session right now, agreed through Chroma so that any number of workers (and
@@ -24,16 +24,12 @@ export interface Lease {
 export class SessionLeases {
   /** Per workspace and session, a slot known to exist: where the next probe starts. */
   private readonly hints = new Map<string, number>();
-  private readonly ledger: Ledger;
-
   constructor(
-    store: ChromaStore,
+    private readonly ledger: Ledger,
     private readonly ttlMs: number,
     private readonly worker: string,
     private readonly now: () => number = Date.now,
-  ) {
-    this.ledger = new Ledger(store);
-  }
+  ) {}
 
   /** The session's lease, or undefined while someone else holds it. Renewed in the background until released. */
   async acquire(workspace: string, sessionId: string): Promise<Lease | undefined> {

@@ -3,8 +3,9 @@ import type { Metadata } from "../store/chroma-store.js";
 /**
  * What a slot of a sequence holds (sequences.ts): one entry, its fields flat in the slot, or, in a batch slot,
  * the entries of several writes at once under `items`. A batch slot is how a write batch's change-feed and audit
- * entries take a slot for many turns instead of one each (sequences.ts, `slotsFor`; docs/benchmarks.md, session
- * 13): a ledger record for many rather than one per turn.
+ * entries take a slot for many turns instead of one each (sequences.ts, `slotsFor`; docs/benchmarks.md, "A store
+ * of N turns": "16 writers split into two batches that alternate"): a ledger record for many rather than one per
+ * turn.
  *
  * A batch slot's fields are `items` (a JSON array of the entries' fields, each with its own `write_id`: the write
  * whose turn it announces, which is what `stands`, verify and repair match on), the slot's own `stream`, `seq`,
@@ -13,7 +14,7 @@ import type { Metadata } from "../store/chroma-store.js";
  * strings because a ledger entry's fields are scalars (ledger.ts).
  *
  * Readers take a slot's entries through `itemsOf` and never read `items` themselves, so that a flat slot, a
- * batch slot and an entry written before either read alike.
+ * batch slot and an entry stored one key per field read alike.
  */
 
 /** An entry of a slot, as a flat slot's fields read: its stream, position and time are the slot's. */

@@ -1,5 +1,5 @@
-import type { ChromaStore, Metadata, Scalar, Where } from "../store/chroma-store.js";
-import { Ledger, memoryOfTombstone, tombstoneId, type LedgerEntry } from "./ledger.js";
+import type { Metadata, Scalar, Where } from "../store/chroma-store.js";
+import { memoryOfTombstone, tombstoneId, type Ledger, type LedgerEntry } from "./ledger.js";
 
 /**
  * A forgotten memory's tombstone, in the ledger under `tomb:<memory id>`: who, when, why — never what. It keeps
@@ -30,11 +30,7 @@ function tombstoneEntry(memoryId: string, forgotten: Forgotten): LedgerEntry {
 }
 
 export class Tombstones {
-  private readonly ledger: Ledger;
-
-  constructor(store: ChromaStore) {
-    this.ledger = new Ledger(store);
-  }
+  constructor(private readonly ledger: Ledger) {}
 
   /** The tombstones of those of these memories that were forgotten, by memory id. One lookup. */
   async of(workspace: string, memoryIds: readonly string[]): Promise<Map<string, Metadata>> {

@@ -1,6 +1,5 @@
 import type { OperationOutput } from "@cairn/openapi";
-import type { ChromaStore } from "../store/chroma-store.js";
-import { LAST_VERIFY_ID, Ledger } from "./ledger.js";
+import { LAST_VERIFY_ID, type Ledger } from "./ledger.js";
 
 export type LastVerify = NonNullable<OperationOutput<"get_store_status">["last_verify"]>;
 
@@ -9,11 +8,7 @@ export type LastVerify = NonNullable<OperationOutput<"get_store_status">["last_v
  * console months later, can say when the store was last checked and what was found, without checking it again.
  */
 export class Verifications {
-  private readonly ledger: Ledger;
-
-  constructor(store: ChromaStore) {
-    this.ledger = new Ledger(store);
-  }
+  constructor(private readonly ledger: Ledger) {}
 
   /**
    * Takes the record before a check counts anything, so that the check's counts include it and a later check

@@ -1,9 +1,10 @@
 import type { Metadata, StoredRecord } from "../store/chroma-store.js";
-import { holds, type Condition } from "../retrieval/filters.js";
+import { holds, type Condition } from "../records/filters.js";
 import { FactTable } from "./fact-table.js";
 import type { RankingHandle } from "./ranking-host.js";
 import type { AnalyzedDocument, LexicalHit } from "./ranking.js";
 import type { SnapshotStretch } from "./snapshot.js";
+import { turnOf, type StoredTurn } from "../records/stored-turn.js";
 
 export type { LexicalHit } from "./ranking.js";
 
@@ -226,6 +227,17 @@ export class CollectionIndex {
    * The whole records (documents and all metadata) of the given ids, in their order, from Chroma; those that
    * Chroma no longer holds are left out.
    */
+  /** The turn of this id as the index holds it: its fields without its text (an index of the turns collection). */
+  turn(id: string): StoredTurn | undefined {
+    const metadata = this.metadata(id);
+    return metadata ? turnOf({ id, metadata }) : undefined;
+  }
+
+  /** The turns of these ids with their text, as `records` reads them (an index of the turns collection). */
+  async turns(ids: readonly string[]): Promise<StoredTurn[]> {
+    return (await this.records(ids)).map(turnOf);
+  }
+
   async records(ids: readonly string[]): Promise<StoredRecord[]> {
     if (ids.length === 0) return [];
     const byId = new Map((await this.fetch([...new Set(ids)])).map((r) => [r.id, r]));

@@ -1,19 +1,19 @@
 import type { Logger } from "../logger.js";
 import { ChangeFeed, FEED_PENDING_MS, type FeedCollection } from "../ledger/change-feed.js";
-import type { Sequences } from "../ledger/sequences.js";
 import { itemsOf, type SlotItem } from "../ledger/slot-items.js";
-import { Tombstones } from "../ledger/tombstones.js";
+import type { Tombstones } from "../ledger/tombstones.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { CollectionIndex, type LexicalDocument } from "./collection-index.js";
 import { RankingHost, type RankingHandle } from "./ranking-host.js";
-import type { RetrievalTuning } from "../retrieval/retrieval-tuning.js";
+import type { LexicalTuning } from "./lexical-tuning.js";
 import { summaryFromRecord } from "../records/summary-record.js";
-import { parseList, turnFields } from "../records/turn-record.js";
+import { textOf, turnOf } from "../records/stored-turn.js";
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { readSnapshot, writeSnapshot, type SnapshotHeader } from "./snapshot.js";
 import { ANALYSIS_VERSION } from "./text-analysis.js";
+import type { Storage } from "../storage.js";
 
 /** The collections searched lexically: those with a change feed (see ledger/change-feed.ts). */
 export type SearchableCollection = FeedCollection;
@@ -21,8 +21,8 @@ export type SearchableCollection = FeedCollection;
 const PAGE = 500;
 /**
  * Records asked of the ranking thread at a time while a snapshot is written: the thread turns each stretch into
- * its lines between queries, so a query waits for at most one stretch (docs/benchmarks.md, session 17); records
- * put between yields to the event loop on load.
+ * its lines between queries, so a query waits for at most one stretch (docs/benchmarks.md, "A store of N turns":
+ * "snapshots made on the ranking thread"); records put between yields to the event loop on load.
  */
 export const SNAPSHOT_STRETCH = 250;
 
@@ -46,7 +46,7 @@ export interface SnapshotOptions {
    * After a snapshot is written, the pass leaves that index be for this many times as long as the write took
    * (unless a record has left it), so that background writes take a bounded share of memory-core's time however
    * large the index: a write costs in proportion to the records, and an index that grows by 1% a minute would
-   * otherwise be rewritten every pass (docs/benchmarks.md, "Session 16").
+   * otherwise be rewritten every pass (docs/benchmarks.md, "A store of N turns": "snapshots that rest").
    */
   restAfterWrite?: number;
 }
@@ -116,15 +116,15 @@ export class LexicalIndexes {
   /** Snapshots are written one at a time. */
   private writing: Promise<void> = Promise.resolve();
 
+  private readonly store: ChromaStore;
+
   constructor(
-    private readonly store: ChromaStore,
-    sequences: Sequences,
-    private readonly tuning: RetrievalTuning,
+    storage: Pick<Storage, "store" | "feed" | "tombstones">,
+    private readonly tuning: LexicalTuning,
     options: { now?: () => number; log?: Logger; rankers?: RankingHost; snapshots?: SnapshotOptions } = {},
   ) {
     this.now = options.now ?? Date.now;
-    this.feed = new ChangeFeed(sequences);
-    this.tombstones = new Tombstones(store);
+    ({ store: this.store, feed: this.feed, tombstones: this.tombstones } = storage);
     const log = options.log;
     this.log = log;
     if (options.snapshots) {
@@ -541,11 +541,11 @@ function chunks<T>(all: readonly T[]): T[][] {
 
 function toDocument(collection: SearchableCollection, record: StoredRecord): LexicalDocument {
   if (collection === "turns") {
-    const fields = turnFields(record);
-    const labels = [...parseList<string>(record.metadata.tags), ...parseList<string>(record.metadata.refs)].join(" ");
+    const turn = turnOf(record);
+    const labels = [...turn.tags, ...turn.refs].join(" ");
     return {
       id: record.id,
-      fields: { agent: String(record.metadata.agent), ...fields, labels },
+      fields: { agent: turn.agent, ...textOf(turn), labels },
       metadata: record.metadata,
     };
   }

@@ -5,7 +5,7 @@ import type { RankingReply, RankingRequest } from "./ranking-host.js";
 import { snapshotLines } from "./snapshot.js";
 
 /**
- * The lexical rankings of one memory-core process, on a thread of their own (see lexical-rankers.ts): requests
+ * The lexical rankings of one memory-core process, on a thread of their own (see ranking-host.ts): requests
  * come in batches, in the order they were made, and each query is answered before the next request is read.
  */
 const rankings = new Map<number, Ranking>();

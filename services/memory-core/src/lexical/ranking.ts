@@ -1,6 +1,6 @@
 import type { Metadata } from "../store/chroma-store.js";
 import { Bm25Index, weightedTerms, type AnalyzedField, type Bm25Params, type WeightedQuery } from "./bm25-index.js";
-import { holds, type Condition } from "../retrieval/filters.js";
+import { holds, type Condition } from "../records/filters.js";
 import { FactTable } from "./fact-table.js";
 
 const CONTEXT_POOL = 200;
@@ -44,7 +44,7 @@ export interface LexicalQuery {
 
 /**
  * A ranking's sizes (for /metrics): records and distinct terms. Posting entries are not counted: counting them is
- * a pass over every term's postings, which held the ranking thread for ~120 ms at 280k terms.
+ * a pass over every term's postings, which holds the ranking thread for as long as the index is large.
  */
 export interface RankingStats {
   documents: number;
@@ -54,9 +54,9 @@ export interface RankingStats {
 export interface RankingOptions {
   boosts: Record<string, number>;
   bm25: Bm25Params;
-  /** Turn context: 0 for none (see RetrievalTuning.neighbourShare). */
+  /** Turn context: 0 for none (see LexicalTuning.neighbourShare). */
   neighbourShare: number;
-  /** Pseudo-relevance feedback (see RetrievalTuning.feedback); absent or 0 terms for none. */
+  /** Pseudo-relevance feedback (see LexicalTuning.feedback); absent or 0 terms for none. */
   feedback?: FeedbackOptions;
 }
 
@@ -90,7 +90,7 @@ interface RowHit {
 
 /**
  * Lexical ranking of one collection: BM25+ (bm25-index.ts), the query's filter, and turn context. It runs
- * wherever its owner puts it (lexical-rankers.ts runs it on a worker thread); it holds nothing but what it is
+ * wherever its owner puts it (ranking-host.ts runs it on a worker thread); it holds nothing but what it is
  * given, in the order given.
  */
 export class Ranking {

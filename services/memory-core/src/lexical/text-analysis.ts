@@ -167,7 +167,7 @@ function pushDay(out: string[], y: string, m: string, d: string): void {
  */
 /**
  * The version of what `tokenize` and `toTerm` make of a text: raise it with any change to either, so that lexical
- * index snapshots (lexical/snapshot.ts) analysed by the old rules are rebuilt rather than trusted.
+ * index snapshots (lexical/snapshot.ts) analysed under another version are rebuilt rather than trusted.
  */
 export const ANALYSIS_VERSION = 2;
 

@@ -33,7 +33,8 @@ export interface JsonClientOptions {
 /**
  * JSON POSTs over a keep-alive connection pool, for the calls every query makes: Chroma's reads and the
  * OpenAI-compatible embeddings. On Node 20, fetch (and the chromadb and openai clients built on it) costs
- * this process measurably more CPU per call than node:http (figures: `docs/benchmarks.md`, session 5).
+ * this process measurably more CPU per call than node:http (docs/benchmarks.md, "memory-core latency": "the calls
+ * every query makes go over node:http").
  *
  * A request may reach the server twice (see `post`): only idempotent calls go through here.
  */
@@ -86,7 +87,7 @@ export class JsonClient {
         (response) => {
           const chunks: Buffer[] = [];
           response.on("data", (chunk: Buffer) => chunks.push(chunk));
-          response.on("error", (error) => settle(new Unreachable(error.message)));
+          response.on("error", (error) => settle(new Unreachable(error.message, { cause: error })));
           response.on("end", () => {
             const text = Buffer.concat(chunks).toString("utf8");
             const status = response.statusCode ?? 0;
@@ -112,7 +113,7 @@ export class JsonClient {
         else if (request.reusedSocket && error.code === "ECONNRESET") settle(new ReusedSocketReset());
         // No answer came, whatever the cause (refused, reset, TLS, a malformed reply): as the fetch-based
         // clients did, that is the server being unreachable, not a fault of this process.
-        else settle(new Unreachable(error.code ?? error.message));
+        else settle(new Unreachable(error.code ?? error.message, { cause: error }));
       });
       request.end(payload);
     });

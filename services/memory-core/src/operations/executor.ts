@@ -1,6 +1,6 @@
 import { mayCall, OperationValidators, type Contract, type Operation, type OperationId, type OperationResult } from "@cairn/openapi";
 import type { Principal } from "../auth/principal.js";
-import type { MemoryService } from "../domain/memory-service.js";
+import type { Services } from "../services.js";
 import type { SessionSummarizer } from "../domain/session-summarizer.js";
 import { asCairnError, forbidden, notFound, validationFailed } from "../errors.js";
 import { assertInputDepth } from "../input-depth.js";
@@ -21,7 +21,7 @@ export class OperationExecutor {
 
   constructor(
     readonly contract: Contract,
-    private readonly memories: MemoryService,
+    private readonly services: Services,
     private readonly metrics: Metrics,
     private readonly summarizer?: SessionSummarizer,
   ) {
@@ -64,7 +64,15 @@ export class OperationExecutor {
     assertInputDepth(input);
     const validated = this.validators.validate(operationId, input);
     if (!validated.ok) throw validationFailed(validated.errors);
-    const context: OperationContext = { principal, memories: this.memories, ...(this.summarizer ? { summarizer: this.summarizer } : {}) };
+    const { writes, queries, corrections, admin } = this.services;
+    const context: OperationContext = {
+      principal,
+      writes,
+      queries,
+      corrections,
+      admin,
+      ...(this.summarizer ? { summarizer: this.summarizer } : {}),
+    };
     const handler = handlers[operationId] as Handlers[K];
     return handler(validated.value, context);
   }

@@ -1,8 +1,5 @@
-import type { StoredRecord } from "../store/chroma-store.js";
-import { terms, tokenize, toTerm } from "../lexical/text-analysis.js";
-import { isHighSurrogate, isLowSurrogate } from "../text.js";
-import { isOutdated, isSuperseded, reviewOf, turnFields } from "./turn-record.js";
-import type { Kind, MemoryBrief } from "./types.js";
+import { isOutdated, isSuperseded, textOf, type StoredTurn } from "./stored-turn.js";
+import type { MemoryBrief } from "./types.js";
 
 /**
  * A memory in a few words (`detail: brief`), the default of listings and searches: an agent pays for every byte
@@ -14,27 +11,26 @@ import type { Kind, MemoryBrief } from "./types.js";
 const TASK_CHARS = 48;
 const OUTCOME_CHARS = 90;
 /** A search hit's text: the stretch of the memory that holds most of the query's words. */
-const SNIPPET_CHARS = 200;
+export const SNIPPET_CHARS = 200;
 
-export function briefOf(record: StoredRecord, text: string): MemoryBrief {
-  const m = record.metadata;
+export function briefOf(turn: StoredTurn, text: string): MemoryBrief {
   const brief: MemoryBrief = {
-    id: record.id,
-    agent: String(m.agent),
-    session_id: String(m.session_id),
+    id: turn.id,
+    agent: turn.agent,
+    session_id: turn.sessionId,
     // To the second: the milliseconds tell nothing a reader needs.
-    recorded_at: toSecond(Number(m.recorded_at)),
+    recorded_at: toSecond(turn.recordedAt),
     text,
   };
-  if (typeof m.occurred_at === "number") brief.occurred_at = toSecond(m.occurred_at);
-  if (m.kind !== "turn" && typeof m.kind === "string") brief.kind = m.kind as Kind;
+  if (turn.occurredAt !== undefined) brief.occurred_at = toSecond(turn.occurredAt);
+  if (turn.kind !== "turn") brief.kind = turn.kind;
   const flags: NonNullable<MemoryBrief["flags"]> = [];
-  if (isOutdated(m)) flags.push("outdated");
-  if (isSuperseded(m)) flags.push("superseded");
-  if (m.trusted === false) flags.push("untrusted");
-  if (m.check_status === "failed") flags.push("checks_failed");
-  if (m.check_status === "passed") flags.push("checks_passed");
-  const review = reviewOf(m)?.state;
+  if (isOutdated(turn)) flags.push("outdated");
+  if (isSuperseded(turn)) flags.push("superseded");
+  if (!turn.trusted) flags.push("untrusted");
+  if (turn.checkStatus === "failed") flags.push("checks_failed");
+  if (turn.checkStatus === "passed") flags.push("checks_passed");
+  const review = turn.review?.state;
   if (review === "pending") flags.push("pending_review");
   if (review === "rejected") flags.push("rejected");
   if (flags.length > 0) brief.flags = flags;
@@ -44,98 +40,15 @@ export function briefOf(record: StoredRecord, text: string): MemoryBrief {
 const toSecond = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 
 /** The task of a turn, in a few words. */
-export const taskText = (record: StoredRecord): string => head(oneLine(turnFields(record).prompt), TASK_CHARS);
+export const taskText = (turn: StoredTurn): string => head(oneLine(textOf(turn).prompt), TASK_CHARS);
 
 /** The task and the outcome of a turn, in a few words each. */
-export function listingText(record: StoredRecord): string {
-  const { prompt, response } = turnFields(record);
+export function listingText(turn: StoredTurn): string {
+  const { prompt, response } = textOf(turn);
   return `${head(oneLine(prompt), TASK_CHARS)} → ${tail(oneLine(response), OUTCOME_CHARS)}`;
 }
 
-/**
- * What a search hit's text is looked for in: the first FIELD_SCAN_CHARS of each field, so that the work a hit costs
- * is bounded whatever its length (this runs for every hit of every brief query, on the request thread), while the
- * head of each field, where a turn states its task, its reasons and its outcome, is read.
- */
-const FIELD_SCAN_CHARS = 1024;
-/**
- * A run of text without spaces longer than this (a page of Chinese or Thai, a blob) is looked at in pieces of this
- * length, so that a word found in it places the snippet near it rather than at the run's start.
- */
-const PIECE_CHARS = 64;
-/** Shown before the first word found, for its sense; a space is looked for no further back than as much again. */
-const LEAD_CHARS = 40;
-
-/**
- * The stretch of the turn that holds the most distinct words of the query, cut at word boundaries where there are
- * any; without any (a match by meaning alone), the listing's text. Words are looked for in the head of each field
- * only (FIELD_SCAN_CHARS).
- */
-export function snippetText(record: StoredRecord, query: string): string {
-  const wanted = new Set(terms(query));
-  const { prompt, thought, response } = turnFields(record);
-  const fields = [prompt, thought, response].map(oneLine).filter((field) => field.length > 0);
-  const text = fields.join(" · ");
-  if (text.length <= SNIPPET_CHARS) return text;
-  const hits: Array<{ at: number; term: string }> = [];
-  // A text repeats its words: each distinct one is analysed once.
-  const found = new Map<string, string[]>();
-  const look = (piece: string, at: number) => {
-    let matched = found.get(piece);
-    if (!matched) {
-      matched = [];
-      for (const token of tokenize(piece)) {
-        const term = toTerm(token);
-        if (term !== null && wanted.has(term)) matched.push(term);
-      }
-      found.set(piece, matched);
-    }
-    for (const term of matched) hits.push({ at, term });
-  };
-  let fieldStart = 0;
-  for (const field of fields) {
-    for (const match of field.slice(0, FIELD_SCAN_CHARS).matchAll(/\S+/g)) {
-      const word = match[0];
-      const at = fieldStart + match.index;
-      if (word.length <= PIECE_CHARS) look(word, at);
-      else for (const [offset, piece] of pieces(word)) look(piece, at + offset);
-    }
-    fieldStart += field.length + 3;
-  }
-  if (hits.length === 0) return listingText(record);
-  // The window of SNIPPET_CHARS that starts at a hit and covers the most distinct query terms.
-  let best = { start: hits[0]!.at, score: -1 };
-  for (let i = 0, j = 0; i < hits.length; i++) {
-    while (j < hits.length && hits[j]!.at < hits[i]!.at + SNIPPET_CHARS) j++;
-    const score = new Set(hits.slice(i, j).map((h) => h.term)).size;
-    if (score > best.score) best = { start: hits[i]!.at, score };
-  }
-  // A little of what comes before the first word found, from a space when one is near.
-  const lead = Math.max(0, best.start - LEAD_CHARS);
-  const before = text.lastIndexOf(" ", lead);
-  let start = lead === 0 ? 0 : lead - before <= LEAD_CHARS ? before + 1 : lead;
-  if (isLowSurrogate(text.charCodeAt(start))) start += 1;
-  const cut = text.slice(start, start + SNIPPET_CHARS);
-  const more = start + cut.length < text.length;
-  // Cut after the last whole word, unless that drops most of it (a run without spaces).
-  const space = more ? cut.lastIndexOf(" ") : -1;
-  let end = cut.length;
-  if (space > SNIPPET_CHARS / 2) end = space;
-  else if (more && isHighSurrogate(cut.charCodeAt(end - 1))) end -= 1;
-  return `${start > 0 ? "…" : ""}${cut.slice(0, end).trimEnd()}${more ? "…" : ""}`;
-}
-
-/** A long run without spaces in pieces of PIECE_CHARS (a character outside the basic plane is not cut in two), with their offsets. */
-function* pieces(word: string): Generator<[number, string]> {
-  for (let at = 0; at < word.length;) {
-    let end = Math.min(word.length, at + PIECE_CHARS);
-    if (end < word.length && isHighSurrogate(word.charCodeAt(end - 1))) end += 1;
-    yield [at, word.slice(at, end)];
-    at = end;
-  }
-}
-
-const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
+export const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
 
 function head(text: string, chars: number): string {
   if (text.length <= chars) return text;

@@ -1,5 +1,5 @@
 import type { Metadata, StoredRecord } from "../store/chroma-store.js";
-import { parseList } from "./turn-record.js";
+import { parseList } from "./stored-turn.js";
 import type { Summary } from "./types.js";
 
 /** Summaries are filtered by agent through one boolean key per agent: Chroma metadata holds no lists. */
@@ -47,14 +47,14 @@ export function summaryFromRecord(record: StoredRecord): Summary {
     title: String(m.title ?? ""),
     summary: String(m.summary ?? ""),
     decisions: parseList<Summary["decisions"][number]>(m.decisions),
-    // Summaries written before dropped approaches had a field of their own list none.
+    // A summary without a `dropped` field lists none.
     dropped: parseList<Summary["dropped"][number]>(m.dropped),
     open_questions: parseList<string>(m.open_questions),
     next_steps: parseList<string>(m.next_steps),
     turn_count: Number(m.turn_count ?? 0),
     first_turn_at: new Date(Number(m.first_turn_at)).toISOString(),
     last_turn_at: new Date(Number(m.last_turn_at)).toISOString(),
-    // Summaries written before coverage was recorded covered at least up to their last turn.
+    // A summary without `covered_through` covers at least up to its last turn.
     covered_through: new Date(Number(m.covered_through ?? m.last_turn_at)).toISOString(),
     method: m.method === "model" ? "model" : "extractive",
     generated_at: new Date(Number(m.generated_at)).toISOString(),

@@ -1,9 +1,10 @@
 import { OPEN_VALIDITY } from "@cairn/openapi";
-import type { Metadata, StoredRecord } from "../store/chroma-store.js";
+import type { Metadata } from "../store/chroma-store.js";
 import { clip } from "../text.js";
 import { canonicalHash } from "./ids.js";
 import type { Position } from "./cursor.js";
-import type { AddMemoryRequest, Check, Correction, Detail, Kind, Memory, Review } from "./types.js";
+import { isOutdated, isSuperseded, textOf, type Source, type StoredTurn } from "./stored-turn.js";
+import type { AddMemoryRequest, Check, Detail, Memory } from "./types.js";
 
 /** Fields longer than this are shortened under `detail: summary`. */
 export const SUMMARY_FIELD_CHARS = 280;
@@ -85,7 +86,7 @@ function turnPayload(input: AddMemoryRequest) {
     occurred_at: input.occurred_at === undefined ? null : Date.parse(input.occurred_at),
     source: input.source ?? null,
     supersedes: input.supersedes ?? [],
-    // Left out of the hash when absent, so turns written before the field existed still replay.
+    // Left out of the hash when absent, so a turn stored without an author replays to the same hash.
     author: input.author,
   };
 }
@@ -99,7 +100,7 @@ export function checkStatus(checks: readonly Check[]): Check["status"] {
   return checks.every((c) => c.status === "passed") ? "passed" : "unverified";
 }
 
-export type Source = NonNullable<AddMemoryRequest["source"]>;
+export type { Source } from "./stored-turn.js";
 
 /** A passed check speaks for the commit it ran against, not for the code as it is today. */
 function checkNote(checks: readonly Check[]): string | undefined {
@@ -110,25 +111,11 @@ function checkNote(checks: readonly Check[]): string | undefined {
     : "These checks name no commit: they speak for the code as it was when they ran, not as it is now.";
 }
 
-export const positionOf = (record: StoredRecord): Position => ({ at: Number(record.metadata.recorded_at), id: record.id });
+export const positionOf = (turn: StoredTurn): Position => ({ at: turn.recordedAt, id: turn.id });
 
-/** The three fields of a stored turn, split back out of its document by the lengths in its metadata. */
-export function turnFields(record: StoredRecord): { prompt: string; thought: string; response: string } {
-  const document = record.document ?? "";
-  const promptChars = Number(record.metadata.prompt_chars);
-  const thoughtChars = Number(record.metadata.thought_chars);
-  const thoughtStart = promptChars + FIELD_SEPARATOR.length;
-  const responseStart = thoughtStart + thoughtChars + FIELD_SEPARATOR.length;
-  return {
-    prompt: document.slice(0, promptChars),
-    thought: document.slice(thoughtStart, thoughtStart + thoughtChars),
-    response: document.slice(responseStart),
-  };
-}
-
-export function memoryFromRecord(record: StoredRecord, detail: Detail): Memory {
-  const m = record.metadata;
-  const fields = turnFields(record);
+/** A stored turn as the contract shows a memory, its long fields cut under `detail: summary`. */
+export function memoryOf(turn: StoredTurn, detail: Detail): Memory {
+  const fields = { ...textOf(turn) };
   let truncated = false;
   if (detail === "summary") {
     for (const key of ["prompt", "thought", "response"] as const) {
@@ -139,65 +126,32 @@ export function memoryFromRecord(record: StoredRecord, detail: Detail): Memory {
     }
   }
   const memory: Memory = {
-    id: record.id,
-    agent: String(m.agent),
-    session_id: String(m.session_id),
-    kind: String(m.kind) as Kind,
+    id: turn.id,
+    agent: turn.agent,
+    session_id: turn.sessionId,
+    kind: turn.kind,
     ...fields,
-    tags: parseList<string>(m.tags),
-    refs: parseList<string>(m.refs),
-    checks: parseList<Check>(m.checks),
-    check_status: String(m.check_status) as Check["status"],
-    recorded_at: new Date(Number(m.recorded_at)).toISOString(),
-    valid_from: new Date(Number(m.valid_from ?? m.recorded_at)).toISOString(),
-    outdated: false,
-    source: (typeof m.source === "string" ? m.source : "agent") as Source,
-    trusted: m.trusted !== false,
-    corrections: parseList<Correction>(m.corrections),
+    tags: turn.tags,
+    refs: turn.refs,
+    checks: turn.checks,
+    check_status: turn.checkStatus,
+    recorded_at: new Date(turn.recordedAt).toISOString(),
+    valid_from: new Date(turn.validFrom).toISOString(),
+    outdated: isOutdated(turn),
+    source: turn.source,
+    trusted: turn.trusted,
+    corrections: turn.corrections,
     truncated,
   };
-  const supersedes = parseList<string>(m.supersedes);
-  if (supersedes.length > 0) memory.supersedes = supersedes;
+  if (turn.supersedes.length > 0) memory.supersedes = turn.supersedes;
   const note = checkNote(memory.checks);
   if (note) memory.check_note = note;
-  memory.outdated = memory.corrections.some((c) => c.kind === "outdated");
-  if (typeof m.valid_until === "number" && m.valid_until < OPEN_VALIDITY) memory.valid_until = new Date(m.valid_until).toISOString();
-  if (typeof m.superseded_by === "string" && m.superseded_by) memory.superseded_by = m.superseded_by;
-  if (typeof m.superseded_reason === "string") memory.superseded_reason = m.superseded_reason;
-  if (typeof m.model === "string") memory.model = m.model;
-  if (typeof m.occurred_at === "number") memory.occurred_at = new Date(m.occurred_at).toISOString();
-  const review = reviewOf(m);
-  if (review) memory.review = review;
-  if (typeof m.author === "string") memory.author = m.author;
+  if (isSuperseded(turn)) memory.valid_until = new Date(turn.validUntil).toISOString();
+  if (turn.supersededBy !== undefined) memory.superseded_by = turn.supersededBy;
+  if (turn.supersededReason !== undefined) memory.superseded_reason = turn.supersededReason;
+  if (turn.model !== undefined) memory.model = turn.model;
+  if (turn.occurredAt !== undefined) memory.occurred_at = new Date(turn.occurredAt).toISOString();
+  if (turn.review) memory.review = turn.review;
+  if (turn.author !== undefined) memory.author = turn.author;
   return memory;
-}
-
-/**
- * A memory's review: its state, and who decided it, when and why once someone did. Untrusted memories stored
- * before reviews existed have no state of their own: they wait like any other.
- */
-export function reviewOf(m: Metadata): Review | undefined {
-  const state = typeof m.review_state === "string" ? (m.review_state as Review["state"]) : m.trusted === false ? "pending" : undefined;
-  if (!state) return undefined;
-  const review: Review = { state };
-  if (typeof m.review_by === "string") review.by = m.review_by;
-  if (typeof m.review_at === "number") review.at = new Date(m.review_at).toISOString();
-  if (typeof m.review_reason === "string") review.reason = m.review_reason;
-  return review;
-}
-
-/** A correction says its conclusion no longer holds. */
-export const isOutdated = (m: Metadata) => parseList<Correction>(m.corrections).some((c) => c.kind === "outdated");
-
-/** Its validity was closed: another memory (or a person) superseded it. */
-export const isSuperseded = (m: Metadata) => typeof m.valid_until === "number" && m.valid_until < OPEN_VALIDITY;
-
-export function parseList<T>(value: unknown): T[] {
-  if (typeof value !== "string") return [];
-  try {
-    const parsed = JSON.parse(value) as unknown;
-    return Array.isArray(parsed) ? (parsed as T[]) : [];
-  } catch {
-    return [];
-  }
 }

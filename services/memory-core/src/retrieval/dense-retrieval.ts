@@ -1,22 +1,21 @@
 import type { Embedder } from "../embeddings/embedder.js";
 import { internal } from "../errors.js";
 import type { ChromaStore, Neighbour, StoredRecord, Where } from "../store/chroma-store.js";
-import { matches, toWhere } from "./filters.js";
+import { matches, toWhere, type Condition } from "../records/filters.js";
 import type { LexicalIndexes, SearchableCollection } from "../lexical/indexes.js";
 import type { CollectionIndex } from "../lexical/collection-index.js";
-import type { SearchRequest } from "./hybrid-retrieval.js";
 
 /**
  * A filter is applied here to an unfiltered over-fetch when enough records pass that this many neighbours
- * should hold the page: bare neighbours are cheap next to Chroma's own filter on one agent (figures in
- * docs/benchmarks.md, session 3).
+ * should hold the page: bare neighbours are cheap next to Chroma's own filter on one agent (docs/benchmarks.md,
+ * "memory-core latency": "ids-only dense side, records from the lexical index, filter planning").
  */
 const OVER_FETCH_LIMIT = 1000;
 
 /**
  * When at most this many records (and this share of them) pass a filter, the dense side ranks them itself:
  * fetching that many vectors by id costs less than Chroma's filter on one session or agent, which grows with
- * the collection (figures in docs/benchmarks.md, session 3).
+ * the collection (docs/benchmarks.md, "memory-core latency": "filter planning").
  */
 const EXACT_LIMIT = 1000;
 const EXACT_SHARE = 1 / 50;
@@ -50,7 +49,7 @@ export class DenseRetrieval {
   async nearest(
     workspace: string,
     collection: SearchableCollection,
-    request: Pick<SearchRequest, "query" | "conditions">,
+    request: { query: string; conditions: readonly Condition[] },
     depth: number,
     indexReady: () => Promise<CollectionIndex>,
   ): Promise<DenseHit[]> {
@@ -82,7 +81,8 @@ export class DenseRetrieval {
     };
     const overFetch = async (first: number) => (await attempt(first)) ?? (await attempt(first * 4 + 10));
     // Chroma's filtered query costs in proportion to the records each clause matches (a clause nearly all match,
-    // such as validity, costs the most), while an unfiltered query is cheap (docs/benchmarks.md, session 3). So ask Chroma for more, unfiltered, and filter here, whenever enough
+    // such as validity, costs the most), while an unfiltered query is cheap (docs/benchmarks.md, "memory-core
+    // latency": "filter planning"). So ask Chroma for more, unfiltered, and filter here, whenever enough
     // records pass; rank a few records' vectors here; let Chroma filter on the selective clauses only
     // otherwise. Exact whenever enough survive; Chroma applies every condition itself only when they do not.
     const margin = Math.max(2, Math.ceil(depth / 10));

@@ -2,11 +2,13 @@ import type { Embedder } from "../embeddings/embedder.js";
 import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { atLeast, hitConfidence, semanticFloor } from "./confidence.js";
 import { DenseRetrieval } from "./dense-retrieval.js";
-import type { Condition } from "./filters.js";
+import type { Condition } from "../records/filters.js";
 import { reciprocalRankFusion, withHead, type Retriever } from "./fusion.js";
 import type { LexicalIndexes, SearchableCollection } from "../lexical/indexes.js";
 import type { RetrievalTuning } from "./retrieval-tuning.js";
-import type { Confidence } from "../records/types.js";
+import { turnOf, type StoredTurn } from "../records/stored-turn.js";
+import { summaryFromRecord } from "../records/summary-record.js";
+import type { Confidence, Summary } from "../records/types.js";
 
 export type SearchMode = "hybrid" | "semantic" | "lexical";
 
@@ -24,6 +26,12 @@ export interface RankedRecord {
   confidence: Confidence;
   matched_by: Retriever[];
 }
+
+/** How a hit ranked: its fused score, its confidence, and which retrievers found it. */
+export type Rank = Omit<RankedRecord, "record">;
+
+export type RankedTurn = Rank & { turn: StoredTurn };
+export type RankedSummary = Rank & { summary: Summary };
 
 /** In hybrid mode the lexical side contributes this many candidates per asked hit (and at least MIN_DEPTH) to the fusion. */
 const DEPTH_PER_HIT = 4;
@@ -50,6 +58,19 @@ export class HybridRetrieval {
     private readonly tuning: Pick<RetrievalTuning, "fusion" | "semanticGate" | "confidence">,
   ) {
     this.denseSide = new DenseRetrieval(store, embedder, lexical);
+  }
+
+  /** Turns, best first. */
+  async searchTurns(workspace: string, request: SearchRequest): Promise<RankedTurn[]> {
+    return (await this.search(workspace, "turns", request)).map(({ record, ...rank }) => ({ ...rank, turn: turnOf(record) }));
+  }
+
+  /** Session summaries, best first. */
+  async searchSummaries(workspace: string, request: SearchRequest): Promise<RankedSummary[]> {
+    return (await this.search(workspace, "summaries", request)).map(({ record, ...rank }) => ({
+      ...rank,
+      summary: summaryFromRecord(record),
+    }));
   }
 
   async search(workspace: string, collection: SearchableCollection, request: SearchRequest): Promise<RankedRecord[]> {

@@ -1,11 +1,11 @@
-import type { Bm25Params } from "../lexical/bm25-index.js";
+import type { LexicalTuning } from "../lexical/lexical-tuning.js";
 import { DEFAULT_CONFIDENCE, type ConfidenceTuning } from "./confidence.js";
 
 /**
  * The knobs of hybrid retrieval, in one place. The defaults are what bench/ measured best on the LoCoMo
  * development file (docs/benchmarks.md); they are not per-deployment settings.
  */
-export interface RetrievalTuning {
+export interface RetrievalTuning extends LexicalTuning {
   /**
    * Reciprocal rank fusion: each retriever's weight, and k (optionally one per retriever: a small lexical k
    * keeps BM25's order at the top, so the weak dense vote re-ranks near-ties only); `similarityScaled`: a dense
@@ -31,22 +31,6 @@ export interface RetrievalTuning {
    * floor): below it, nearest neighbours are noise that rank fusion would weigh like a real match.
    */
   semanticGate: "low" | "medium" | "high";
-  /** How much a match in each field of a turn counts for BM25. */
-  turnFields: { agent: number; prompt: number; thought: number; response: number; labels: number };
-  summaryFields: { title: number; summary: number; details: number; agents: number };
-  /**
-   * Turn context: a turn's lexical score gains this share of its best neighbour's (the turns just before and
-   * after it in its session), so that an answer is found beside the question it answers.
-   */
-  neighbourShare: number;
-  /**
-   * Pseudo-relevance feedback on turns (RM3-like): the first lexical pass's best `hits` lend up to `terms` of
-   * their distinctive terms (held by at least `minHits` of them), the best weighing `weight`, to a second
-   * pass. 0 terms: one pass.
-   */
-  feedback: { hits: number; terms: number; minHits: number; weight: number };
-  /** BM25+ parameters: term-frequency saturation k, length normalisation b, lower bound d. */
-  bm25: Bm25Params;
 }
 
 export const DEFAULT_TUNING: RetrievalTuning = {

@@ -13,6 +13,7 @@ import { CairnError, internal, unavailable } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { JsonClient, Rejected, Unreachable } from "../net/json-client.js";
 import { FLAT_LAYOUT, type MetadataLayout, packedLayout } from "./metadata-layout.js";
+import type { Metadata, Where } from "./record-types.js";
 import { damageOf, describeDamage } from "@cairn/openapi";
 
 /**
@@ -20,10 +21,7 @@ import { damageOf, describeDamage } from "@cairn/openapi";
  * own errors (which name hosts and URLs) are logged here and never passed up.
  */
 
-export type Scalar = string | number | boolean;
-export type Metadata = Record<string, Scalar>;
-/** Chroma's metadata filter syntax (`$and`, `$eq`, `$gte`, ...). */
-export type Where = Record<string, unknown>;
+export type { Metadata, Scalar, Where } from "./record-types.js";
 
 export interface StoredRecord {
   id: string;
@@ -62,7 +60,8 @@ export type EmbeddedCollectionName = "turns" | "summaries";
 export const EMBEDDED_COLLECTIONS: readonly EmbeddedCollectionName[] = ["turns", "summaries"];
 /**
  * The ledger's collections (see ledger/ledger.ts): no meaning to search, only records kept in order. `recency`
- * comes first: it held every kind before the others existed, so an id found there and in another was written there first.
+ * comes first: a store may hold every kind there (the one-collection layout, ledger.ts), and an id found there
+ * and in another was written there first.
  */
 export type LedgerCollectionName = "recency" | "ledger-slots" | "ledger-feed" | "ledger-audit" | "ledger-keyed";
 export const LEDGER_COLLECTIONS: readonly LedgerCollectionName[] = [
@@ -137,7 +136,8 @@ const TENANT = "default_tenant";
  * How many records Chroma 1.0 takes into a collection before it writes the collection's vector index back
  * (`sync_threshold`; Chroma's default is 1,000). Until then it keeps them in its log, and every `add` to the
  * collection reads all of them back out of that log, so an `add` costs in proportion to what is waiting there
- * (docs/benchmarks.md, "Session 15"). The change feed and the audit log take one slot a write batch, of up to 16
+ * (docs/benchmarks.md, "A store of N turns": "what waits in Chroma's log"). The change feed and the audit log
+ * take one slot a write batch, of up to 16
  * entries: few records but large ones, and small collections whose index is cheap to write back. Turns and agents'
  * slots keep the default: their collections grow with every turn and the write-back rewrites a map of every id in
  * the collection, which costs more the larger it is. Chroma applies a changed value when it next loads the
@@ -155,16 +155,17 @@ const SET_WRITE_BACK_PAUSE_MS = 50;
 /**
  * The graph Chroma builds over a ledger collection's vectors. Nothing searches them (their records carry one
  * constant vector), but Chroma inserts every record into its graph at every `add` and writes the graph back with
- * the collection: the smallest graph costs least (docs/benchmarks.md, "Session 17"). Chroma fixes a collection's
- * graph when it creates it, so a collection created by an earlier version keeps Chroma's default.
+ * the collection: the smallest graph costs least (docs/benchmarks.md, "A store of N turns": "the ledger's records
+ * cost Chroma less"). Chroma fixes a collection's graph when it creates it, so a ledger collection created with
+ * Chroma's default graph keeps it, and reads and writes the same.
  */
 const LEDGER_GRAPH = { max_neighbors: 2, ef_construction: 2 };
 const isLedgerCollection = (name: string): boolean => (LEDGER_COLLECTIONS as readonly string[]).includes(name);
 
 /**
- * A read of Chroma not answered by then answers 503 rather than holding the request open. Node's fetch, which
- * the chromadb client used, waited up to 300 s for headers; the slowest read here (a filtered query over 100k
- * records) takes under a second.
+ * A read of Chroma not answered by then answers 503 rather than holding the request open. Node's fetch waits up
+ * to 300 s for headers; a filtered query over 100k records takes under a second (docs/benchmarks.md,
+ * "memory-core latency").
  */
 const READ_TIMEOUT_MS = 60_000;
 
@@ -205,6 +206,15 @@ export class ChromaStore {
   /** Closes pooled connections; the store is not used after. */
   close(): void {
     this.reads.close();
+  }
+
+  /**
+   * Has Chroma load the workspace's vector indexes, which it does at a collection's first search (seconds, in a
+   * large store): one search of each, whose answer does not matter.
+   */
+  async loadVectorIndexes(workspace: string): Promise<void> {
+    const probe = Array.from({ length: this.stamp.dimension }, (_, i) => (i === 0 ? 1 : 0));
+    await Promise.all(EMBEDDED_COLLECTIONS.map(async (name) => (await this.collection(workspace, name)).query({ embedding: probe, n: 1 })));
   }
 
   async heartbeat(): Promise<void> {
@@ -376,7 +386,7 @@ export class ChromaStore {
       if (error instanceof CairnError) throw error;
       if (error instanceof ChromaConnectionError || error instanceof Unreachable) {
         this.log.warn("chroma unreachable", { operation: what });
-        throw unavailable("The memory store cannot be reached right now.");
+        throw unavailable("The memory store cannot be reached right now.", { cause: error });
       }
       // Chroma's own words, for the operator: its errors are about requests (filters, ids), not memory text.
       const detail = error instanceof Rejected ? `${error.message}: ${error.detail}` : String((error as Error)?.message ?? error);
@@ -384,9 +394,9 @@ export class ChromaStore {
       // Chroma failing on its side (a segment not loaded yet after a restart, say) is Chroma unavailable for now:
       // the caller may retry. Chroma refusing the request is a fault of ours.
       if ((error instanceof Rejected && error.status >= 500) || error instanceof ChromaServerError) {
-        throw unavailable("The memory store failed to answer; it usually recovers within seconds.");
+        throw unavailable("The memory store failed to answer; it usually recovers within seconds.", { cause: error });
       }
-      throw internal();
+      throw internal({ cause: error });
     } finally {
       this.observe(what, (performance.now() - started) / 1000);
     }
@@ -503,7 +513,8 @@ export class RecordCollection {
 
   /**
    * Which of these ids are stored. Ids alone cost Chroma much less CPU than the same get with metadata
-   * (docs/benchmarks.md, session 4): the change feed's length is probed this way on every query.
+   * (docs/benchmarks.md, "memory-core latency": "cheaper feed probe"): the change feed's length is probed this
+   * way on every query.
    */
   async present(ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
@@ -530,7 +541,8 @@ export class RecordCollection {
 
   /**
    * Nearest neighbours by cosine distance, closest first: ids and distances only. A record's metadata and
-   * document cost Chroma more to send than the search itself (docs/benchmarks.md, session 3), and the caller
+   * document cost Chroma more to send than the search itself (docs/benchmarks.md, "memory-core latency":
+   * "ids-only dense side"), and the caller
    * holds them already (the lexical index).
    */
   async query(options: { embedding: number[]; n: number; where?: Where }): Promise<Neighbour[]> {
@@ -554,7 +566,8 @@ export class RecordCollection {
   private columns(records: readonly NewRecord[]) {
     const { layout } = this;
     // Records without text (the ledger's) go without a document: Chroma keeps a document as a metadata row and in
-    // its full-text index too, empty or not, and a missing one reads back as empty (docs/benchmarks.md, "Session 17").
+    // its full-text index too, empty or not, and a missing one reads back as empty (docs/benchmarks.md, "A store
+    // of N turns": "the ledger's records cost Chroma less").
     const documents = !layout.textInMetadata && records.some((r) => r.document !== "");
     return {
       ids: records.map((r) => r.id),

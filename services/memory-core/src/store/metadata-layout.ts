@@ -1,13 +1,15 @@
 import { internal } from "../errors.js";
-import type { Metadata, Scalar, Where } from "./chroma-store.js";
+import type { Metadata, Scalar, Where } from "./record-types.js";
 
 /**
  * How a collection's records are laid out in Chroma. Chroma keeps each metadata key of a record as a row of its
- * own, indexed, so an `add` costs per key as well as per record (docs/benchmarks.md, session 14). A packed
+ * own, indexed, so an `add` costs per key as well as per record (docs/benchmarks.md, "A store of N turns":
+ * "turns' metadata packed"). A packed
  * collection keeps only the keys its filters name as keys of their own and the rest in one JSON string under
  * `fields`; everything above the store sees the record's metadata as one flat object either way. A collection
  * whose text is kept in metadata keeps a record's text under a metadata key rather than as Chroma's document,
- * which Chroma also indexes for full-text search that Cairn does not use (docs/benchmarks.md, session 15).
+ * which Chroma also indexes for full-text search that Cairn does not use (docs/benchmarks.md, "A store of N
+ * turns": "a turn's text out of Chroma's full-text index").
  */
 export interface MetadataLayout {
   /** The metadata as Chroma is to keep it. */
@@ -31,7 +33,8 @@ export interface MetadataLayout {
  * Chroma keeps every string of a record's metadata in SQLite's index of metadata values too (by key, then value),
  * whether or not anything filters on it. A text or a JSON object sorts at a random place in that index, so each
  * record written touches a page of it that no recent write touched: once the index outgrows what stays in memory,
- * every write reads pages from disk (docs/benchmarks.md, session 16). A string that begins with the time it was
+ * every write reads pages from disk (docs/benchmarks.md, "A store of N turns": "stamped strings"). A string that
+ * begins with the time it was
  * written sorts after the strings written before it, and the index grows at its end. Fixed width, so that the
  * order of the stamps is the order of the times (base 36 of the milliseconds: nine characters until the year
  * 5000).
@@ -46,7 +49,7 @@ export function packFields(fields: Metadata): string {
   return JSON.stringify({ [STAMP_MEMBER]: writeStamp(), ...fields });
 }
 
-/** The fields `packFields` packed (or a JSON object written before packs were stamped): not JSON, none. */
+/** The fields `packFields` packed (or a JSON object without a stamp, which reads alike): not JSON, none. */
 export function unpackFields(packed: string): Record<string, unknown> {
   const { [STAMP_MEMBER]: _stamp, ...fields } = parseObject(packed);
   return fields;
@@ -55,7 +58,7 @@ export function unpackFields(packed: string): Record<string, unknown> {
 const PACKED_KEY = "fields";
 /** A record's text, after its write stamp. */
 const TEXT_KEY = "stamped_text";
-/** A record's text as versions from `61ca9e6` kept it, unstamped (design.md, stored-format changes): read still. */
+/** A record's text kept unstamped under its own key (design.md, "Stored-format changes"): read, never written. */
 const UNSTAMPED_TEXT_KEY = "text";
 
 export const FLAT_LAYOUT: MetadataLayout = {
@@ -68,11 +71,11 @@ export const FLAT_LAYOUT: MetadataLayout = {
 };
 
 /**
- * Keys outside `filterable` go into `fields`. Records stored before a collection was packed have every key of
- * their own and no `fields`, and read as they are; one rewritten since (a correction, a review) has its old keys
- * beside `fields` (Chroma merges an update's keys into the record's), and `fields` holds the newer values.
- * With `textInMetadata`, a record's text is kept under `stamped_text`, after its write stamp; records stored
- * before keep it as Chroma's document, or unstamped under `text`, and read so.
+ * Keys outside `filterable` go into `fields`. A record stored flat has every key of its own and no `fields`, and
+ * reads as it is; a flat record rewritten here (a correction, a review) keeps its flat keys beside `fields`
+ * (Chroma merges an update's keys into the record's), and `fields` holds the newer values. With
+ * `textInMetadata`, a record's text is kept under `stamped_text`, after its write stamp; a record whose text is
+ * Chroma's document, or unstamped under `text`, reads from there.
  */
 export function packedLayout(filterable: readonly string[], options: { textInMetadata?: boolean } = {}): MetadataLayout {
   const own = new Set(filterable);

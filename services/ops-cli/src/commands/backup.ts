@@ -6,12 +6,13 @@ import {
   Checksums,
   FORMAT,
   VERSION,
+  type EmbeddingStamp,
+  type ExportPage,
   type HeaderLine,
   type ManifestLine,
   type RecordLine,
   type WorkspaceManifest,
 } from "../backup-format.js";
-import type { EmbeddingStamp } from "../client.js";
 import { CliError, type Io } from "../io.js";
 import { ProgressBar } from "../progress.js";
 import type { Target } from "../tokens.js";
@@ -60,7 +61,12 @@ export async function backup(targets: Target[], file: string, io: Io): Promise<B
         let bar: ProgressBar | undefined;
         let written = 0;
         do {
-          const page = await client.exportPage(collection, PAGE, after);
+          const page: ExportPage = await client.call("export_records", {
+            collection,
+            limit: PAGE,
+            include_embeddings: true,
+            ...(after ? { after } : {}),
+          });
           bar ??= new ProgressBar(io.stderr, `backup ${workspace} ${collection}`, page.total);
           if (collection !== "tombstones") workspaceStamps[collection] = page.stamp as EmbeddingStamp | null;
           for (const record of page.records) await write({ type: "record", workspace, collection, record });

@@ -1,4 +1,4 @@
-import type { AdminClient } from "../client.js";
+import type { RestClient } from "@cairn/openapi";
 import type { Io } from "../io.js";
 import { ProgressBar } from "../progress.js";
 import { planGitImport } from "../import/git-history.js";
@@ -17,7 +17,7 @@ export interface GitImportSummary extends WriteTotals {
 
 /** A branch's history into memory: every commit, then each revert marks the memory of the commit it reverted. */
 export async function importGit(
-  client: AdminClient,
+  client: RestClient,
   repo: string,
   options: { since?: string; branch?: string },
   io: Io,
@@ -67,7 +67,7 @@ export interface TranscriptImportSummary extends WriteTotals {
   unanswered: number;
 }
 
-export async function importTranscripts(client: AdminClient, harness: Harness, path: string, io: Io): Promise<TranscriptImportSummary> {
+export async function importTranscripts(client: RestClient, harness: Harness, path: string, io: Io): Promise<TranscriptImportSummary> {
   const plan = await planTranscriptImport(harness, path);
   const written = await write(new RedactingClient(client), plan.memories, "import transcripts", io);
   return { files: plan.files, sessions: plan.sessions, exchanges: plan.memories.length, unanswered: plan.unanswered, ...totalsOf(written) };

@@ -1,4 +1,6 @@
-import type { ReembedProgress } from "../client.js";
+import type { components } from "@cairn/openapi";
+
+type ReembedProgress = components["schemas"]["ReembedProgress"];
 import type { Io } from "../io.js";
 import { ProgressBar } from "../progress.js";
 import type { Target } from "../tokens.js";
@@ -17,7 +19,7 @@ export interface ReembedSummary {
 export async function reembed(targets: Target[], batch: number, io: Io): Promise<ReembedSummary[]> {
   const summaries: ReembedSummary[] = [];
   for (const { workspace, client } of targets) {
-    let progress = await client.reembed(batch);
+    let progress = await client.call("reembed_records", { limit: batch });
     const firstDone = reembedded(progress) - progress.processed;
     if (firstDone > 0 && !progress.done) {
       io.stderr.write(`reembed ${workspace}: resuming, ${firstDone} of ${total(progress)} records already re-embedded\n`);
@@ -26,7 +28,7 @@ export async function reembed(targets: Target[], batch: number, io: Io): Promise
     let processed = progress.processed;
     bar.update(reembedded(progress));
     while (!progress.done) {
-      progress = await client.reembed(batch);
+      progress = await client.call("reembed_records", { limit: batch });
       processed += progress.processed;
       bar.setTotal(total(progress));
       bar.update(reembedded(progress));

@@ -1,8 +1,16 @@
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
-import { damageOf, describeDamage } from "@cairn/openapi";
-import { Checksums, FORMAT, VERSION, type ManifestLine, type RecordLine, type WorkspaceManifest } from "../backup-format.js";
-import type { ExportedRecord, ImportResult, TransferCollection } from "../client.js";
+import { damageOf, describeDamage, type components } from "@cairn/openapi";
+import {
+  Checksums,
+  FORMAT,
+  VERSION,
+  type ExportedRecord,
+  type ManifestLine,
+  type RecordLine,
+  type TransferCollection,
+  type WorkspaceManifest,
+} from "../backup-format.js";
 import { CliError, type Io } from "../io.js";
 import { ProgressBar } from "../progress.js";
 import type { Target } from "../tokens.js";
@@ -10,6 +18,8 @@ import type { Target } from "../tokens.js";
 /** memory-core takes bodies up to 512 kB: batches stay well below, whatever the records weigh. */
 const BATCH_BYTES = 384 * 1024;
 const BATCH_RECORDS = 200;
+
+type ImportResult = components["schemas"]["ImportResult"];
 
 export type RestoreTotals = Record<TransferCollection, Omit<ImportResult, "workspace" | "collection">>;
 
@@ -54,7 +64,7 @@ export async function restore(
     const { workspace, collection } = batchOf;
     const stamps = manifest.workspaces.find((w) => w.workspace === workspace)!.stamps;
     const stamp = collection === "tombstones" ? null : stamps[collection];
-    const result = await clients.get(workspace)!.importRecords(collection, stamp, batch);
+    const result = await clients.get(workspace)!.call("import_records", { collection, ...(stamp ? { stamp } : {}), records: batch });
     const sum = totals.get(workspace)![collection];
     for (const key of ["stored", "skipped", "forgotten", "reembedded"] as const) sum[key] += result[key];
     done += batch.length;

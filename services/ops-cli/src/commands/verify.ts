@@ -1,11 +1,14 @@
-import type { IntegrityReport, RepairReport } from "../client.js";
+import type { components } from "@cairn/openapi";
+
+type IntegrityReport = components["schemas"]["IntegrityReport"];
+type RepairReport = components["schemas"]["RepairReport"];
 import type { Io } from "../io.js";
 import type { Target } from "../tokens.js";
 
 /** Each workspace's integrity report, printed for a person (or as JSON); true when every one is healthy. */
 export async function verify(targets: Target[], json: boolean, io: Io): Promise<boolean> {
   const reports: IntegrityReport[] = [];
-  for (const { client } of targets) reports.push(await client.verify());
+  for (const { client } of targets) reports.push(await client.call("verify_store", {}));
   if (json) io.stdout.write(`${JSON.stringify(reports, null, 2)}\n`);
   else for (const report of reports) io.stdout.write(describe(report));
   return reports.every((r) => r.healthy);
@@ -36,8 +39,8 @@ export async function repair(targets: Target[], apply: boolean, json: boolean, i
   const reports: RepairReport[] = [];
   const after: IntegrityReport[] = [];
   for (const { client } of targets) {
-    reports.push(await client.repair(apply));
-    if (apply) after.push(await client.verify());
+    reports.push(await client.call("repair_store", { apply }));
+    if (apply) after.push(await client.call("verify_store", {}));
   }
   if (json) io.stdout.write(`${JSON.stringify({ repairs: reports, ...(apply ? { after } : {}) }, null, 2)}\n`);
   else {

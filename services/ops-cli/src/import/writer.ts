@@ -1,16 +1,15 @@
-import type { AdminClient } from "../client.js";
-import { RefusedError } from "../client.js";
-import type { OperationId, OperationOutput, OperationRequest } from "@cairn/openapi";
+import { ApiError, type OperationId, type OperationOutput, type OperationRequest, type RestClient } from "@cairn/openapi";
+import { CliError } from "../io.js";
 import type { AddMemoryRequest } from "./draft.js";
 import { redactStrings } from "./redact.js";
 
 /**
  * The importers' only way to memory-core: every string of every request (texts, refs, titles, reasons, keys)
  * goes through `redact` on its way out, whatever derived it, so a reason or a key built from a commit subject
- * cannot carry a secret past the redaction the drafts had. The importers take this, never an AdminClient.
+ * cannot carry a secret past the redaction the drafts had. The importers take this, never a RestClient.
  */
 export class RedactingClient {
-  constructor(private readonly client: AdminClient) {}
+  constructor(private readonly client: RestClient) {}
 
   call<K extends OperationId>(operationId: K, input: OperationRequest<K>): Promise<OperationOutput<K>> {
     return this.client.call(operationId, redactStrings(input));
@@ -53,7 +52,7 @@ export async function storeMemories(
         continue;
       } catch (error) {
         // An agent token may not write in bulk: it writes one at a time, as it always could.
-        if (!(error instanceof RefusedError && error.status === 403 && error.code === "forbidden")) throw error;
+        if (!(error instanceof ApiError && error.status === 403 && error.code === "forbidden")) throw error;
         bulk = false;
       }
     }
@@ -63,7 +62,7 @@ export async function storeMemories(
         written.push({ id: answer.id, outcome: answer.replayed ? "replayed" : "stored" });
       } catch (error) {
         // Stored before with other content (an importer that reads the source differently now): left as it was.
-        if (error instanceof RefusedError && error.code === "idempotency_conflict") written.push({ id: undefined, outcome: "conflict" });
+        if (error instanceof ApiError && error.code === "idempotency_conflict") written.push({ id: undefined, outcome: "conflict" });
         else throw error;
       }
       onProgress(written.length);
@@ -78,10 +77,8 @@ type BulkResult = OperationOutput<"add_memories">["results"][number];
 function writtenOf(result: BulkResult, memory: AddMemoryRequest): Written {
   if ("id" in result) return { id: result.id, outcome: result.replayed ? "replayed" : "stored" };
   if (result.error.code === "idempotency_conflict") return { id: undefined, outcome: "conflict" };
-  throw new RefusedError(
+  throw new CliError(
     `memory-core refused the memory ${memory.idempotency_key ?? `of session ${memory.session_id}`} (${result.error.code}: ${result.error.message})${result.error.hint ? ` ${result.error.hint}` : ""}`,
-    400,
-    result.error.code,
   );
 }
 
