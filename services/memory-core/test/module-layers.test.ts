@@ -15,7 +15,7 @@ const SRC = join(import.meta.dirname, "..", "src");
 const LAYERS: readonly (readonly string[])[] = [
   ["text.ts"],
   ["errors.ts", "logger.ts", "worker-thread.ts"],
-  ["input-depth.ts", "config.ts", "net", "auth"],
+  ["input-depth.ts", "config.ts", "net", "auth", "shutdown.ts"],
   ["store", "embeddings"],
   ["records"],
   ["ledger"],

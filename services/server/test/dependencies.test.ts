@@ -54,7 +54,16 @@ describe("dependencies between the workspace's packages", () => {
 
   it("keep the store inside memory-core: the summarizer is handed a port, not Chroma", async () => {
     const core = await import("@cairn/memory-core");
-    for (const internal of ["ChromaStore", "Sequences", "RECENCY_VECTOR", "feedStream", "MemoryService"])
+    for (const internal of [
+      "ChromaStore",
+      "Sequences",
+      "RECENCY_VECTOR",
+      "feedStream",
+      "openStorage",
+      "composeServices",
+      "TurnRepository",
+      "WriteService",
+    ])
       expect(core).not.toHaveProperty(internal);
     expect(core).toHaveProperty("openSummarizerPort");
     expect(core).toHaveProperty("startStack");
