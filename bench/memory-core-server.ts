@@ -36,7 +36,7 @@ const stack = await startStack({
   embedder: timing.embedder,
 });
 let drained = 0;
-process.on("message", async (request: Request) => {
+const handle = async (request: Request) => {
   const reply = (body: Omit<Reply, "id">) => process.send!({ id: request.id, ...body });
   try {
     if (request.type === "embed") reply({ vectors: await timing.inner.embed(request.texts) });
@@ -57,5 +57,9 @@ process.on("message", async (request: Request) => {
   } catch (error) {
     reply({ error: String(error) });
   }
+};
+// A reply that cannot be sent (the bench went away) is said on stderr rather than left to reject unheard.
+process.on("message", (request: Request) => {
+  handle(request).catch((error) => process.stderr.write(`memory-core-server: ${String(error)}\n`));
 });
 process.send!({ type: "ready", url: stack.url.href, chromaUrl: stack.chromaUrl.href, model: timing.embedder.model } satisfies Ready);

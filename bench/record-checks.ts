@@ -14,7 +14,7 @@ import { round } from "./stats.js";
  *
  *   npm run bench -- record-checks [--records 20000] [--rounds 5] [--json]
  */
-export async function benchRecordChecks(argv: string[]): Promise<void> {
+export function benchRecordChecks(argv: string[]): void {
   const { values } = parseArgs({
     args: argv,
     options: { records: { type: "string", default: "20000" }, rounds: { type: "string", default: "5" }, json: { type: "boolean" } },

@@ -84,7 +84,7 @@ function turnRecords(n: number, options: { prefix: string; seed: number; session
   });
 }
 
-async function inProcess(n: number): Promise<void> {
+function inProcess(n: number): void {
   // As Chroma's JSON hands records over: serialized once, parsed afresh for each part measured.
   const json = turnRecords(n, { prefix: "bench", seed: 42, sessions: 500 }).map((r) => JSON.stringify(r));
   const parsed = (s: string) => {
@@ -132,10 +132,10 @@ async function inProcess(n: number): Promise<void> {
       alive: true,
       put() {},
       remove() {},
-      query: async () => [],
-      dump: async () => ({ lines: new Uint8Array(), records: 0, next: undefined }),
-      stats: async () => undefined,
-      prepare: async () => undefined,
+      query: () => Promise.resolve([]),
+      dump: () => Promise.resolve({ lines: new Uint8Array(), records: 0, next: undefined }),
+      stats: () => Promise.resolve(undefined),
+      prepare: () => Promise.resolve(undefined),
       drop() {},
     };
     const index = new CollectionIndex(nowhere, ["agent", "session_id", "kind", "check_status", "review_state"]);

@@ -24,7 +24,7 @@ import { benchTools } from "./tools.js";
 import { benchWrites } from "./writes.js";
 
 /** `npm run bench -- <name> [options]`: benchmarks print figures and ratios; they are not tests. */
-const benches: Record<string, (argv: string[]) => Promise<void>> = {
+const benches: Record<string, (argv: string[]) => void | Promise<void>> = {
   "memory-core": benchMemoryCore,
   bulk: benchBulk,
   "chroma-changes": benchChromaChanges,

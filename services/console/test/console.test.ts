@@ -143,6 +143,26 @@ describe("the timeline", () => {
     await page.close();
   });
 
+  it("narrows to one session when the form is sent: a session typed but not sent leaves the next page unfiltered", async () => {
+    const page = await signedIn(alice.token);
+    const rows = page.locator(".rows > li");
+    await rows.first().waitFor();
+    expect(await rows.count()).toBe(20);
+    await page.getByLabel("Session").fill("console-s2");
+    await page.getByRole("button", { name: "Older turns" }).click();
+    await expect.poll(() => rows.count()).toBe(27);
+    expect(await rows.last().textContent()).toContain("Task 1 in console-s1");
+
+    await page.getByRole("button", { name: "Show" }).click();
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await rows.first().textContent()).toContain("console-s2");
+    await page.getByLabel("Session").fill("");
+    await page.getByRole("button", { name: "Show" }).click();
+    await expect.poll(() => rows.count()).toBe(20);
+    expect(await rows.first().textContent()).toContain("console-s3");
+    await page.close();
+  });
+
   it("renders stored text as text: an injection-shaped memory shows its markup and runs nothing", async () => {
     const page = await signedIn(alice.token);
     await page.locator(".rows > li").first().waitFor();

@@ -110,7 +110,7 @@ describe("the project: relative paths mean the same folder from anywhere in it",
       const io = {
         cwd,
         env,
-        stdin: async () => stdin,
+        stdin: () => Promise.resolve(stdin),
         stdout: { write: (t: string) => (stdout += t) },
         stderr: { write: (t: string) => (stderr += t) },
       };

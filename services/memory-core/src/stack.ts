@@ -93,7 +93,7 @@ export async function startStack({ config, log, embedder, summarizer, console: c
       openWorkspace: (workspace) => runtime.openWorkspace(workspace),
       inForce: tokensText,
     });
-    cleanups.push(async () => reload.stop());
+    cleanups.push(() => Promise.resolve(reload.stop()));
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : config.port;
     const url = new URL(`http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`);

@@ -10,9 +10,9 @@ const missing: Handlers = withoutAddMemory;
 // @ts-expect-error nor is one with an operation the contract does not have
 const extra: Handlers = { ...handlers, drop_everything: handlers.verify_store };
 // @ts-expect-error add_memory answers 200 or 201, never 202
-const wrongStatus: Handler<"add_memory"> = async () => ({ status: 202, body: {} });
+const wrongStatus: Handler<"add_memory"> = () => Promise.resolve({ status: 202, body: {} });
 // @ts-expect-error a handler reads the fields its operation takes, not another's
-const wrongField: Handler<"forget_memory"> = async (input) => ({ status: 200, body: { memory_id: input.query } });
+const wrongField: Handler<"forget_memory"> = (input) => Promise.resolve({ status: 200, body: { memory_id: input.query } });
 const same: Handlers = { ...handlers };
 
 describe("the handler table", () => {

@@ -411,18 +411,21 @@ describe("stdio transport shutdown", () => {
 function childTransport(input: NodeJS.WritableStream, output: NodeJS.ReadableStream): Transport {
   const buffer = new ReadBuffer();
   const transport: Transport = {
-    async start() {
+    start() {
       output.on("data", (chunk: Buffer) => {
         buffer.append(chunk);
         for (let message = buffer.readMessage(); message; message = buffer.readMessage()) transport.onmessage?.(message);
       });
       output.on("end", () => transport.onclose?.());
+      return Promise.resolve();
     },
-    async send(message: JSONRPCMessage) {
+    send(message: JSONRPCMessage) {
       input.write(serializeMessage(message));
+      return Promise.resolve();
     },
-    async close() {
+    close() {
       input.end();
+      return Promise.resolve();
     },
   };
   return transport;

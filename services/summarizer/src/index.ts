@@ -58,5 +58,5 @@ export function createSummarizer(
 /** For memory-core's stack (npm start): the summarizer runs in the same process. */
 export const summarizerFactory =
   (config: SummarizerConfig): SummarizerFactory =>
-  async ({ memory, log }) =>
-    createSummarizer(config, memory, log);
+  ({ memory, log }) =>
+    Promise.resolve(createSummarizer(config, memory, log));

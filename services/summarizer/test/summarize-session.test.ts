@@ -39,7 +39,7 @@ beforeAll(async () => {
   stub.chat.set({ kind: "structured" });
   // The background loop stays off and the idle time long: only summarize_session writes summaries here.
   const config = loadSummarizerConfig({ ...chatEnv(stub.baseUrl), CAIRN_SUMMARY_WORKER: "off" });
-  cairn = await startCairn([alice, admin], { summarizer: async ({ memory, log }) => createSummarizer(config, memory, log) });
+  cairn = await startCairn([alice, admin], { summarizer: ({ memory, log }) => Promise.resolve(createSummarizer(config, memory, log)) });
   bare = await startCairn([alice, admin]);
 });
 afterAll(async () => {

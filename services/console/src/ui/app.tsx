@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useState } from "preact/hooks";
+import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
 import { apiFor, type Caller } from "./api.js";
 import { MemoryPage } from "./pages/memory.js";
 import { Search } from "./pages/search.js";
@@ -25,16 +25,16 @@ export function App() {
     return () => removeEventListener("hashchange", onHash);
   }, []);
 
-  useEffect(() => {
-    if (!call) return;
-    call("get_caller", {}).then(setCaller, () => signOut());
-  }, [call]);
-
-  const signOut = () => {
+  const signOut = useCallback(() => {
     sessionStorage.removeItem(TOKEN_KEY);
     setToken(null);
     setCaller(undefined);
-  };
+  }, []);
+
+  useEffect(() => {
+    if (!call) return;
+    call("get_caller", {}).then(setCaller, signOut);
+  }, [call, signOut]);
 
   if (!call || !caller) {
     return (
@@ -104,23 +104,27 @@ function SignIn({ onSignedIn }: { onSignedIn: (token: string, caller: Caller) =>
   const [draft, setDraft] = useState("");
   const [error, setError] = useState<unknown>(undefined);
   const [busy, setBusy] = useState(false);
+  /** Never rejects: a refused token is shown as the error. */
+  const signIn = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      const token = draft.trim();
+      onSignedIn(token, await apiFor(token)("get_caller", {}));
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
   return (
     <main class="sign-in">
       <h1>Cairn</h1>
       <p>What your agents remember: browse, search and correct it.</p>
       <form
-        onSubmit={async (event) => {
+        onSubmit={(event) => {
           event.preventDefault();
-          setBusy(true);
-          setError(undefined);
-          try {
-            const token = draft.trim();
-            onSignedIn(token, await apiFor(token)("get_caller", {}));
-          } catch (caught) {
-            setError(caught);
-          } finally {
-            setBusy(false);
-          }
+          void signIn();
         }}
       >
         <label>

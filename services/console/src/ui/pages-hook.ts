@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useState } from "preact/hooks";
 
 export interface Page<T> {
   items: T[];
@@ -7,32 +7,37 @@ export interface Page<T> {
 
 /**
  * A listing read a page at a time, as the API pages it: what was read so far, the cursor of the next page,
- * whether a page is on its way, and the last error. Starts over whenever `deps` change.
+ * whether a page is on its way, and the last error. Starts over whenever `fetchPage` changes: the caller makes it
+ * with `useCallback` over what the listing depends on.
  */
-export function usePages<T>(fetchPage: (cursor: string | null) => Promise<Page<T>>, deps: unknown[]) {
+export function usePages<T>(fetchPage: (cursor: string | null) => Promise<Page<T>>) {
   const [items, setItems] = useState<T[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
   const [error, setError] = useState<unknown>(undefined);
 
-  const load = async (after: string | null) => {
-    setLoading(true);
-    setError(undefined);
-    try {
-      const page = await fetchPage(after);
-      setItems((previous) => (after ? [...previous, ...page.items] : page.items));
-      setCursor(page.next);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setLoading(false);
-    }
-  };
+  /** Never rejects: a failed page is kept as the error. */
+  const load = useCallback(
+    async (after: string | null) => {
+      setLoading(true);
+      setError(undefined);
+      try {
+        const page = await fetchPage(after);
+        setItems((previous) => (after ? [...previous, ...page.items] : page.items));
+        setCursor(page.next);
+      } catch (caught) {
+        setError(caught);
+      } finally {
+        setLoading(false);
+      }
+    },
+    [fetchPage],
+  );
 
   useEffect(() => {
     setItems([]);
     void load(null);
-  }, deps);
+  }, [load]);
 
   return {
     items,

@@ -102,7 +102,7 @@ export async function claimChroma(options: ChromaOptions): Promise<ClaimedChroma
 
 /** A Chroma this process neither started nor stops. */
 function otherProcesses(url: URL): ClaimedChroma {
-  return { embedded: false, start: async () => url, explain: async (error) => error, stop: async () => undefined };
+  return { embedded: false, start: () => Promise.resolve(url), explain: (error) => Promise.resolve(error), stop: () => Promise.resolve() };
 }
 
 /**

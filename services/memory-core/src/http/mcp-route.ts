@@ -17,9 +17,11 @@ export function mcpRouter(executor: OperationExecutor, tokens: TokenRegistry, lo
     const principal = authenticate(req, tokens);
     const server = buildServer(executor, principal, "mcp-http", log);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // The request is over either way: a close that fails is logged, never left to reject unheard.
+    const closeFailed = (error: unknown) => log.warn("mcp close failed", { error: error instanceof Error ? error.message : String(error) });
     res.on("close", () => {
-      void transport.close();
-      void server.close();
+      transport.close().catch(closeFailed);
+      server.close().catch(closeFailed);
     });
     await server.connect(transport);
     await transport.handleRequest(req, res, req.body);

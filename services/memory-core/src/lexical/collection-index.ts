@@ -67,7 +67,7 @@ export class CollectionIndex {
   constructor(
     private readonly ranker: RankingHandle,
     private readonly keyFields: readonly string[] = [],
-    private readonly fetch: (ids: readonly string[]) => Promise<StoredRecord[]> = async () => [],
+    private readonly fetch: (ids: readonly string[]) => Promise<StoredRecord[]> = () => Promise.resolve([]),
   ) {}
 
   /** False once the ranking thread has lost this index's ranking: the catalog builds the index again. */

@@ -34,7 +34,7 @@ export function buildServer(
   const server = new CairnMcpServer(info, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   const tools = toolsFor(executor.operations, principal.role);
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
 
   // tools/call is answered here rather than through setRequestHandler: the SDK checks a registered handler's
   // request against its schema and answers a malformed call with InternalError and the schema library's dump.

@@ -30,10 +30,8 @@ export const handlers: Handlers = {
   assess_change: (input, { principal, queries }) => ok(queries.assessChange(principal, input)),
   query_summaries: (input, { principal, queries }) => ok(queries.querySummaries(principal, input)),
   get_session: (input, { principal, queries }) => ok(queries.getSession(principal, input)),
-  get_caller: async (_input, { principal }) => ({
-    status: 200,
-    body: { workspace: principal.workspace, agent: principal.agent, role: principal.role },
-  }),
+  get_caller: (_input, { principal }) =>
+    ok(Promise.resolve({ workspace: principal.workspace, agent: principal.agent, role: principal.role })),
   get_memory: (input, { principal, queries }) => ok(queries.getMemory(principal, input.memory_id)),
   supersede_memory: (input, { principal, corrections }) => ok(corrections.supersedeMemory(principal, input)),
   mark_outdated: (input, { principal, corrections }) => ok(corrections.markOutdated(principal, input)),

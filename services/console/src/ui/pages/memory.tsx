@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useState } from "preact/hooks";
 import type { Call, Caller, Memory, Schemas } from "../api.js";
 import { when } from "../format.js";
 import { memoryHref, sessionHref } from "../routes.js";
@@ -14,7 +14,8 @@ export function MemoryPage({ call, caller, id }: { call: Call; caller: Caller; i
   const [forgotten, setForgotten] = useState<Schemas["Tombstone"] | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
 
-  const load = async () => {
+  /** Never rejects: a memory that cannot be read is shown as the error. */
+  const load = useCallback(async () => {
     setError(undefined);
     try {
       setMemory(await call("get_memory", { memory_id: id }));
@@ -28,13 +29,13 @@ export function MemoryPage({ call, caller, id }: { call: Call; caller: Caller; i
         setAudit(undefined);
       }
     }
-  };
+  }, [call, id, caller.role]);
 
   useEffect(() => {
     setMemory(undefined);
     setForgotten(undefined);
     void load();
-  }, [id]);
+  }, [load]);
 
   if (forgotten) {
     return (

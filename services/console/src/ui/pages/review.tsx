@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useCallback, useState } from "preact/hooks";
 import type { Call, MemoryBrief } from "../api.js";
 import { Empty, ErrorNote, Loading } from "../widgets.js";
 import { usePages } from "../pages-hook.js";
@@ -7,11 +7,13 @@ import { MemoryRow } from "./brief-list.js";
 /** For admins: imported memories waiting for a person's verdict, oldest first; each approved or rejected with a reason. */
 export function ReviewPage({ call }: { call: Call }) {
   const pages = usePages<MemoryBrief>(
-    async (after) => {
-      const page = await call("query_review_queue", { limit: 20, ...(after ? { after } : {}) });
-      return { items: page.memories, next: page.next_cursor };
-    },
-    [call],
+    useCallback(
+      async (after: string | null) => {
+        const page = await call("query_review_queue", { limit: 20, ...(after ? { after } : {}) });
+        return { items: page.memories, next: page.next_cursor };
+      },
+      [call],
+    ),
   );
 
   return (

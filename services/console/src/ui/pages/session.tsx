@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useCallback, useState } from "preact/hooks";
 import type { Call, Memory, MemoryBrief, Schemas } from "../api.js";
 import { when } from "../format.js";
 import { Empty, ErrorNote, Loading } from "../widgets.js";
@@ -9,12 +9,14 @@ import { MemoryRow } from "./brief-list.js";
 export function SessionPage({ call, id }: { call: Call; id: string }) {
   const [summary, setSummary] = useState<Schemas["Summary"] | null | undefined>(undefined);
   const pages = usePages<MemoryBrief | Memory>(
-    async (after) => {
-      const page = await call("get_session", { session_id: id, limit: 50, detail: "brief", ...(after ? { after } : {}) });
-      setSummary(page.summary);
-      return { items: page.turns, next: page.next_cursor };
-    },
-    [id],
+    useCallback(
+      async (after: string | null) => {
+        const page = await call("get_session", { session_id: id, limit: 50, detail: "brief", ...(after ? { after } : {}) });
+        setSummary(page.summary);
+        return { items: page.turns, next: page.next_cursor };
+      },
+      [call, id],
+    ),
   );
 
   return (

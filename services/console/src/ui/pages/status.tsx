@@ -20,7 +20,7 @@ export function StatusPage({ call }: { call: Call }) {
     fetch("/readyz")
       .then((res) => res.json() as Promise<Readiness>)
       .then(setReadiness, (caught) => setError(caught));
-  }, []);
+  }, [call]);
 
   const verify = async () => {
     setVerifying(true);

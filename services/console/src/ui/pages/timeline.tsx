@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useState } from "preact/hooks";
 import type { Call, Caller, Memory, MemoryBrief } from "../api.js";
 import { timelineHref } from "../routes.js";
 import { Empty, ErrorNote, Loading } from "../widgets.js";
@@ -12,17 +12,21 @@ export function Timeline({ call, caller, agent }: { call: Call; caller: Caller; 
   const shown = agent ?? caller.agent;
   const [draft, setDraft] = useState(shown);
   const [session, setSession] = useState("");
+  /** The session filter in force: the one typed applies when the form is sent. */
+  const [sessionShown, setSessionShown] = useState("");
   const pages = usePages<MemoryBrief | Memory>(
-    async (before) => {
-      const page = await call("query_recent_turns", {
-        agent: shown,
-        limit: PAGE,
-        ...(session.trim() ? { session_id: session.trim() } : {}),
-        ...(before ? { before } : {}),
-      });
-      return { items: page.turns, next: page.next_cursor };
-    },
-    [shown],
+    useCallback(
+      async (before: string | null) => {
+        const page = await call("query_recent_turns", {
+          agent: shown,
+          limit: PAGE,
+          ...(sessionShown ? { session_id: sessionShown } : {}),
+          ...(before ? { before } : {}),
+        });
+        return { items: page.turns, next: page.next_cursor };
+      },
+      [call, shown, sessionShown],
+    ),
   );
 
   useEffect(() => setDraft(shown), [shown]);
@@ -34,8 +38,11 @@ export function Timeline({ call, caller, agent }: { call: Call; caller: Caller; 
         class="filters"
         onSubmit={(event) => {
           event.preventDefault();
-          if (draft.trim() && draft.trim() !== shown) location.hash = timelineHref(draft.trim());
-          else pages.reload();
+          // A changed filter starts the listing over by itself; an unchanged one is read again.
+          const agentChanged = draft.trim() !== "" && draft.trim() !== shown;
+          if (!agentChanged && session.trim() === sessionShown) pages.reload();
+          setSessionShown(session.trim());
+          if (agentChanged) location.hash = timelineHref(draft.trim());
         }}
       >
         <label>
