@@ -12,6 +12,7 @@ import type {
   Detail,
   Memory,
   MemoryBrief,
+  QueryMemoriesRequest,
   QueryMemoriesResult,
   QuerySummariesResult,
   RecentTurnsResult,
@@ -19,7 +20,7 @@ import type {
 } from "../records/types.js";
 import { bestOf } from "../retrieval/confidence.js";
 import type { Condition } from "../records/filters.js";
-import type { HybridRetrieval } from "../retrieval/hybrid-retrieval.js";
+import type { HybridRetrieval, SearchRequest } from "../retrieval/hybrid-retrieval.js";
 import type { Storage } from "../storage.js";
 import { assessChange } from "./change-assessment.js";
 import type { Corrections } from "./corrections.js";
@@ -70,13 +71,7 @@ export class QueryService {
       const at = input.as_of === undefined ? this.now() : Date.parse(input.as_of);
       conditions.push({ field: "valid_until", op: "gt", value: at }, { field: "valid_from", op: "lte", value: at });
     }
-    const ranked = await this.parts.retrieval.searchTurns(principal.workspace, {
-      query: input.query,
-      limit: input.limit ?? 10,
-      mode: input.mode ?? "hybrid",
-      minConfidence: input.min_confidence ?? "none",
-      conditions,
-    });
+    const ranked = await this.parts.retrieval.searchTurns(principal.workspace, searchOf(input, 10, conditions));
     const detail = input.detail ?? "brief";
     const hits = [];
     for (const { turn, ...rank } of ranked) {
@@ -95,13 +90,7 @@ export class QueryService {
     if (input.agent !== undefined) conditions.push({ field: agentFlag(input.agent), op: "eq", value: true });
     if (input.since !== undefined) conditions.push({ field: "last_turn_at", op: "gte", value: Date.parse(input.since) });
     if (input.until !== undefined) conditions.push({ field: "first_turn_at", op: "lt", value: Date.parse(input.until) });
-    const hits = await this.parts.retrieval.searchSummaries(principal.workspace, {
-      query: input.query,
-      limit: input.limit ?? 5,
-      mode: input.mode ?? "hybrid",
-      minConfidence: input.min_confidence ?? "none",
-      conditions,
-    });
+    const hits = await this.parts.retrieval.searchSummaries(principal.workspace, searchOf(input, 5, conditions));
     return { hits, confidence: bestOf(hits.map((h) => h.confidence)) };
   }
 
@@ -147,3 +136,16 @@ export class QueryService {
 /** A listed turn as `detail` asks: in a few words, with long fields cut, or whole. */
 const shown = (turn: StoredTurn, detail: Detail): Memory | MemoryBrief =>
   detail === "brief" ? briefOf(turn, listingText(turn)) : memoryOf(turn, detail);
+
+/** A search as a caller asked for it, with the filters built from its fields and the operation's page size. */
+const searchOf = (
+  input: Pick<QueryMemoriesRequest, "query" | "limit" | "mode" | "min_confidence">,
+  defaultLimit: number,
+  conditions: Condition[],
+): SearchRequest => ({
+  query: input.query,
+  limit: input.limit ?? defaultLimit,
+  mode: input.mode ?? "hybrid",
+  minConfidence: input.min_confidence ?? "none",
+  conditions,
+});
