@@ -338,7 +338,9 @@ export class ChromaStore {
   private existing(client: ChromaClient, name: string): Promise<Collection | undefined> {
     return this.guard("get collection", async () => {
       try {
-        return await client.getCollection({ name, embeddingFunction: null } as unknown as Parameters<ChromaClient["getCollection"]>[0]);
+        // No embedding function given: chromadb's getCollection takes none as it takes null (which its type does not
+        // allow), and resolves the collection's own from its configuration, which a collection created here has none of.
+        return await client.getCollection({ name });
       } catch (error) {
         if (error instanceof ChromaNotFoundError) return undefined;
         throw error;
