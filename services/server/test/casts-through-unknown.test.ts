@@ -80,7 +80,13 @@ describe("casts through unknown", () => {
   it("are in no source file of a service or of the contract package", () => {
     const sources = tracked.filter((f) => SOURCE.test(f) && !NOT_SOURCE.test(f));
     // The scan reaches every service, the console's pages and the contract package, and leaves generated files out.
-    for (const dir of ["services/memory-core/src/", "services/ops-cli/src/", "services/summarizer/src/", "services/console/src/ui/", "openapi/src/"])
+    for (const dir of [
+      "services/memory-core/src/",
+      "services/ops-cli/src/",
+      "services/summarizer/src/",
+      "services/console/src/ui/",
+      "openapi/src/",
+    ])
       expect(sources.some((f) => f.startsWith(dir))).toBe(true);
     expect(tracked.some((f) => f.startsWith("openapi/src/generated/"))).toBe(true);
     expect(sources.some((f) => f.includes("/generated/"))).toBe(false);
