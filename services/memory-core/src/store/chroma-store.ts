@@ -338,8 +338,9 @@ export class ChromaStore {
   private existing(client: ChromaClient, name: string): Promise<Collection | undefined> {
     return this.guard("get collection", async () => {
       try {
-        // No embedding function given: chromadb's getCollection takes none as it takes null (which its type does not
-        // allow), and resolves the collection's own from its configuration, which a collection created here has none of.
+        // Without an embedding function: getCollection's type has no `null` for that (createCollection's has). It reads
+        // an absent one as it reads null, then takes the one the collection's configuration names: none, for a
+        // collection created here.
         return await client.getCollection({ name });
       } catch (error) {
         if (error instanceof ChromaNotFoundError) return undefined;
