@@ -83,14 +83,14 @@ export class ContractError extends Error {
 export async function loadContract(path: string = CONTRACT_PATH): Promise<Contract> {
   const text = await readFile(path, "utf8");
   const document = yaml.load(text) as Record<string, unknown>;
-  let dereferenced: Record<string, unknown>;
+  let paths: object | undefined;
   try {
-    await SwaggerParser.validate(structuredClone(document) as never);
-    dereferenced = (await SwaggerParser.dereference(structuredClone(document) as never)) as unknown as Record<string, unknown>;
+    await SwaggerParser.validate(parserInput(document));
+    ({ paths } = await SwaggerParser.dereference(parserInput(document)));
   } catch (error) {
     throw new ContractError(`the contract is not valid OpenAPI: ${(error as Error).message}`);
   }
-  const operations = flattenOperations(dereferenced, document);
+  const operations = flattenOperations(paths, document);
   const byId = new Map(operations.map((op) => [op.operationId, op]));
   const info = document.info as { version: string };
   return {
@@ -105,8 +105,27 @@ export async function loadContract(path: string = CONTRACT_PATH): Promise<Contra
   };
 }
 
-function flattenOperations(doc: Record<string, unknown>, written: Record<string, unknown>): Operation[] {
-  const paths = (doc.paths ?? {}) as Record<string, Record<string, unknown>>;
+/** swagger-parser's OpenAPI document type (openapi-types', which this package does not depend on itself). */
+type OpenApiDocument = Awaited<ReturnType<typeof SwaggerParser.dereference>>;
+
+/**
+ * A copy of the document for swagger-parser, which resolves $refs in the object it is given. It must be an object
+ * naming its OpenAPI version, as swagger-parser's type says (a string would be read as a file's path): the parser
+ * checks the rest.
+ */
+function parserInput(document: unknown): OpenApiDocument {
+  const copy = structuredClone(document);
+  if (!isOpenApiDocument(copy)) throw new Error("it is not an object with an openapi version");
+  return copy;
+}
+
+function isOpenApiDocument(value: unknown): value is OpenApiDocument {
+  return typeof value === "object" && value !== null && "openapi" in value && typeof value.openapi === "string";
+}
+
+/** The operations of the dereferenced document's paths; `written` is the document as written, $refs and all. */
+function flattenOperations(dereferencedPaths: object | undefined, written: Record<string, unknown>): Operation[] {
+  const paths = (dereferencedPaths ?? {}) as Record<string, Record<string, unknown>>;
   const operations: Operation[] = [];
   for (const [path, item] of Object.entries(paths)) {
     for (const method of HTTP_METHODS) {

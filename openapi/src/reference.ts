@@ -113,10 +113,10 @@ function annotationList(op: Operation): string {
 interface RawParameter {
   name: string;
   in: string;
-  required?: boolean;
-  description?: string;
-  schema?: JsonSchema;
-  "x-input-name"?: string;
+  required: boolean;
+  description: string | undefined;
+  schema: JsonSchema | undefined;
+  "x-input-name": string | undefined;
 }
 
 function rawOperation(doc: Doc, op: Operation): Doc {
@@ -127,8 +127,24 @@ function rawOperation(doc: Doc, op: Operation): Doc {
 function rawParameters(doc: Doc, op: Operation, raw: Doc): RawParameter[] {
   const item = (doc.paths as Record<string, Doc>)[op.path]!;
   const listed = [...((item.parameters as Doc[] | undefined) ?? []), ...((raw.parameters as Doc[] | undefined) ?? [])];
-  return listed.map((p) => resolveAll(doc, p) as unknown as RawParameter);
+  return listed.map((p) => rawParameter(resolveAll(doc, p)));
 }
+
+/** A parameter object as the reference reads it: `name` and `in` are strings (swagger-parser has checked them). */
+function rawParameter(p: Doc): RawParameter {
+  const { name, in: where, required, description, schema, "x-input-name": inputName } = p;
+  if (typeof name !== "string" || typeof where !== "string") throw new Error("a parameter needs a name and an `in`");
+  return {
+    name,
+    in: where,
+    required: required === true,
+    description: typeof description === "string" ? description : undefined,
+    schema: isDoc(schema) ? schema : undefined,
+    "x-input-name": typeof inputName === "string" ? inputName : undefined,
+  };
+}
+
+const isDoc = (value: unknown): value is Doc => typeof value === "object" && value !== null && !Array.isArray(value);
 
 function bodySchema(doc: Doc, raw: Doc): Doc | undefined {
   const body = raw.requestBody as { content?: Record<string, { schema?: JsonSchema }> } | undefined;

@@ -80,7 +80,7 @@ export class RestClient {
   }
 
   /** One operation of the contract: its success body, or an ApiError saying why not. */
-  readonly call: RestCall = async (operationId, input) => {
+  readonly call: RestCall = async <K extends OperationId>(operationId: K, input: OperationRequest<K>) => {
     const { method, target, body } = restRequest(operationId, input);
     const url = this.baseUrl ? new URL(target, this.baseUrl).href : target;
     const fail = (init: Omit<ApiErrorInit, "method" | "url">, cause?: unknown) =>
@@ -136,6 +136,7 @@ export class RestClient {
     if (parsed === undefined) {
       throw fail({ status: response.status, code: "not_json", detail: "Cairn's answer is not JSON." }, parseError);
     }
-    return parsed as never;
+    // The contract's answer to this operation: what memory-core sends with a success status.
+    return parsed as OperationOutput<K>;
   };
 }

@@ -3,8 +3,10 @@ import addFormatsModule from "ajv-formats";
 import type { Contract, JsonSchema } from "./contract.js";
 import type { OperationId, OperationInput } from "./operation-types.js";
 
-// ajv-formats ships CommonJS; under ESM its default export is the function itself or sits on `.default`.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020;
+// ajv-formats ships CommonJS: Node's default import is its module object, typed with the plugin on `.default`.
+// The module object is the plugin itself and carries itself as `.default`, so `.default` is the plugin under a
+// bundler's interop too.
+const addFormats = addFormatsModule.default;
 
 export interface FieldError {
   /** Where in the input, e.g. `tags/0` or `prompt`; empty for the input as a whole. */

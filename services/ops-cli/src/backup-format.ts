@@ -56,6 +56,79 @@ export interface ManifestLine {
   sha256: string;
 }
 
+/**
+ * The shapes of the lines as read back. A backup is a file anyone can edit: each line is checked against the shape
+ * its `type` names before it is used, and `cairn restore` refuses a file with a line that fails.
+ */
+type JsonObject = Record<string, unknown>;
+const isObject = (value: unknown): value is JsonObject => typeof value === "object" && value !== null && !Array.isArray(value);
+const isCount = (value: unknown): value is number => typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+const isScalar = (value: unknown) => typeof value === "string" || typeof value === "number" || typeof value === "boolean";
+const isCollection = (value: unknown): value is TransferCollection => COLLECTION_ORDER.some((c) => c === value);
+const isStamp = (value: unknown): value is EmbeddingStamp =>
+  isObject(value) && typeof value.model === "string" && typeof value.dimension === "number";
+
+export function isHeaderLine(value: unknown): value is HeaderLine {
+  return (
+    isObject(value) &&
+    value.type === "header" &&
+    value.format === FORMAT &&
+    typeof value.version === "number" &&
+    typeof value.created_at === "string"
+  );
+}
+
+/** A record as export_records gives it: metadata of scalars, and a vector of numbers or none. */
+function isExportedRecord(value: unknown): value is ExportedRecord {
+  return (
+    isObject(value) &&
+    typeof value.id === "string" &&
+    typeof value.document === "string" &&
+    isObject(value.metadata) &&
+    Object.values(value.metadata).every(isScalar) &&
+    (value.embedding === undefined || (Array.isArray(value.embedding) && value.embedding.every((x) => typeof x === "number")))
+  );
+}
+
+export function isRecordLine(value: unknown): value is RecordLine {
+  return (
+    isObject(value) &&
+    value.type === "record" &&
+    typeof value.workspace === "string" &&
+    isCollection(value.collection) &&
+    isExportedRecord(value.record)
+  );
+}
+
+function isWorkspaceManifest(value: unknown): value is WorkspaceManifest {
+  return (
+    isObject(value) &&
+    typeof value.workspace === "string" &&
+    isObject(value.counts) &&
+    isCount(value.counts.tombstones) &&
+    isCount(value.counts.turns) &&
+    isCount(value.counts.summaries) &&
+    isObject(value.stamps) &&
+    (value.stamps.turns === null || isStamp(value.stamps.turns)) &&
+    (value.stamps.summaries === null || isStamp(value.stamps.summaries)) &&
+    typeof value.sha256 === "string"
+  );
+}
+
+export function isManifestLine(value: unknown): value is ManifestLine {
+  return (
+    isObject(value) &&
+    value.type === "manifest" &&
+    value.format === FORMAT &&
+    typeof value.version === "number" &&
+    typeof value.created_at === "string" &&
+    Array.isArray(value.workspaces) &&
+    value.workspaces.every(isWorkspaceManifest) &&
+    isCount(value.records) &&
+    typeof value.sha256 === "string"
+  );
+}
+
 /** Running checksums over the lines as written (or as read back). */
 export class Checksums {
   private readonly all: Hash = createHash("sha256");

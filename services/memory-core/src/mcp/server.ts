@@ -1,5 +1,11 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { safeParse, type AnyObjectSchema, type SchemaOutput } from "@modelcontextprotocol/sdk/server/zod-compat.js";
+import {
+  getObjectShape,
+  objectFromShape,
+  safeParse,
+  type AnyObjectSchema,
+  type SchemaOutput,
+} from "@modelcontextprotocol/sdk/server/zod-compat.js";
 import { ErrorCode, ListToolsRequestSchema, McpError, RequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Principal } from "../auth/principal.js";
 import { asCairnError, CairnError, RETRY_AFTER_SECONDS } from "../errors.js";
@@ -74,9 +80,8 @@ class CairnMcpServer extends Server {
     requestSchema: T,
     handler: (request: SchemaOutput<T>, extra: Parameters<Handler>[1]) => ReturnType<Handler>,
   ): void {
-    const anyParams = (requestSchema as unknown as { extend(shape: object): AnyObjectSchema }).extend({
-      params: RequestSchema.shape.params,
-    });
+    // The method's schema with RequestSchema's params in place of its own, built with the SDK's own helpers.
+    const anyParams = objectFromShape({ ...getObjectShape(requestSchema), params: RequestSchema.shape.params });
     super.setRequestHandler(anyParams, (request, extra) => {
       const checked = safeParse(requestSchema, request);
       if (!checked.success) throw invalidParams(String((request as { method?: unknown }).method), checked.error);

@@ -338,7 +338,10 @@ export class ChromaStore {
   private existing(client: ChromaClient, name: string): Promise<Collection | undefined> {
     return this.guard("get collection", async () => {
       try {
-        return await client.getCollection({ name, embeddingFunction: null } as unknown as Parameters<ChromaClient["getCollection"]>[0]);
+        // Without an embedding function: getCollection's type has no `null` for that (createCollection's has). It reads
+        // an absent one as it reads null, then takes the one the collection's configuration names: none, for a
+        // collection created here.
+        return await client.getCollection({ name });
       } catch (error) {
         if (error instanceof ChromaNotFoundError) return undefined;
         throw error;

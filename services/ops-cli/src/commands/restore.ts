@@ -4,10 +4,12 @@ import { damageOf, describeDamage, type components } from "@cairn/openapi";
 import {
   Checksums,
   FORMAT,
+  isHeaderLine,
+  isManifestLine,
+  isRecordLine,
   VERSION,
   type ExportedRecord,
   type ManifestLine,
-  type RecordLine,
   type TransferCollection,
   type WorkspaceManifest,
 } from "../backup-format.js";
@@ -73,9 +75,10 @@ export async function restore(
     batchBytes = 0;
   };
 
-  for await (const parsed of lines(file)) {
-    if (parsed.value.type !== "record") continue;
-    const line = parsed.value as unknown as RecordLine;
+  for await (const { value: line, number } of lines(file)) {
+    if (line.type !== "record") continue;
+    // checkFile has passed every line: one that fails now was changed since.
+    if (!isRecordLine(line)) throw new CliError(`${file} changed while it was restored: line ${number} is not a record line`);
     if (!totals.has(line.workspace)) continue;
     if (batchOf && (batchOf.workspace !== line.workspace || batchOf.collection !== line.collection)) await flush();
     batchOf = { workspace: line.workspace, collection: line.collection };
@@ -107,26 +110,19 @@ export async function checkFile(file: string): Promise<ManifestLine> {
     if (first) {
       if (value.type !== "header" || value.format !== FORMAT) throw damaged("the first line is not its header");
       if (value.version !== VERSION) throw damaged(`format version ${String(value.version)} is not ${VERSION}`);
+      if (!isHeaderLine(value)) throw damaged(`line ${number} is not a header line`);
       first = false;
     }
     if (value.type === "manifest") {
-      manifest = value as unknown as ManifestLine;
+      if (!isManifestLine(value)) throw damaged(`line ${number} is not a manifest line`);
+      manifest = value;
       continue;
     }
     if (value.type === "record") {
-      const record = value as unknown as RecordLine;
-      if (
-        typeof record.workspace !== "string" ||
-        !["turns", "summaries", "tombstones"].includes(record.collection) ||
-        typeof record.record?.id !== "string"
-      ) {
-        throw damaged(`line ${number} is not a record line`);
-      }
+      const record = value;
+      if (!isRecordLine(record)) throw damaged(`line ${number} is not a record line`);
       // What memory-core's import would refuse, found before anything is sent: such a file restores nothing.
-      const damage =
-        typeof record.record.metadata === "object" && record.record.metadata !== null
-          ? damageOf(record.collection, record.record.metadata)
-          : [];
+      const damage = damageOf(record.collection, record.record.metadata);
       if (damage.length > 0) {
         throw new CliError(
           `${file} holds a damaged record at line ${number} (${record.collection} ${record.record.id} of ${record.workspace}): ` +
@@ -135,8 +131,8 @@ export async function checkFile(file: string): Promise<ManifestLine> {
         );
       }
       checksums.line(text, record);
-    } else if (value.type === "header" && number === 1) {
-      checksums.line(text, value as never);
+    } else if (number === 1 && isHeaderLine(value)) {
+      checksums.line(text, value);
     } else {
       throw damaged(`line ${number} is of unknown type`);
     }

@@ -80,7 +80,7 @@ function responseFormat(format: Format) {
     return {
       response_format: {
         type: "json_schema" as const,
-        json_schema: { name: "session_summary", strict: true, schema: SUMMARY_SCHEMA as unknown as Record<string, unknown> },
+        json_schema: { name: "session_summary", strict: true, schema: SUMMARY_SCHEMA },
       },
     };
   }
