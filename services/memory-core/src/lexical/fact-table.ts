@@ -103,9 +103,9 @@ export class FactTable {
 }
 
 /** The table, or a copy half as long again (and at least 1024 long), so that index `n` fits. */
-function grown<T extends Uint8Array | Uint32Array | Float64Array>(table: T, n: number, make: (length: number) => T): T {
+function grown<T extends ArrayLike<number> & { set(array: ArrayLike<number>): void }>(table: T, n: number, make: (length: number) => T): T {
   if (n < table.length) return table;
   const larger = make(Math.max(n + 1, 1024, table.length + (table.length >> 1)));
-  larger.set(table as never);
+  larger.set(table);
   return larger;
 }
