@@ -53,7 +53,7 @@ export function composeServices(storage: Storage, embedder: Embedder, options: S
   const sessions = new SessionTurns(storage.turns, lexical);
   const recency = new RecencyIndex(storage.turns, storage.sequences, sessions);
   const corrections = new Corrections(storage, now);
-  const retrieval = new HybridRetrieval(storage.store, embedder, lexical, tuning);
+  const retrieval = new HybridRetrieval(storage.indexed, embedder, lexical, tuning);
   const team = new TeamStatus(lexical, recency, options.importers ?? (() => new Set()));
   const bulk = new BulkWrites(storage, embedder, corrections);
   return {

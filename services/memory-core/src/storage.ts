@@ -7,6 +7,7 @@ import { Sequences } from "./ledger/sequences.js";
 import { SessionLeases } from "./ledger/session-leases.js";
 import { Tombstones } from "./ledger/tombstones.js";
 import { Verifications } from "./ledger/verifications.js";
+import { IndexedCollections } from "./records/indexed-collections.js";
 import { StoredRecords } from "./records/stored-records.js";
 import { SummaryRepository } from "./records/summary-repository.js";
 import { TurnRepository } from "./records/turn-repository.js";
@@ -23,6 +24,8 @@ export interface Storage {
   readonly store: ChromaStore;
   readonly turns: TurnRepository;
   readonly summaries: SummaryRepository;
+  /** The embedded collections as the derived indexes read them. */
+  readonly indexed: IndexedCollections;
   /** The embedded collections as stored, for backups. */
   readonly records: StoredRecords;
   readonly ledger: Ledger;
@@ -46,6 +49,7 @@ export function openStorage(store: ChromaStore, now: () => number = Date.now): S
     store,
     turns: new TurnRepository(store),
     summaries: new SummaryRepository(store),
+    indexed: new IndexedCollections(store),
     records: new StoredRecords(store),
     ledger,
     sequences,

@@ -1,10 +1,11 @@
-import type { Metadata, StoredRecord } from "../store/chroma-store.js";
+import type { Facts } from "../records/filters.js";
+import { turnOfIndexed, type IndexedRecord } from "../records/indexed-collections.js";
 import { holds, type Condition } from "../records/filters.js";
 import { FactTable } from "./fact-table.js";
 import type { RankingHandle } from "./ranking-host.js";
 import type { AnalyzedDocument, LexicalHit } from "./ranking.js";
 import type { SnapshotStretch } from "./snapshot.js";
-import { turnOf, type StoredTurn } from "../records/stored-turn.js";
+import type { StoredTurn } from "../records/stored-turn.js";
 
 export type { LexicalHit } from "./ranking.js";
 
@@ -34,7 +35,7 @@ const UNFILTERED = new Set([
 export interface LexicalDocument {
   id: string;
   fields: Record<string, string>;
-  metadata: Metadata;
+  metadata: Facts;
 }
 
 /** The records of one value of a key field, by number; numbers of records since removed or replaced go lazily. */
@@ -67,7 +68,7 @@ export class CollectionIndex {
   constructor(
     private readonly ranker: RankingHandle,
     private readonly keyFields: readonly string[] = [],
-    private readonly fetch: (ids: readonly string[]) => Promise<StoredRecord[]> = () => Promise.resolve([]),
+    private readonly fetch: (ids: readonly string[]) => Promise<IndexedRecord[]> = () => Promise.resolve([]),
   ) {}
 
   /** False once the ranking thread has lost this index's ranking: the catalog builds the index again. */
@@ -80,7 +81,7 @@ export class CollectionIndex {
   }
 
   put(document: LexicalDocument): void {
-    const facts: Metadata = {};
+    const facts: Facts = {};
     for (const [field, value] of Object.entries(document.metadata)) if (!UNFILTERED.has(field)) facts[field] = value;
     this.ranker.put({ id: document.id, fields: document.fields, facts });
     this.keep(document.id, facts);
@@ -92,7 +93,7 @@ export class CollectionIndex {
     this.keep(document.id, document.facts);
   }
 
-  private keep(id: string, facts: Metadata): void {
+  private keep(id: string, facts: Facts): void {
     this.forget(id);
     const n = this.ids.length;
     this.ids.push(id);
@@ -125,7 +126,7 @@ export class CollectionIndex {
     this.ranker.drop();
   }
 
-  private key(n: number, facts: Metadata) {
+  private key(n: number, facts: Facts) {
     for (const field of this.keyFields) {
       const value = facts[field];
       if (value === undefined) continue;
@@ -200,7 +201,7 @@ export class CollectionIndex {
   }
 
   /** A record's filterable metadata (all but UNFILTERED) as of the last catch-up; undefined when not indexed. */
-  metadata(id: string): Metadata | undefined {
+  metadata(id: string): Facts | undefined {
     const n = this.numbers.get(id);
     return n === undefined ? undefined : this.facts.metadata(n);
   }
@@ -209,7 +210,7 @@ export class CollectionIndex {
    * About what share of records `accept` lets through: all of them judged when they are few, else an even
    * sample of about `sample` across the order they came in. For choosing how to ask, never for an answer.
    */
-  estimateShare(accept: (metadata: Metadata) => boolean, sample = 2048): number {
+  estimateShare(accept: (metadata: Facts) => boolean, sample = 2048): number {
     if (this.numbers.size === 0) return 0;
     const stride = Math.max(1, Math.floor(this.numbers.size / sample));
     let judged = 0;
@@ -223,22 +224,22 @@ export class CollectionIndex {
     return passed / judged;
   }
 
-  /**
-   * The whole records (documents and all metadata) of the given ids, in their order, from Chroma; those that
-   * Chroma no longer holds are left out.
-   */
   /** The turn of this id as the index holds it: its fields without its text (an index of the turns collection). */
   turn(id: string): StoredTurn | undefined {
-    const metadata = this.metadata(id);
-    return metadata ? turnOf({ id, metadata }) : undefined;
+    const facts = this.metadata(id);
+    return facts ? turnOfIndexed({ id, facts }) : undefined;
   }
 
   /** The turns of these ids with their text, as `records` reads them (an index of the turns collection). */
   async turns(ids: readonly string[]): Promise<StoredTurn[]> {
-    return (await this.records(ids)).map(turnOf);
+    return (await this.records(ids)).map(turnOfIndexed);
   }
 
-  async records(ids: readonly string[]): Promise<StoredRecord[]> {
+  /**
+   * The whole records (documents and all metadata) of the given ids, in their order, from Chroma; those that
+   * Chroma no longer holds are left out.
+   */
+  async records(ids: readonly string[]): Promise<IndexedRecord[]> {
     if (ids.length === 0) return [];
     const byId = new Map((await this.fetch([...new Set(ids)])).map((r) => [r.id, r]));
     return ids.flatMap((id) => {

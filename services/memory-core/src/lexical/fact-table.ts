@@ -1,4 +1,4 @@
-import type { Metadata, Scalar } from "../store/chroma-store.js";
+import type { FactValue, Facts } from "../records/filters.js";
 
 const ABSENT = 0;
 const NUMBER = 1;
@@ -13,10 +13,10 @@ class Column {
   tags = new Uint8Array(0);
   numbers: Float64Array | undefined;
   codes: Uint32Array | undefined;
-  readonly values: Scalar[] = [];
-  private readonly codeOf = new Map<Scalar, number>();
+  readonly values: FactValue[] = [];
+  private readonly codeOf = new Map<FactValue, number>();
 
-  set(n: number, value: Scalar | undefined): void {
+  set(n: number, value: FactValue | undefined): void {
     if (value === undefined) {
       if (n < this.tags.length) this.tags[n] = ABSENT;
       return;
@@ -39,7 +39,7 @@ class Column {
     this.tags[n] = INTERNED;
   }
 
-  get(n: number): Scalar | undefined {
+  get(n: number): FactValue | undefined {
     const tag = n < this.tags.length ? this.tags[n] : ABSENT;
     if (tag === NUMBER) return this.numbers![n];
     if (tag === INTERNED) return this.values[this.codes![n]!];
@@ -60,7 +60,7 @@ class Column {
 export class FactTable {
   private readonly columns = new Map<string, Column>();
 
-  set(n: number, facts: Metadata): void {
+  set(n: number, facts: Facts): void {
     for (const [field, value] of Object.entries(facts)) {
       let column = this.columns.get(field);
       if (!column) {
@@ -76,12 +76,12 @@ export class FactTable {
     for (const column of this.columns.values()) column.set(n, undefined);
   }
 
-  get(n: number, field: string): Scalar | undefined {
+  get(n: number, field: string): FactValue | undefined {
     return this.columns.get(field)?.get(n);
   }
 
   /** A reader of one field, for a loop over many records. */
-  reader(field: string): (n: number) => Scalar | undefined {
+  reader(field: string): (n: number) => FactValue | undefined {
     const column = this.columns.get(field);
     return column ? (n) => column.get(n) : () => undefined;
   }
@@ -92,8 +92,8 @@ export class FactTable {
   }
 
   /** Record `n`'s metadata as an object. */
-  metadata(n: number): Metadata {
-    const out: Metadata = {};
+  metadata(n: number): Facts {
+    const out: Facts = {};
     for (const [field, column] of this.columns) {
       const value = column.get(n);
       if (value !== undefined) out[field] = value;

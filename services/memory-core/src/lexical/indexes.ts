@@ -2,12 +2,11 @@ import type { Logger } from "../logger.js";
 import { ChangeFeed, FEED_PENDING_MS, type FeedCollection } from "../ledger/change-feed.js";
 import { itemsOf, type SlotItem } from "../ledger/slot-items.js";
 import type { Tombstones } from "../ledger/tombstones.js";
-import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { CollectionIndex, type LexicalDocument } from "./collection-index.js";
 import { RankingHost, type RankingHandle } from "./ranking-host.js";
 import type { LexicalTuning } from "./lexical-tuning.js";
-import { summaryFromRecord } from "../records/summary-record.js";
-import { textOf, turnOf } from "../records/stored-turn.js";
+import { summaryOfIndexed, turnOfIndexed, type IndexedCollections, type IndexedRecord } from "../records/indexed-collections.js";
+import { textOf } from "../records/stored-turn.js";
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
@@ -116,15 +115,15 @@ export class LexicalIndexes {
   /** Snapshots are written one at a time. */
   private writing: Promise<void> = Promise.resolve();
 
-  private readonly store: ChromaStore;
+  private readonly collections: IndexedCollections;
 
   constructor(
-    storage: Pick<Storage, "store" | "feed" | "tombstones">,
+    storage: Pick<Storage, "indexed" | "feed" | "tombstones">,
     private readonly tuning: LexicalTuning,
     options: { now?: () => number; log?: Logger; rankers?: RankingHost; snapshots?: SnapshotOptions } = {},
   ) {
     this.now = options.now ?? Date.now;
-    ({ store: this.store, feed: this.feed, tombstones: this.tombstones } = storage);
+    ({ indexed: this.collections, feed: this.feed, tombstones: this.tombstones } = storage);
     const log = options.log;
     this.log = log;
     if (options.snapshots) {
@@ -205,7 +204,7 @@ export class LexicalIndexes {
     const changes = entry.changes;
     const removals = entry.removals;
     const started = this.now();
-    const records = await this.store.collection(workspace, collection);
+    const collectionId = await this.collections.collectionId(workspace, collection);
     const index = entry.index;
     const file = this.snapshotFile(workspace, collection);
     async function* stretches() {
@@ -223,8 +222,8 @@ export class LexicalIndexes {
         analysis: ANALYSIS_VERSION,
         workspace,
         collection,
-        collectionId: records.chromaId,
-        embedding: { model: this.store.stamp.model, dimension: this.store.stamp.dimension },
+        collectionId,
+        embedding: { model: this.collections.stamp.model, dimension: this.collections.stamp.dimension },
         fields: this.fieldsOf(collection),
         position,
       },
@@ -355,8 +354,7 @@ export class LexicalIndexes {
     // start takes about as long as the snapshot does (docs/benchmarks.md, "Restart to first answered query").
     const feedLength = this.feed.length(workspace, collection);
     feedLength.catch(() => undefined); // awaited below, whatever the snapshot does
-    const fetch = async (ids: readonly string[]) =>
-      (await this.store.collection(workspace, collection)).get({ ids: [...ids], withDocuments: true });
+    const fetch = (ids: readonly string[]) => this.collections.byIds(workspace, collection, ids);
     const create = () => {
       const ranker =
         collection === "turns"
@@ -414,8 +412,7 @@ export class LexicalIndexes {
     const position = await feedLength;
     const { ranker, index } = create();
     try {
-      const records = await this.store.collection(workspace, collection);
-      for await (const page of records.pages({ size: PAGE, withDocuments: true })) {
+      for await (const page of this.collections.pages(workspace, collection, PAGE)) {
         for (const record of page) index.put(toDocument(collection, record));
       }
     } catch (error) {
@@ -443,15 +440,16 @@ export class LexicalIndexes {
       () => false,
     );
     if (!exists) return undefined;
-    const records = await this.store.collection(workspace, collection);
+    const collectionId = await this.collections.collectionId(workspace, collection);
     const fields = this.fieldsOf(collection);
     let seen: SnapshotHeader | undefined;
     const refuse = (header: SnapshotHeader): string | undefined => {
       seen = header;
       if (header.analysis !== ANALYSIS_VERSION) return `text analysis ${header.analysis}, not ${ANALYSIS_VERSION}`;
       if (header.workspace !== workspace || header.collection !== collection) return "another workspace or collection";
-      if (header.collectionId !== records.chromaId) return "another Chroma collection";
-      if (header.embedding.model !== this.store.stamp.model || header.embedding.dimension !== this.store.stamp.dimension) {
+      if (header.collectionId !== collectionId) return "another Chroma collection";
+      const stamp = this.collections.stamp;
+      if (header.embedding.model !== stamp.model || header.embedding.dimension !== stamp.dimension) {
         return "another embedding stamp";
       }
       if (header.fields.join(",") !== fields.join(",")) return "other fields";
@@ -472,15 +470,14 @@ export class LexicalIndexes {
 
   private async catchUp(workspace: string, collection: SearchableCollection, entry: Entry, knownLength?: number): Promise<void> {
     const length = knownLength ?? (await this.feed.length(workspace, collection));
-    const records = await this.store.collection(workspace, collection);
     while (entry.position < length) {
       const seqs = Array.from({ length: Math.min(PAGE, length - entry.position) }, (_, i) => entry.position + i);
       const slots = await this.feed.read(workspace, collection, seqs);
       // A slot may hold a batch's entries (slot-items.ts): a page of slots names many more records than slots.
       const itemsAt = new Map([...slots].map(([seq, slot]) => [seq, itemsOf(slot)]));
       const ids = [...new Set([...itemsAt.values()].flatMap((items) => items.map((e) => String(e.record_id))))];
-      const byId = new Map<string, StoredRecord>();
-      for (const part of chunks(ids)) for (const r of await records.get({ ids: part, withDocuments: true })) byId.set(r.id, r);
+      const byId = new Map<string, IndexedRecord>();
+      for (const part of chunks(ids)) for (const r of await this.collections.byIds(workspace, collection, part)) byId.set(r.id, r);
       // A record that is missing because it was forgotten is not a write in flight.
       const missing = ids.filter((id) => !byId.has(id));
       const forgotten = new Set<string>();
@@ -509,7 +506,7 @@ export class LexicalIndexes {
     collection: SearchableCollection,
     entry: Entry,
     item: SlotItem,
-    byId: ReadonlyMap<string, StoredRecord>,
+    byId: ReadonlyMap<string, IndexedRecord>,
     forgotten: ReadonlySet<string>,
   ): boolean {
     const id = String(item.record_id);
@@ -539,17 +536,17 @@ function chunks<T>(all: readonly T[]): T[][] {
   return out;
 }
 
-function toDocument(collection: SearchableCollection, record: StoredRecord): LexicalDocument {
+function toDocument(collection: SearchableCollection, record: IndexedRecord): LexicalDocument {
   if (collection === "turns") {
-    const turn = turnOf(record);
+    const turn = turnOfIndexed(record);
     const labels = [...turn.tags, ...turn.refs].join(" ");
     return {
       id: record.id,
       fields: { agent: turn.agent, ...textOf(turn), labels },
-      metadata: record.metadata,
+      metadata: record.facts,
     };
   }
-  const summary = summaryFromRecord(record);
+  const summary = summaryOfIndexed(record);
   const details = [
     ...summary.decisions.map((d) => `${d.decision} ${d.evidence ?? ""}`),
     ...summary.dropped.map((d) => `${d.approach} ${d.reason ?? ""}`),
@@ -559,6 +556,6 @@ function toDocument(collection: SearchableCollection, record: StoredRecord): Lex
   return {
     id: record.id,
     fields: { title: summary.title, summary: summary.summary, details, agents: summary.agents.join(" ") },
-    metadata: record.metadata,
+    metadata: record.facts,
   };
 }

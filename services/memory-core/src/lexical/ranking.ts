@@ -1,4 +1,4 @@
-import type { Metadata } from "../store/chroma-store.js";
+import type { Facts } from "../records/filters.js";
 import { Bm25Index, weightedTerms, type AnalyzedField, type Bm25Params, type WeightedQuery } from "./bm25-index.js";
 import { holds, type Condition } from "../records/filters.js";
 import { FactTable } from "./fact-table.js";
@@ -18,14 +18,14 @@ export interface LexicalHit {
 export interface RankedDocument {
   id: string;
   fields: Record<string, string>;
-  facts: Metadata;
+  facts: Facts;
 }
 
 /** A record as a snapshot holds it (snapshot.ts): its fields analysed, in the ranking's field order. */
 export interface AnalyzedDocument {
   id: string;
   analyzed: AnalyzedField[];
-  facts: Metadata;
+  facts: Facts;
 }
 
 /** A stretch of a ranking's records, in the order they were put, and where the next stretch starts (none: the end). */

@@ -3,7 +3,7 @@ import { createReadStream } from "node:fs";
 import { mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { createInterface } from "node:readline";
-import type { Metadata } from "../store/chroma-store.js";
+import type { Facts } from "../records/filters.js";
 import type { AnalyzedField } from "./bm25-index.js";
 import type { AnalyzedDocument } from "./ranking.js";
 
@@ -209,5 +209,5 @@ function toDocument(value: unknown[], fieldCount: number): AnalyzedDocument | un
     if (!Array.isArray(field) || typeof field[0] !== "number" || field.length % 2 !== 1) return undefined;
     analyzed.push({ length: field[0], terms: field.slice(1) as Array<string | number> });
   }
-  return { id, facts: facts as Metadata, analyzed };
+  return { id, facts: facts as Facts, analyzed };
 }

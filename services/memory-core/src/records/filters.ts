@@ -1,4 +1,9 @@
-import type { Metadata, Where } from "../store/chroma-store.js";
+import type { Where } from "../store/chroma-store.js";
+
+/** A value a filter reads: what a record's metadata holds under a key. */
+export type FactValue = string | number | boolean;
+/** A record's fields as filters read them: flat, by key. */
+export type Facts = Record<string, FactValue>;
 
 /**
  * A metadata filter said once and applied twice: as Chroma's `where` on the dense side and as a predicate
@@ -14,13 +19,13 @@ export function toWhere(conditions: readonly Condition[]): Where | undefined {
   return { $and: clauses };
 }
 
-export function matches(metadata: Metadata, conditions: readonly Condition[]): boolean {
+export function matches(facts: Facts, conditions: readonly Condition[]): boolean {
   // A plain loop: lexical ranking asks this of every contender for a page.
-  for (const c of conditions) if (!holds(metadata[c.field], c)) return false;
+  for (const c of conditions) if (!holds(facts[c.field], c)) return false;
   return true;
 }
 
-export function holds(value: Metadata[string] | undefined, c: Condition): boolean {
+export function holds(value: FactValue | undefined, c: Condition): boolean {
   if (c.op === "eq") return value === c.value;
   if (typeof value !== "number") return false;
   switch (c.op) {

@@ -1,7 +1,7 @@
 import type { Embedder } from "../embeddings/embedder.js";
 import { internal } from "../errors.js";
-import type { ChromaStore, Neighbour, StoredRecord, Where } from "../store/chroma-store.js";
-import { matches, toWhere, type Condition } from "../records/filters.js";
+import { matches, type Condition } from "../records/filters.js";
+import type { IndexedCollections, IndexedRecord, Nearest } from "../records/indexed-collections.js";
 import type { LexicalIndexes, SearchableCollection } from "../lexical/indexes.js";
 import type { CollectionIndex } from "../lexical/collection-index.js";
 
@@ -25,7 +25,7 @@ const NEARLY_ALL_PASS = new Set(["valid_until", "valid_from"]);
 
 export interface DenseHit {
   /** Whole when fetched from Chroma; else (no `document`) the lexical index's filterable metadata only. */
-  record: StoredRecord;
+  record: IndexedRecord;
   /** Cosine distance: 0 identical, 2 opposite. */
   distance: number;
 }
@@ -37,7 +37,7 @@ export interface DenseHit {
  */
 export class DenseRetrieval {
   constructor(
-    private readonly store: ChromaStore,
+    private readonly collections: IndexedCollections,
     private readonly embedder: Embedder,
     private readonly lexical: LexicalIndexes,
   ) {}
@@ -55,27 +55,27 @@ export class DenseRetrieval {
   ): Promise<DenseHit[]> {
     const [embedding] = await this.embedder.embed([request.query]);
     if (!embedding) throw internal();
-    const store = await this.store.collection(workspace, collection);
-    const query = (options: { n: number; where?: Where }) => store.query({ embedding, ...options });
-    const resolve = async (neighbours: Neighbour[]): Promise<DenseHit[]> => {
+    const query = (n: number, conditions: readonly Condition[] = []) =>
+      this.collections.nearest(workspace, collection, embedding, n, conditions);
+    const resolve = async (neighbours: Nearest[]): Promise<DenseHit[]> => {
       const index = await indexReady();
-      const known = new Map<string, StoredRecord>();
+      const known = new Map<string, IndexedRecord>();
       for (const { id } of neighbours) {
-        const metadata = index.metadata(id);
-        if (metadata) known.set(id, { id, metadata });
+        const facts = index.metadata(id);
+        if (facts) known.set(id, { id, facts });
       }
       // Written after the catch-up looked at the change feed: Chroma has them, the index not yet.
       const unknown = neighbours.filter((n) => !known.has(n.id)).map((n) => n.id);
-      for (const record of await store.get({ ids: unknown, withDocuments: true })) known.set(record.id, record);
+      for (const record of await this.collections.byIds(workspace, collection, unknown)) known.set(record.id, record);
       return neighbours.flatMap(({ id, distance }) => {
         const record = known.get(id);
-        return record && matches(record.metadata, request.conditions) ? [{ record, distance }] : [];
+        return record && matches(record.facts, request.conditions) ? [{ record, distance }] : [];
       });
     };
-    if (request.conditions.length === 0) return resolve(await query({ n: depth }));
-    // The page, when `n` neighbours (filtered by `where`) leave enough once filtered here, or hold them all.
-    const attempt = async (n: number, where?: Where) => {
-      const nearest = await query({ n, ...(where ? { where } : {}) });
+    if (request.conditions.length === 0) return resolve(await query(depth));
+    // The page, when `n` neighbours (filtered by `conditions`) leave enough once filtered here, or hold them all.
+    const attempt = async (n: number, conditions: readonly Condition[] = []) => {
+      const nearest = await query(n, conditions);
       const kept = await resolve(nearest);
       return kept.length >= depth || nearest.length < n ? kept.slice(0, depth) : undefined;
     };
@@ -104,7 +104,7 @@ export class DenseRetrieval {
         // So few pass that comparing the query with each of their vectors here (fetched by id) costs less than
         // Chroma's filtering, and is exact. Which records pass is read-your-writes: from the caught-up index.
         const caughtUp = (await indexReady()).matching(request.conditions) ?? [];
-        const vectors = await store.get({ ids: caughtUp, withEmbeddings: true });
+        const vectors = await this.collections.byIds(workspace, collection, caughtUp, { withText: false, withEmbeddings: true });
         const nearest = vectors
           .flatMap((r) => (r.embedding ? [{ id: r.id, distance: cosineDistance(embedding, r.embedding) }] : []))
           .sort((a, b) => a.distance - b.distance)
@@ -115,12 +115,11 @@ export class DenseRetrieval {
         const kept = await overFetch(first);
         if (kept) return kept;
       } else {
-        const kept = await attempt(depth + margin, toWhere(selective));
+        const kept = await attempt(depth + margin, selective);
         if (kept) return kept;
       }
     }
-    const where = toWhere(request.conditions);
-    return resolve(await query({ n: depth, ...(where ? { where } : {}) }));
+    return resolve(await query(depth, request.conditions));
   }
 }
 

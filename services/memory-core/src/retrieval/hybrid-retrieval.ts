@@ -1,13 +1,12 @@
 import type { Embedder } from "../embeddings/embedder.js";
-import type { ChromaStore, StoredRecord } from "../store/chroma-store.js";
 import { atLeast, hitConfidence, semanticFloor } from "./confidence.js";
 import { DenseRetrieval } from "./dense-retrieval.js";
 import type { Condition } from "../records/filters.js";
 import { reciprocalRankFusion, withHead, type Retriever } from "./fusion.js";
 import type { LexicalIndexes, SearchableCollection } from "../lexical/indexes.js";
 import type { RetrievalTuning } from "./retrieval-tuning.js";
-import { turnOf, type StoredTurn } from "../records/stored-turn.js";
-import { summaryFromRecord } from "../records/summary-record.js";
+import { summaryOfIndexed, turnOfIndexed, type IndexedCollections, type IndexedRecord } from "../records/indexed-collections.js";
+import type { StoredTurn } from "../records/stored-turn.js";
 import type { Confidence, Summary } from "../records/types.js";
 
 export type SearchMode = "hybrid" | "semantic" | "lexical";
@@ -21,7 +20,7 @@ export interface SearchRequest {
 }
 
 export interface RankedRecord {
-  record: StoredRecord;
+  record: IndexedRecord;
   score: number;
   confidence: Confidence;
   matched_by: Retriever[];
@@ -52,24 +51,24 @@ export class HybridRetrieval {
   private readonly denseSide: DenseRetrieval;
 
   constructor(
-    store: ChromaStore,
+    collections: IndexedCollections,
     private readonly embedder: Embedder,
     private readonly lexical: LexicalIndexes,
     private readonly tuning: Pick<RetrievalTuning, "fusion" | "semanticGate" | "confidence">,
   ) {
-    this.denseSide = new DenseRetrieval(store, embedder, lexical);
+    this.denseSide = new DenseRetrieval(collections, embedder, lexical);
   }
 
   /** Turns, best first. */
   async searchTurns(workspace: string, request: SearchRequest): Promise<RankedTurn[]> {
-    return (await this.search(workspace, "turns", request)).map(({ record, ...rank }) => ({ ...rank, turn: turnOf(record) }));
+    return (await this.search(workspace, "turns", request)).map(({ record, ...rank }) => ({ ...rank, turn: turnOfIndexed(record) }));
   }
 
   /** Session summaries, best first. */
   async searchSummaries(workspace: string, request: SearchRequest): Promise<RankedSummary[]> {
     return (await this.search(workspace, "summaries", request)).map(({ record, ...rank }) => ({
       ...rank,
-      summary: summaryFromRecord(record),
+      summary: summaryOfIndexed(record),
     }));
   }
 
@@ -138,7 +137,7 @@ export class HybridRetrieval {
     const index = await indexReady;
     // The page's records, whole: the dense side's that came whole, the lexical side's fetched meanwhile, the rest
     // from Chroma by id in one request.
-    const records = new Map<string, StoredRecord>();
+    const records = new Map<string, IndexedRecord>();
     for (const { record } of dense) if (record.document !== undefined) records.set(record.id, record);
     for (const record of await likelyPage) records.set(record.id, record);
     const missing = ranked.map((r) => r.fused.id).filter((id) => !records.has(id));
