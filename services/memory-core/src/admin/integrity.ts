@@ -1,22 +1,13 @@
 import type { Principal } from "../auth/principal.js";
-import {
-  EMBEDDED_COLLECTIONS,
-  RECENCY_STAMP,
-  type EmbeddedCollectionName,
-  sameStamp,
-  type ChromaStore,
-  type EmbeddingStamp,
-  type Metadata,
-  type StoredRecord,
-} from "../store/chroma-store.js";
 import { AUDIT_STREAM, stands, type AuditLog, type NewAuditEntry } from "../ledger/audit-log.js";
 import { ChangeFeed, FEED_PENDING_MS, feedStream } from "../ledger/change-feed.js";
-import type { Ledger } from "../ledger/ledger.js";
+import type { Ledger, LedgerFields } from "../ledger/ledger.js";
 import type { Sequences } from "../ledger/sequences.js";
 import { isBatchSlot, itemsOf, type SlotItem } from "../ledger/slot-items.js";
 import type { Quarantine } from "../ledger/quarantine.js";
 import type { Tombstones } from "../ledger/tombstones.js";
-import type { IntegrityProblem, IntegrityReport, RepairReport } from "../records/types.js";
+import { EMBEDDED_COLLECTIONS, type CheckedRecord, type EmbeddedCollectionName, type StoredRecords } from "../records/stored-records.js";
+import type { EmbeddingStamp, IntegrityProblem, IntegrityReport, RepairReport } from "../records/types.js";
 import type { Storage } from "../storage.js";
 
 const PAGE = 500;
@@ -95,7 +86,7 @@ interface TurnFacts {
  * a quiet store.
  */
 export class IntegrityCheck {
-  private readonly store: ChromaStore;
+  private readonly stored: StoredRecords;
   private readonly ledger: Ledger;
   private readonly sequences: Sequences;
   private readonly audit: AuditLog;
@@ -104,11 +95,11 @@ export class IntegrityCheck {
   private readonly feed: ChangeFeed;
 
   constructor(
-    storage: Pick<Storage, "store" | "ledger" | "sequences" | "audit" | "tombstones" | "quarantine" | "feed">,
+    storage: Pick<Storage, "records" | "ledger" | "sequences" | "audit" | "tombstones" | "quarantine" | "feed">,
     private readonly now: () => number = Date.now,
   ) {
     ({
-      store: this.store,
+      records: this.stored,
       ledger: this.ledger,
       sequences: this.sequences,
       audit: this.audit,
@@ -158,11 +149,8 @@ export class IntegrityCheck {
    */
   private async quarantineRecords(principal: Principal, collection: EmbeddedCollectionName, ids: readonly string[]): Promise<void> {
     const { workspace } = principal;
-    const records = await this.store.collection(workspace, collection);
     for (let i = 0; i < ids.length; i += PAGE) {
-      const damaged = (await records.get({ ids: ids.slice(i, i + PAGE), withDocuments: true, withDamaged: true })).filter(
-        (r) => r.damage !== undefined,
-      );
+      const damaged = await this.stored.damaged(workspace, collection, ids.slice(i, i + PAGE));
       if (damaged.length === 0) continue;
       await this.quarantine.keep(workspace, collection, damaged, principal.agent, this.now());
       await this.feed.appendMany(
@@ -170,7 +158,11 @@ export class IntegrityCheck {
         collection,
         damaged.map((r) => ({ record_id: r.id, op: "remove" })),
       );
-      await records.delete(damaged.map((r) => r.id));
+      await this.stored.delete(
+        workspace,
+        collection,
+        damaged.map((r) => r.id),
+      );
     }
   }
 
@@ -194,7 +186,7 @@ export class IntegrityCheck {
     // A retired slot of the write that a stored turn holds was retired while that write was still in flight (it
     // outlasted the time a write may take): it must come back, or the turn stays hidden from readers.
     // `item` is the entry's place in a feed or audit slot; an agent's slot is flat (item 0).
-    const landedLate = (stream: string, recordId: unknown, seq: number, slot: Metadata, item = 0) => {
+    const landedLate = (stream: string, recordId: unknown, seq: number, slot: LedgerFields, item = 0) => {
       const turn = turns.get(String(recordId ?? ""));
       if (!turn || turn.writeId !== slot.write_id) return;
       restore(stream, seq, item);
@@ -207,45 +199,43 @@ export class IntegrityCheck {
     const damaged = new Map<string, unknown>();
 
     for (const name of EMBEDDED_COLLECTIONS) {
-      const inspected = await this.store.inspect(workspace, name);
+      const inspected = await this.stored.check(workspace, name);
       if (!inspected) {
         collections.push({ collection: name, count: 0, stamp: null, stamp_matches: true });
         continue;
       }
-      const matches = sameStamp(inspected.stamp, this.store.stamp);
+      const matches = inspected.stampMatches;
       if (!matches) {
-        findings.add("stamp_mismatch", name, `stamped ${describe(inspected.stamp)}; this server embeds with ${describe(this.store.stamp)}`);
+        findings.add(
+          "stamp_mismatch",
+          name,
+          `stamped ${describe(inspected.stamp)}; this server embeds with ${describe(this.stored.stamp)}`,
+        );
       }
       let count = 0;
-      for await (const page of inspected.records.pages({ size: PAGE, withEmbeddings: true })) {
+      for await (const page of inspected.pages(PAGE)) {
         for (const record of page) {
           checkVector(findings, name, record, inspected.stamp.dimension);
           if (record.damage !== undefined) {
             findings.add("damaged_record", name, record.damage, record.id);
-            damaged.set(record.id, record.metadata.write_id);
+            damaged.set(record.id, record.writeId);
             const list = mends.quarantine.get(name) ?? [];
             list.push(record.id);
             mends.quarantine.set(name, list);
             if (name === "turns") touch(record.id, `quarantined: ${record.damage}`);
             continue;
           }
-          const { agent, seq, session_id, write_id } = record.metadata;
           if (name === "turns") {
-            turns.set(record.id, {
-              agent: String(agent ?? ""),
-              seq: Number(seq ?? -1),
-              sessionId: String(session_id ?? ""),
-              writeId: write_id,
-            });
-          } else summaries.set(record.id, String(session_id ?? ""));
+            turns.set(record.id, { agent: record.agent, seq: record.seq, sessionId: record.sessionId, writeId: record.writeId });
+          } else summaries.set(record.id, record.sessionId);
         }
         count += page.length;
       }
       collections.push({ collection: name, count, stamp: inspected.stamp, stamp_matches: matches });
     }
 
-    for (const { collection, count } of await this.ledger.counts(workspace)) {
-      collections.push({ collection, count, stamp: RECENCY_STAMP, stamp_matches: true });
+    for (const { collection, count, stamp } of await this.ledger.counts(workspace)) {
+      collections.push({ collection, count, stamp, stamp_matches: true });
     }
     const tombstones = await this.tombstones.all(workspace);
     const forgotten = new Set(tombstones.map((t) => t.memoryId));
@@ -261,7 +251,7 @@ export class IntegrityCheck {
     }
 
     let slotsChecked = await this.checkReachable(workspace, turns, findings);
-    const dead = (slot: Metadata) => this.now() - Number(slot.recorded_at) >= FEED_PENDING_MS;
+    const dead = (slot: LedgerFields) => this.now() - Number(slot.recorded_at) >= FEED_PENDING_MS;
 
     // Each agent's sequence: a slot names a turn stored under it, a forgotten one, or a write that did not land.
     const lostWrites = new Set<unknown>();
@@ -400,7 +390,7 @@ export class IntegrityCheck {
     const report: IntegrityReport = {
       workspace,
       healthy: findings.total === 0,
-      embedder: this.store.stamp,
+      embedder: this.stored.stamp,
       collections,
       tombstones: forgotten.size,
       slots_checked: slotsChecked,
@@ -433,8 +423,8 @@ export class IntegrityCheck {
   private async eachSlot(
     workspace: string,
     stream: string,
-    visit: (seq: number, slot: Metadata) => void,
-    retired: (seq: number, slot: Metadata) => void = () => undefined,
+    visit: (seq: number, slot: LedgerFields) => void,
+    retired: (seq: number, slot: LedgerFields) => void = () => undefined,
   ): Promise<number> {
     const length = await this.sequences.length(workspace, stream);
     for (let from = 0; from < length; from += PAGE) {
@@ -460,7 +450,7 @@ export class IntegrityCheck {
     visit: (seq: number, entry: SlotItem, at: string) => void,
     retired: (seq: number, entry: SlotItem) => void = () => undefined,
   ): Promise<number> {
-    const visitSlot = (seq: number, slot: Metadata) => {
+    const visitSlot = (seq: number, slot: LedgerFields) => {
       const batch = isBatchSlot(slot);
       for (const entry of itemsOf(slot)) {
         if (entry.void === true) retired(seq, entry);
@@ -471,15 +461,10 @@ export class IntegrityCheck {
   }
 }
 
-function checkVector(findings: Findings, collection: string, record: StoredRecord, dimension: number) {
-  if (!record.embedding) findings.add("missing_vector", collection, "the record has no vector", record.id);
-  else if (record.embedding.length !== dimension) {
-    findings.add(
-      "wrong_dimension",
-      collection,
-      `its vector has ${record.embedding.length} dimensions, the stamp says ${dimension}`,
-      record.id,
-    );
+function checkVector(findings: Findings, collection: string, record: CheckedRecord, dimension: number) {
+  if (record.dimensions === undefined) findings.add("missing_vector", collection, "the record has no vector", record.id);
+  else if (record.dimensions !== dimension) {
+    findings.add("wrong_dimension", collection, `its vector has ${record.dimensions} dimensions, the stamp says ${dimension}`, record.id);
   }
 }
 

@@ -1,6 +1,8 @@
 import {
   LEDGER_COLLECTIONS,
+  RECENCY_STAMP,
   type ChromaStore,
+  type EmbeddingStamp,
   type LedgerCollectionName,
   type Metadata,
   type RecordCollection,
@@ -80,6 +82,9 @@ export function fieldsOf(metadata: Metadata): Metadata {
   const fields = metadata[FIELDS];
   return typeof fields === "string" ? (unpackFields(fields) as Metadata) : metadata;
 }
+
+/** What an entry of the log says: its fields, flat, each a string, a number or a boolean. */
+export type LedgerFields = Metadata;
 
 /** A record of the log: its id and what it says. */
 export interface LedgerEntry {
@@ -196,10 +201,14 @@ export class Ledger {
     return read(await (await this.records(workspace, "recency")).get({ where }));
   }
 
-  /** How many entries each of the ledger's collections holds. */
-  async counts(workspace: string): Promise<Array<{ collection: LedgerCollectionName; count: number }>> {
+  /** How many entries each of the ledger's collections holds, and the stamp they carry (`none`/1). */
+  async counts(workspace: string): Promise<Array<{ collection: LedgerCollectionName; count: number; stamp: EmbeddingStamp }>> {
     return Promise.all(
-      LEDGER_COLLECTIONS.map(async (collection) => ({ collection, count: await (await this.records(workspace, collection)).count() })),
+      LEDGER_COLLECTIONS.map(async (collection) => ({
+        collection,
+        count: await (await this.records(workspace, collection)).count(),
+        stamp: RECENCY_STAMP,
+      })),
     );
   }
 

@@ -1,5 +1,35 @@
-import { sameStamp, type ChromaStore, type EmbeddedCollectionName, type EmbeddingStamp, type StoredRecord } from "../store/chroma-store.js";
+import {
+  EMBEDDED_COLLECTIONS,
+  sameStamp,
+  type ChromaStore,
+  type EmbeddedCollectionName,
+  type EmbeddingStamp,
+  type StoredRecord,
+} from "../store/chroma-store.js";
 import type { ExportedRecord } from "./types.js";
+
+/** A record as the integrity check reads it: whether it is damaged, its vector's length, what it names. */
+export interface CheckedRecord {
+  id: string;
+  /** What is wrong with its stored fields, when something is. */
+  damage: string | undefined;
+  /** Its vector's dimensions; undefined when it has no vector. */
+  dimensions: number | undefined;
+  /** A turn's agent, slot in the agent's sequence and write; a turn's or a summary's session. */
+  agent: string;
+  seq: number;
+  sessionId: string;
+  writeId: string | undefined;
+}
+
+/** A collection whatever its stamp, to be checked: its stamp, whether this server's matches, its records. */
+export interface CheckedCollection {
+  stamp: EmbeddingStamp;
+  stampMatches: boolean;
+  pages(size: number): AsyncGenerator<CheckedRecord[]>;
+}
+
+export { EMBEDDED_COLLECTIONS, type EmbeddedCollectionName };
 
 /** One page of a collection as stored, with the collection's stamp and size. */
 export interface StoredPage {
@@ -25,6 +55,30 @@ export class StoredRecords {
   /** Whether a vector made under `stamp` can be stored as it is here. */
   fits(stamp: EmbeddingStamp, vector: readonly number[] | undefined): boolean {
     return sameStamp(stamp, this.store.stamp) && vector?.length === this.store.stamp.dimension;
+  }
+
+  /** The collection as it is, damaged records and vectors too; undefined when it does not exist. */
+  async check(workspace: string, collection: EmbeddedCollectionName): Promise<CheckedCollection | undefined> {
+    const inspected = await this.store.inspect(workspace, collection);
+    if (!inspected) return undefined;
+    return {
+      stamp: inspected.stamp,
+      stampMatches: sameStamp(inspected.stamp, this.store.stamp),
+      async *pages(size) {
+        for await (const page of inspected.records.pages({ size, withEmbeddings: true })) yield page.map(checked);
+      },
+    };
+  }
+
+  /** Those of these records that are stored damaged, whole (their text and fields as stored), for quarantine. */
+  async damaged(workspace: string, collection: EmbeddedCollectionName, ids: readonly string[]): Promise<StoredRecord[]> {
+    const records = await this.store.collection(workspace, collection);
+    return (await records.get({ ids: [...ids], withDocuments: true, withDamaged: true })).filter((r) => r.damage !== undefined);
+  }
+
+  /** Removes records, text and vectors. */
+  async delete(workspace: string, collection: EmbeddedCollectionName, ids: readonly string[]): Promise<void> {
+    await (await this.store.collection(workspace, collection)).delete(ids);
   }
 
   /** Which of these ids the collection holds. */
@@ -81,5 +135,18 @@ function exported(record: StoredRecord): ExportedRecord {
     document: record.document ?? "",
     metadata: record.metadata,
     ...(record.embedding ? { embedding: record.embedding } : {}),
+  };
+}
+
+function checked(record: StoredRecord): CheckedRecord {
+  const { agent, seq, session_id, write_id } = record.metadata;
+  return {
+    id: record.id,
+    damage: record.damage,
+    dimensions: record.embedding?.length,
+    agent: String(agent ?? ""),
+    seq: Number(seq ?? -1),
+    sessionId: String(session_id ?? ""),
+    writeId: typeof write_id === "string" ? write_id : undefined,
   };
 }
