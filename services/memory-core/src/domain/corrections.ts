@@ -130,11 +130,9 @@ export class Corrections {
 
   /** Rewrites what the amendment changes of the turn in place, announced so that every lexical index reads it again. */
   private async amend(workspace: string, record: StoredTurn, amendment: TurnAmendment): Promise<StoredTurn> {
-    let amended: StoredTurn | undefined;
-    await this.feed.announcedRewrite(workspace, "turns", { record_id: record.id, session_id: record.sessionId }, async () => {
-      amended = await this.turns.amend(workspace, record, amendment);
-    });
-    return amended!;
+    return this.feed.announcedRewrite(workspace, "turns", { record_id: record.id, session_id: record.sessionId }, () =>
+      this.turns.amend(workspace, record, amendment),
+    );
   }
 
   async forget(principal: Principal, memoryId: string, reason: string): Promise<{ tombstone: Tombstone; forgottenNow: boolean }> {

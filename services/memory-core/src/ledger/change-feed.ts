@@ -55,16 +55,17 @@ export class ChangeFeed {
    * current and moves past that entry: the second makes every index read it again. The first still tells
    * indexes of a write whose writer dies before its second entry.
    */
-  async announcedRewrite(
+  async announcedRewrite<T>(
     workspace: string,
     collection: FeedCollection,
     entry: Metadata & { record_id: string },
-    write: () => Promise<void>,
-  ): Promise<void> {
+    write: () => Promise<T>,
+  ): Promise<T> {
     const announce = () => this.append(workspace, collection, { ...entry, op: "put" });
     await announce();
-    await write();
+    const written = await write();
     await announce();
+    return written;
   }
 
   length(workspace: string, collection: FeedCollection): Promise<number> {
