@@ -120,7 +120,7 @@ export const textOf = (turn: StoredTurn): TurnText => turn.text ?? { prompt: "",
  * A memory's review: its state, and who decided it, when and why once someone did. Untrusted memories stored
  * without a review state wait like any other.
  */
-export function reviewOf(m: Metadata): Review | undefined {
+function reviewOf(m: Metadata): Review | undefined {
   const state = typeof m.review_state === "string" ? (m.review_state as Review["state"]) : m.trusted === false ? "pending" : undefined;
   if (!state) return undefined;
   const review: Review = { state };

@@ -100,8 +100,6 @@ export function checkStatus(checks: readonly Check[]): Check["status"] {
   return checks.every((c) => c.status === "passed") ? "passed" : "unverified";
 }
 
-export type { Source } from "./stored-turn.js";
-
 /** A passed check speaks for the commit it ran against, not for the code as it is today. */
 function checkNote(checks: readonly Check[]): string | undefined {
   if (checks.length === 0) return undefined;
