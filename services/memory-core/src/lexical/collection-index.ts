@@ -224,7 +224,10 @@ export class CollectionIndex {
     return passed / judged;
   }
 
-  /** The turn of this id as the index holds it: its fields without its text (an index of the turns collection). */
+  /**
+   * The turn of this id as the index holds it (an index of the turns collection): the fields filters read, and its
+   * corrections and review; no text, and no lists or hashes (UNFILTERED), which `turns` reads from Chroma.
+   */
   turn(id: string): StoredTurn | undefined {
     const facts = this.metadata(id);
     return facts ? turnOfIndexed({ id, facts }) : undefined;
