@@ -1,6 +1,6 @@
 export { CONTRACT_PATH, ContractError, loadContract, mayCall, REQUIRED_ROLES } from "./contract.js";
 export type { Contract, HttpMethod, JsonSchema, Operation, ParameterSpec, RequiredRole, Role, ToolAnnotations } from "./contract.js";
-export { damageOf, describeDamage, EARLIEST_TIME, LATEST_TIME, OPEN_VALIDITY } from "./stored-records.js";
+export { damageOf, describeDamage, EARLIEST_TIME, hasPrefixOf, LATEST_TIME, OPEN_VALIDITY, prefixOf } from "./stored-records.js";
 export type { Damage, ValidatedCollection } from "./stored-records.js";
 export { compileInputValidators, compileSchema, OperationValidators, VISIBLE_TEXT } from "./validation.js";
 export type { FieldError, InputValidator, ValidationResult } from "./validation.js";

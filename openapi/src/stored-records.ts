@@ -59,17 +59,22 @@ const strings = jsonList((x) => typeof x === "string", "strings");
 const objects = jsonList((x) => typeof x === "object" && x !== null && !Array.isArray(x), "objects");
 
 interface Rule {
+  /** The id's prefix, which names the kind (`t_` a turn, `s_` a summary). */
+  prefix: string;
   required: Record<string, Check>;
+  /** Fields every writer stores and a record to be written must hold, though a reader has a default for them. */
+  written: Record<string, Check>;
   optional: Record<string, Check>;
 }
 
 const TURN: Rule = {
+  prefix: "t_",
   required: { agent: text, session_id: text, recorded_at: time, prompt_chars: count, thought_chars: count },
+  // A turn without them would match no search at all: Chroma cannot filter on a missing key.
+  written: { valid_from: time, valid_until: validity },
   optional: {
     kind: text,
     seq: count,
-    valid_from: time,
-    valid_until: validity,
     occurred_at: time,
     review_at: time,
     trusted: boolean,
@@ -82,6 +87,8 @@ const TURN: Rule = {
 };
 
 const SUMMARY: Rule = {
+  prefix: "s_",
+  written: {},
   required: { session_id: text, first_turn_at: time, last_turn_at: time, generated_at: time },
   optional: {
     covered_through: time,
@@ -94,27 +101,35 @@ const SUMMARY: Rule = {
   },
 };
 
-const TOMBSTONE: Rule = { required: { forgotten_at: time, forgotten_by: text }, optional: {} };
+const TOMBSTONE: Rule = { prefix: "t_", required: { forgotten_at: time, forgotten_by: text }, written: {}, optional: {} };
 
 const RULES = { turns: TURN, summaries: SUMMARY, tombstones: TOMBSTONE } as const;
 export type ValidatedCollection = keyof typeof RULES;
 
 /** The fields of a record's metadata that fail their checks, in a stable order; none for a sound record. */
-export function damageOf(collection: ValidatedCollection, metadata: Metadata): Damage[] {
+export function damageOf(collection: ValidatedCollection, metadata: Metadata, purpose: "read" | "write" = "read"): Damage[] {
   const rule = RULES[collection];
   const found: Damage[] = [];
-  for (const [field, check] of Object.entries(rule.required)) {
+  const required = purpose === "write" ? { ...rule.required, ...rule.written } : rule.required;
+  const optional = purpose === "write" ? rule.optional : { ...rule.written, ...rule.optional };
+  for (const [field, check] of Object.entries(required)) {
     const value = metadata[field];
     const problem = value === undefined ? "is missing" : check(value);
     if (problem) found.push({ field, problem });
   }
-  for (const [field, check] of Object.entries(rule.optional)) {
+  for (const [field, check] of Object.entries(optional)) {
     const value = metadata[field];
     const problem = value === undefined ? undefined : check(value);
     if (problem) found.push({ field, problem });
   }
   return found;
 }
+
+/** Whether an id names a record of this collection by its prefix (`t_` a turn or a tombstone, `s_` a summary). */
+export const hasPrefixOf = (collection: ValidatedCollection, id: string): boolean => id.startsWith(RULES[collection].prefix);
+
+/** The prefix an id of this collection starts with. */
+export const prefixOf = (collection: ValidatedCollection): string => RULES[collection].prefix;
 
 /** The damage of a record in a sentence: its fields and what is wrong with each. */
 export const describeDamage = (damage: readonly Damage[]): string => damage.map((d) => `${d.field} ${d.problem}`).join("; ");

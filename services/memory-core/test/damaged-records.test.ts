@@ -275,6 +275,8 @@ describe("import_records", () => {
       ["prompt_chars", { prompt_chars: -3 }, "not a count"],
       ["tags", { tags: "{not json" }, "not JSON"],
       ["agent", { agent: "" }, "non-empty string"],
+      // Read with a default, but a turn stored without it would match no search: an import must hold it.
+      ["valid_until", { valid_until: undefined }, "is missing"],
     ];
     for (const [field, change, says] of cases) {
       const body = {

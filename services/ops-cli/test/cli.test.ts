@@ -405,6 +405,26 @@ describe("cairn restore of a backup with a line of the wrong shape", () => {
         expect(said).toContain(`is damaged or not a cairn backup: ${why}; nothing was restored`);
         expect((await snapshot(empty, ops)).turns).toEqual([]);
       }
+      // A record of the right shape that memory-core's import would refuse: refused before anything is sent.
+      const unwritable: Array<[string, (lines: any[]) => void, string]> = [
+        ["no-validity", (l) => delete l[2].record.metadata.valid_until, "valid_until is missing"],
+        ["summary-id", (l) => (l[2].record.id = `s_${"0".repeat(32)}`), "id does not start with t_"],
+      ];
+      for (const [name, edit, why] of unwritable) {
+        const refused = await cairnCli([
+          "restore",
+          "--in",
+          await resealed(name, edit),
+          "--url",
+          empty.url.toString(),
+          "--token",
+          ops.token,
+        ]);
+        expect([name, refused.code]).toEqual([name, 1]);
+        expect(refused.stderr).toContain("holds a damaged record at line 3");
+        expect(refused.stderr).toContain(why);
+        expect((await snapshot(empty, ops)).turns).toEqual([]);
+      }
       // The same resealing with nothing changed restores both turns.
       const fine = await cairnCli([
         "restore",

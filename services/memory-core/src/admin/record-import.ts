@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { damageOf, type FieldError } from "@cairn/openapi";
+import { damageOf, hasPrefixOf, prefixOf, type FieldError } from "@cairn/openapi";
 import type { Principal } from "../auth/principal.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import { internal, validationFailed } from "../errors.js";
@@ -195,41 +195,17 @@ function firstOfEachId(records: readonly ExportedRecord[]): ExportedRecord[] {
   return records.filter((r) => !seen.has(r.id) && Boolean(seen.add(r.id)));
 }
 
-const REQUIRED: Record<ImportRequest["collection"], { prefix: string; strings: string[]; numbers: string[] }> = {
-  turns: {
-    prefix: "t_",
-    strings: ["agent", "session_id"],
-    numbers: ["recorded_at", "prompt_chars", "thought_chars", "valid_from", "valid_until"],
-  },
-  summaries: { prefix: "s_", strings: ["session_id"], numbers: [] },
-  tombstones: { prefix: "t_", strings: ["forgotten_by"], numbers: ["forgotten_at"] },
-};
-
 /**
  * What the rest of memory-core relies on in a stored record (openapi/src/stored-records.ts), checked before anything
  * is written: one record that fails refuses the whole batch, naming each record and field, and nothing is stored.
  */
 function assertShapes(collection: ImportRequest["collection"], records: readonly ExportedRecord[]): void {
-  const rule = REQUIRED[collection];
   const errors: FieldError[] = [];
   records.forEach((r, i) => {
-    if (!r.id.startsWith(rule.prefix))
-      errors.push({ path: `records/${i}/id`, message: `must start with ${rule.prefix} for ${collection}` });
-    const named = new Set<string>();
-    for (const key of rule.strings) {
-      if (typeof r.metadata[key] !== "string") {
-        errors.push({ path: `records/${i}/metadata/${key}`, message: `of ${r.id} must be a string` });
-        named.add(key);
-      }
-    }
-    for (const key of rule.numbers) {
-      if (typeof r.metadata[key] !== "number") {
-        errors.push({ path: `records/${i}/metadata/${key}`, message: `of ${r.id} must be a number` });
-        named.add(key);
-      }
-    }
-    for (const { field, problem } of damageOf(collection, r.metadata)) {
-      if (!named.has(field)) errors.push({ path: `records/${i}/metadata/${field}`, message: `of ${r.id} ${problem}` });
+    if (!hasPrefixOf(collection, r.id))
+      errors.push({ path: `records/${i}/id`, message: `must start with ${prefixOf(collection)} for ${collection}` });
+    for (const { field, problem } of damageOf(collection, r.metadata, "write")) {
+      errors.push({ path: `records/${i}/metadata/${field}`, message: `of ${r.id} ${problem}` });
     }
   });
   if (errors.length > 0) {

@@ -1,6 +1,6 @@
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
-import { damageOf, describeDamage, type components } from "@cairn/openapi";
+import { damageOf, describeDamage, hasPrefixOf, prefixOf, type components } from "@cairn/openapi";
 import {
   Checksums,
   FORMAT,
@@ -122,7 +122,9 @@ export async function checkFile(file: string): Promise<ManifestLine> {
       const record = value;
       if (!isRecordLine(record)) throw damaged(`line ${number} is not a record line`);
       // What memory-core's import would refuse, found before anything is sent: such a file restores nothing.
-      const damage = damageOf(record.collection, record.record.metadata);
+      const damage = damageOf(record.collection, record.record.metadata, "write");
+      if (!hasPrefixOf(record.collection, record.record.id))
+        damage.unshift({ field: "id", problem: `does not start with ${prefixOf(record.collection)}` });
       if (damage.length > 0) {
         throw new CliError(
           `${file} holds a damaged record at line ${number} (${record.collection} ${record.record.id} of ${record.workspace}): ` +
