@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import yaml from "js-yaml";
+import { plainTokens } from "@cairn/memory-core/tokens-file";
 import { usageError } from "./io.js";
 
 /** The CLI's settings from its flags and environment: the only reader of the environment. */
@@ -71,17 +71,12 @@ export function loadImportConfig(
 
 /** The one importer token a tokens file holds in plain text; none when it holds none, or several (say which with --token). */
 function importerTokenOf(file: string): string | undefined {
-  let parsed: unknown;
+  let importers: ReturnType<typeof plainTokens>;
   try {
-    parsed = yaml.load(readFileSync(file, "utf8"));
+    importers = plainTokens(readFileSync(file, "utf8"), file).filter((e) => e.role === "importer");
   } catch {
     return undefined;
   }
-  const entries = (parsed as { tokens?: unknown } | null)?.tokens;
-  if (!Array.isArray(entries)) return undefined;
-  const importers = entries.filter(
-    (e): e is { token: string } => typeof e === "object" && e !== null && e.role === "importer" && typeof e.token === "string",
-  );
   if (importers.length > 1) throw usageError(`${file} holds ${importers.length} importer tokens: say which with --token TOKEN`);
   return importers[0]?.token;
 }

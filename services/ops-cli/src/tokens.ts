@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
-import yaml from "js-yaml";
 import { RestClient } from "@cairn/openapi";
+import { plainTokens } from "@cairn/memory-core/tokens-file";
 import type { CliConfig } from "./config.js";
 import { CliError, usageError } from "./io.js";
 
@@ -35,23 +35,18 @@ async function adminTokensOf(file: string): Promise<string[]> {
   } catch {
     throw usageError(`--tokens-file: cannot read ${file}`);
   }
-  let parsed: unknown;
+  let entries: ReturnType<typeof plainTokens>;
   try {
-    parsed = yaml.load(text);
-  } catch {
-    throw usageError(`--tokens-file: ${file} is not YAML`);
+    entries = plainTokens(text, file);
+  } catch (error) {
+    throw usageError(`--tokens-file: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const entries = (parsed as { tokens?: unknown })?.tokens;
-  if (!Array.isArray(entries)) throw usageError(`--tokens-file: ${file} has no "tokens:" list`);
-  const admin = entries.filter(
-    (e): e is { token: string; workspace: string } =>
-      typeof e === "object" && e !== null && e.role === "admin" && typeof e.token === "string" && e.token.length > 0,
-  );
+  const admin = entries.filter((e) => e.role === "admin");
   if (admin.length === 0) {
     throw new CliError(`--tokens-file: ${file} holds no admin token in plain text (token_sha256 entries cannot be used by a client)`, 2);
   }
   // One token per workspace named in the file; memory-core confirms the name for each.
   const byWorkspace = new Map<string, string>();
-  for (const e of admin) if (!byWorkspace.has(String(e.workspace))) byWorkspace.set(String(e.workspace), e.token);
+  for (const e of admin) if (!byWorkspace.has(e.workspace)) byWorkspace.set(e.workspace, e.token);
   return [...byWorkspace.values()];
 }

@@ -56,6 +56,18 @@ export function sha256(text: string): string {
 
 /** Parses a tokens file; every problem names the entry, never the token. */
 export function parseTokensFile(text: string, source = "tokens file"): TokenEntry[] {
+  return entriesOf(text, source).map(({ entry }) => entry);
+}
+
+/**
+ * The entries of a tokens file that hold their token in plain text, with it: what a client on this machine (the
+ * operators' CLI) can call memory-core with. Checked as memory-core checks the file.
+ */
+export function plainTokens(text: string, source = "tokens file"): Array<TokenEntry & { token: string }> {
+  return entriesOf(text, source).flatMap(({ entry, token }) => (token === undefined ? [] : [{ ...entry, token }]));
+}
+
+function entriesOf(text: string, source: string): Array<{ entry: TokenEntry; token: string | undefined }> {
   let doc: unknown;
   try {
     doc = yaml.load(text);
@@ -95,7 +107,10 @@ export function parseTokensFile(text: string, source = "tokens file"): TokenEntr
     const tokenSha256 = typeof token === "string" ? sha256(token) : (hash as string);
     if (seen.has(tokenSha256)) throw new TokensFileError(`${where} repeats a token`);
     seen.add(tokenSha256);
-    return { tokenSha256, workspace: e.workspace, agent: e.agent, role: role as Role };
+    return {
+      entry: { tokenSha256, workspace: e.workspace, agent: e.agent, role: role as Role },
+      token: typeof token === "string" ? token : undefined,
+    };
   });
 }
 
