@@ -21,6 +21,9 @@ export class Cleanups {
 /** Ctrl-C, `kill`, a supervisor's stop, a closed terminal. */
 export const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
+/** How long after a signal the same signal again is taken for the first, passed on (see stopOnSignals). */
+export const REPEAT_MS = 1000;
+
 export interface StopOptions {
   log: Logger;
   /** The process's exit, a seam for nothing but the process itself: exits 0 after an orderly close. */
@@ -32,9 +35,10 @@ export interface StopOptions {
  * transport) run `close` once, then the process exits 0 (1 when `close` failed). A second signal while `close`
  * runs exits at once with 128 + its number, for an operator whose Ctrl-C met a close that hangs.
  *
- * A signal that arrives together with the first (read in the same turn of the event loop) is the same request,
- * not a second one: under `tsx` (npm start), Ctrl-C reaches both tsx and its child, and tsx passes the signal on
- * when the child was too busy to tell it that it had its own, so the child can find two at once.
+ * The same signal again within REPEAT_MS of the first is the same request, not a second one: under `tsx` (npm
+ * start), Ctrl-C reaches both tsx and its child, and tsx passes the signal on when the child was too busy to tell
+ * it that it had its own, so the child finds it twice, the second time as late as the child was busy (writing its
+ * snapshots, say). A person's second Ctrl-C, or another signal, still stops at once.
  */
 export function stopOnSignals(
   close: () => Promise<void>,
@@ -42,6 +46,7 @@ export function stopOnSignals(
 ): (reason: string) => Promise<void> {
   let stopping: Promise<void> | undefined;
   let armed = false;
+  let first: { signal: string; at: number } | undefined;
   const stop = (reason: string): Promise<void> => {
     if (stopping) return stopping;
     // Set before anything is closed: a close can ask to stop again synchronously (a transport's onclose).
@@ -65,10 +70,12 @@ export function stopOnSignals(
   for (const signal of STOP_SIGNALS) {
     process.on(signal, () => {
       if (!stopping) {
+        first = { signal, at: Date.now() };
         void stop(signal);
         return;
       }
       if (!armed) return;
+      if (first?.signal === signal && Date.now() - first.at < REPEAT_MS) return;
       log.warn("stopping at once: a second signal came before the orderly stop ended", { signal });
       exit(128 + constants.signals[signal]);
     });

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { REPEAT_MS } from "../src/shutdown.js";
 
 /**
  * The stop of every entry point (npm start, the stdio MCP server, the standalone summarizer): a stop signal
@@ -54,6 +55,33 @@ describe("stopOnSignals", () => {
     expect(await run.exited).toEqual({ code: 0, signal: null });
     expect(run.stdout()).toBe("ready\nclosing 1\nclosed\n");
     expect(run.stderr()).toContain(`"message":"stopping","signal":"${signal}"`);
+  });
+
+  it("the same signal passed on soon after (tsx relays Ctrl-C to a busy child) is the first one: the close ends, exit 0", async () => {
+    const run = start();
+    await run.said("ready");
+    run.child.kill("SIGINT");
+    await run.said("closing 1");
+    // As tsx passes the terminal's Ctrl-C on once the child's event loop has been busy a while.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    run.child.kill("SIGINT");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    run.child.stdin.write("done\n");
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+    expect(run.stdout()).toBe("ready\nclosing 1\nclosed\n");
+    expect(run.stderr()).not.toContain("stopping at once");
+  });
+
+  it("the same signal again once REPEAT_MS have passed is a second one: exits at once", async () => {
+    const run = start();
+    await run.said("ready");
+    run.child.kill("SIGINT");
+    await run.said("closing 1");
+    await new Promise((resolve) => setTimeout(resolve, REPEAT_MS + 200));
+    run.child.kill("SIGINT");
+    expect(await run.exited).toEqual({ code: 130, signal: null });
+    expect(run.stdout()).toBe("ready\nclosing 1\n");
+    expect(run.stderr()).toContain("stopping at once");
   });
 
   it("a second signal while the close runs exits at once, with 128 + its number", async () => {
