@@ -45,16 +45,17 @@ export function openStorage(store: ChromaStore, now: () => number = Date.now): S
   const sequences = new Sequences(ledger, now);
   const tombstones = new Tombstones(ledger);
   const quarantine = new Quarantine(ledger);
+  const records = new StoredRecords(store);
   return {
     store,
     turns: new TurnRepository(store),
     summaries: new SummaryRepository(store),
     indexed: new IndexedCollections(store),
-    records: new StoredRecords(store),
+    records,
     ledger,
     sequences,
     feed: new ChangeFeed(sequences),
-    audit: new AuditLog(store, sequences, tombstones, quarantine),
+    audit: new AuditLog(records, sequences, tombstones, quarantine),
     tombstones,
     quarantine,
     markers: new KeyedMarkers(ledger),

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { assertWithinListing, type ItemPosition } from "../records/cursor.js";
-import type { ChromaStore, Metadata } from "../store/chroma-store.js";
+import type { Metadata } from "../store/chroma-store.js";
+import type { StoredRecords } from "../records/stored-records.js";
 import type { Schemas } from "../records/types.js";
 import type { AppendRequest, Sequences } from "./sequences.js";
 import { itemsOf } from "./slot-items.js";
@@ -74,7 +75,7 @@ export const provisionalAuditAppend = (entry: NewAuditEntry): AppendRequest => (
 
 export class AuditLog {
   constructor(
-    private readonly store: ChromaStore,
+    private readonly stored: StoredRecords,
     private readonly sequences: Sequences,
     private readonly tombstones: Tombstones,
     private readonly quarantine: Quarantine,
@@ -151,8 +152,7 @@ export class AuditLog {
     const provisional = [...new Set(entries.filter((e) => e.provisional === true && e.void !== true).map((e) => String(e.memory_id)))];
     const writeOf = new Map<string, unknown>();
     if (provisional.length > 0) {
-      const turns = await this.store.collection(workspace, "turns");
-      for (const t of await turns.get({ ids: provisional, withDamaged: true })) writeOf.set(t.id, t.metadata.write_id);
+      for (const [id, writeId] of await this.stored.writeIds(workspace, provisional, { withDamaged: true })) writeOf.set(id, writeId);
       const missing = provisional.filter((id) => !writeOf.has(id));
       for (const [memoryId, tombstone] of await this.tombstones.of(workspace, missing)) writeOf.set(memoryId, tombstone.writeId);
       const unknown = missing.filter((id) => !writeOf.has(id));

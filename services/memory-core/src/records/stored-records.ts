@@ -86,9 +86,13 @@ export class StoredRecords {
     return (await this.store.collection(workspace, collection)).present(ids);
   }
 
-  /** Those of these turns that are stored, each with the write id it holds (when it holds one). */
-  async writeIds(workspace: string, ids: readonly string[]): Promise<Map<string, string | undefined>> {
-    const found = await (await this.store.collection(workspace, "turns")).get({ ids: [...ids] });
+  /** Those of these turns that are stored (damaged ones too when asked), each with the write id it holds (when it holds one). */
+  async writeIds(
+    workspace: string,
+    ids: readonly string[],
+    options: { withDamaged?: boolean } = {},
+  ): Promise<Map<string, string | undefined>> {
+    const found = await (await this.store.collection(workspace, "turns")).get({ ids: [...ids], withDamaged: options.withDamaged ?? false });
     return new Map(found.map((r) => [r.id, typeof r.metadata.write_id === "string" ? r.metadata.write_id : undefined]));
   }
 

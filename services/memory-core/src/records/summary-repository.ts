@@ -29,9 +29,9 @@ export class SummaryRepository {
     return (await this.store.collection(workspace, "summaries")).count();
   }
 
-  /** Every summary of the workspace, a page at a time; damaged ones left out. */
+  /** Every summary of the workspace, a page at a time; damaged ones left out (by the store). */
   async *pages(workspace: string, size: number): AsyncGenerator<Summary[]> {
     const summaries = await this.store.collection(workspace, "summaries");
-    for await (const page of summaries.pages({ size })) yield page.filter((r) => r.damage === undefined).map(summaryFromRecord);
+    for await (const page of summaries.pages({ size })) yield page.map(summaryFromRecord);
   }
 }

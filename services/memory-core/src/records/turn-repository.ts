@@ -95,7 +95,7 @@ export class TurnRepository {
     return (await this.store.collection(workspace, "turns")).count();
   }
 
-  /** Every turn of the workspace, a page at a time, in the order they were added; damaged ones left out. */
+  /** Every turn of the workspace, a page at a time, in the order they were added; damaged ones left out (by the store). */
   async *pages(workspace: string, options: { size: number; withText?: boolean; withEmbeddings?: boolean }): AsyncGenerator<StoredTurn[]> {
     const turns = await this.store.collection(workspace, "turns");
     for await (const page of turns.pages({
@@ -103,7 +103,7 @@ export class TurnRepository {
       withDocuments: options.withText ?? false,
       withEmbeddings: options.withEmbeddings ?? false,
     })) {
-      yield page.filter((r) => r.damage === undefined).map(turnOf);
+      yield page.map(turnOf);
     }
   }
 }
