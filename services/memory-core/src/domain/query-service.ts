@@ -1,7 +1,7 @@
 import type { OperationInput, OperationOutput } from "@cairn/openapi";
 import { setImmediate } from "node:timers/promises";
 import type { Principal } from "../auth/principal.js";
-import { notFound } from "../errors.js";
+import { notFound, validationFailed } from "../errors.js";
 import { decodeCursor, encodeCursor, encodeOffsetCursor, offsetFrom, oldestFirst, type Listing } from "../records/cursor.js";
 import { briefOf, listingText } from "../records/memory-brief.js";
 import { snippetText } from "../lexical/snippets.js";
@@ -58,6 +58,13 @@ export class QueryService {
   }
 
   async queryMemories(principal: Principal, input: OperationInput<"query_raw_memories">): Promise<QueryMemoriesResult> {
+    const query = input.query;
+    if (query === undefined) {
+      throw validationFailed(
+        [{ path: "", message: "needs `query`, `paths` or both" }],
+        "Pass `query` (the words to look for), `paths` (files or folders the memories cite), or both.",
+      );
+    }
     const conditions: Condition[] = [];
     if (input.agent !== undefined) conditions.push({ field: "agent", op: "eq", value: input.agent });
     if (input.session_id !== undefined) conditions.push({ field: "session_id", op: "eq", value: input.session_id });
@@ -71,7 +78,7 @@ export class QueryService {
       const at = input.as_of === undefined ? this.now() : Date.parse(input.as_of);
       conditions.push({ field: "valid_until", op: "gt", value: at }, { field: "valid_from", op: "lte", value: at });
     }
-    const ranked = await this.parts.retrieval.searchTurns(principal.workspace, searchOf(input, 10, conditions));
+    const ranked = await this.parts.retrieval.searchTurns(principal.workspace, searchOf({ ...input, query }, 10, conditions));
     const detail = input.detail ?? "brief";
     const hits = [];
     for (const { turn, ...rank } of ranked) {
@@ -79,7 +86,7 @@ export class QueryService {
       if (detail === "brief" && hits.length > 0) await setImmediate();
       hits.push({
         ...rank,
-        memory: detail === "brief" ? briefOf(turn, snippetText(turn, input.query)) : memoryOf(turn, "full"),
+        memory: detail === "brief" ? briefOf(turn, snippetText(turn, query)) : memoryOf(turn, "full"),
       });
     }
     return { hits, confidence: bestOf(hits.map((h) => h.confidence)) };
@@ -139,7 +146,7 @@ const shown = (turn: StoredTurn, detail: Detail): Memory | MemoryBrief =>
 
 /** A search as a caller asked for it, with the filters built from its fields and the operation's page size. */
 const searchOf = (
-  input: Pick<QueryMemoriesRequest, "query" | "limit" | "mode" | "min_confidence">,
+  input: Pick<QueryMemoriesRequest, "limit" | "mode" | "min_confidence"> & { query: string },
   defaultLimit: number,
   conditions: Condition[],
 ): SearchRequest => ({

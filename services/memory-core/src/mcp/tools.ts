@@ -54,17 +54,18 @@ export function outline(schema: JsonSchema): JsonSchema {
 
 /**
  * Keywords of the contract's input schemas that a tool's schema leaves out: examples (the descriptions say what a
- * field is), string lengths and patterns (a text past its limit or off its pattern is refused with a 4xx that names
- * the field and what it must be, on every transport, since calls are validated against the full contract).
+ * field is), string lengths, patterns and formats, unique items and closed objects (a text past its limit or off
+ * its pattern, a repeated item or a field the contract does not name is refused with a 4xx that names the field
+ * and what it must be, on every transport, since calls are validated against the full contract).
  */
-const LEFT_OUT = new Set(["examples", "minLength", "maxLength", "pattern"]);
+const LEFT_OUT = new Set(["examples", "minLength", "maxLength", "pattern", "format", "uniqueItems", "additionalProperties"]);
 
 function lean(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(lean);
   if (schema === null || typeof schema !== "object") return schema;
   return Object.fromEntries(
     Object.entries(schema)
-      .filter(([key]) => !LEFT_OUT.has(key))
+      .filter(([key, value]) => !LEFT_OUT.has(key) && !(key === "required" && Array.isArray(value) && value.length === 0))
       .map(([key, value]) => [key, key === "properties" ? mapValues(value, lean) : lean(value)]),
   );
 }
