@@ -6,7 +6,7 @@ import { LoaderError, readAgentIndex, renderBlock } from "./index-files.js";
 import { loadLoaderConfig } from "./config.js";
 import { lintPointers } from "./lint.js";
 import { project } from "./projection.js";
-import { findProject, hookCwd } from "./project.js";
+import { findProject, gitTopLevel, hookCwd } from "./project.js";
 import { promptHook, type HookOutcome } from "./prompt-hook.js";
 import { editHook } from "./edit-hook.js";
 
@@ -121,9 +121,10 @@ async function run(argv: string[], io: Io): Promise<number> {
     const agentIndex = await readAgentIndex(resolve(projectDir, values["index-dir"]), values.agent);
     // The SessionStart hook answers from the project's files alone: it never waits on Cairn.
     if (config.memoryCoreUrl && values.hook !== "session") {
-      const findings = await lintPointers(agentIndex.index, config.memoryCoreUrl, config.token);
+      const findings = await lintPointers(agentIndex.index, config.memoryCoreUrl, config.token, await gitTopLevel(projectDir));
       for (const f of findings) io.stderr.write(`cairn-load: lint: ${f.pointer} is ${f.problem}: ${f.fix}\n`);
-      if (values.strict && findings.length > 0) return fail(1, "lint findings with --strict: nothing written");
+      // Code that moved since a lesson is a reason to re-read it, not a broken pointer: it never fails a run.
+      if (values.strict && findings.some((f) => f.problem !== "moved")) return fail(1, "lint findings with --strict: nothing written");
     }
     const content = renderBlock(agentIndex);
     const report = checkBudget(content, budget);

@@ -312,3 +312,38 @@ describe("cairn-load --hook edit", () => {
     expect((await hook(edit, repo.root)).stdout).toContain("PreToolUse");
   });
 });
+
+describe("the index lint: whether the code a pointer's memory cites moved since", () => {
+  it("flags a pointer whose cited file changed after the memory's commit, not one whose file did not, and never fails --strict for it", async () => {
+    const own = await Repo.create();
+    const first = await own.commit({ "src/queue/consumer.ts": "v1\n", "src/queue/producer.ts": "v1\n" }, "queue", 1_700_000_000);
+    const moved = await remember({
+      kind: "lesson",
+      prompt: "Consumer acks",
+      thought: "Acking before processing lost messages on a crash.",
+      response: "Ack only after the handler returns.",
+      code: { commit: first, paths: [{ path: "src/queue/consumer.ts" }] },
+    });
+    const still = await remember({
+      kind: "lesson",
+      prompt: "Producer batching",
+      thought: "Single sends saturated the broker.",
+      response: "Batch sends by 100.",
+      refs: ["QUEUE-9", "src/queue/producer.ts"],
+    });
+    const newest = await own.commit({ "src/queue/consumer.ts": "v2\n" }, "consumer: ack later", seconds(still.recorded_at) + 60);
+    await mkdir(join(own.root, "agents", "backend"), { recursive: true });
+    await writeFile(join(own.root, "agents", "backend", "MEMORY.md"), `- Ack after the handler (${moved.id}).\n- Batch sends (${still.id}).\n`);
+    const lint = (...extra: string[]) =>
+      run(process.execPath, [BIN, "--agent", "backend", "--harness", "generic", ...extra], { cwd: join(own.root, "src"), env });
+    const linted = await lint();
+    expect(linted.code).toBe(0);
+    expect(linted.stderr).toContain(
+      `lint: ${moved.id} is moved: the code it cites moved since: 1 commit touched src/queue/consumer.ts, newest ${await own.short(newest)}`,
+    );
+    expect(linted.stderr).not.toContain(`lint: ${still.id}`);
+    const strict = await lint("--strict");
+    expect(strict.code).toBe(0);
+    expect(strict.stdout).toContain("Ack after the handler");
+  });
+});
