@@ -78,7 +78,11 @@ describe("how a path asked about matches the paths a memory cites", () => {
 const workspace = uniqueWorkspace("code");
 const alice = makeToken(workspace, "alice");
 const bob = makeToken(workspace, "bob");
-const cairn = useCairn([alice, bob]);
+const ops = makeToken(workspace, "ops", "admin");
+const restored = uniqueWorkspace("code-restored");
+const restoredOps = makeToken(restored, "ops", "admin");
+const restoredAlice = makeToken(restored, "alice");
+const cairn = useCairn([alice, bob, ops, restoredOps, restoredAlice]);
 
 async function write(body: object, token = alice.token): Promise<string> {
   const res = await http(cairn.url, "POST", "/v1/memories", { token, body });
@@ -228,6 +232,29 @@ describe("code citations over REST", () => {
       body: { ...body, code: { paths: [{ path: "src/b.ts" }] } },
     });
     expect([other.status, other.body.code]).toEqual([409, "idempotency_conflict"]);
+  });
+});
+
+describe("turns stored before turns kept their cited paths", () => {
+  it("are found by the repository paths among their refs", async () => {
+    const cites = await write(turn("code-old", 1, { prompt: "Old lesson on the retry loop", refs: ["TICKET-9", "lib/retry.ts:12"] }));
+    const citesNot = await write(turn("code-old", 2, { prompt: "Old lesson without a path", refs: ["TICKET-9"] }));
+    const exported = await http(cairn.url, "GET", "/v1/admin/records?collection=turns&limit=500", { token: ops.token });
+    const records = (exported.body.records as Array<{ id: string; metadata: Record<string, unknown> }>).filter((r) =>
+      [cites, citesNot].includes(r.id),
+    );
+    expect(records.map((r) => r.metadata.cited_paths)).toEqual(["lib/retry.ts", undefined]);
+    // As a backup taken before cited paths were stored holds them.
+    for (const r of records) delete r.metadata.cited_paths;
+    const imported = await http(cairn.url, "POST", "/v1/admin/records", {
+      token: restoredOps.token,
+      body: { collection: "turns", stamp: exported.body.stamp, records },
+    });
+    expect(imported.body).toMatchObject({ stored: 2 });
+    const found = await http(cairn.url, "POST", "/v1/memories/query", { token: restoredAlice.token, body: { paths: ["lib/retry.ts"] } });
+    expect(ids(found.body.hits)).toEqual([cites]);
+    const byWords = await http(cairn.url, "POST", "/v1/memories/query", { token: restoredAlice.token, body: { query: "Old lesson" } });
+    expect(ids(byWords.body.hits).sort()).toEqual([cites, citesNot].sort());
   });
 });
 
