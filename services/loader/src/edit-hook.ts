@@ -210,26 +210,36 @@ async function call<T>(settings: EditHookSettings, path: string, deadline: numbe
   }
 }
 
-/** One line per memory — id, day, who, kind, what git says, then the point in as many words as the budget leaves. */
+/**
+ * One line per memory — id, day, who, kind, what git says, then the point in a few words. Over the budget, the
+ * longest point is shortened first, so that three short pointers beat two long ones; a point cut to a stub drops
+ * the last pointer instead.
+ */
 function render(paths: string[], lines: Array<{ brief: Brief; notes: string[] }>): string | undefined {
   const subject = paths.length === 1 ? paths[0]! : `${paths[0]} and ${paths.length - 1} more`;
   const header = `Cairn memories citing ${subject} (open with get_memory):`;
-  const wrap = (body: string[]) =>
-    `${JSON.stringify({ hookSpecificOutput: { hookEventName: "PreToolUse", additionalContext: [header, ...body].join("\n") } })}\n`;
-  const kept: string[] = [];
-  for (const { brief, notes } of lines) {
+  const pointers = lines.map(({ brief, notes }) => {
     const kind = [brief.kind, brief.flags?.includes("checks_failed") ? "checks failed" : undefined].filter(Boolean).join(", ");
     const head = `- ${brief.id} (${when(brief).slice(0, 10)}, ${brief.agent}${kind ? `, ${kind}` : ""}${notes.length ? `; ${notes.join("; ")}` : ""}): `;
     const words = brief.text.replace(/\s+/g, " ").trim();
-    const line = (cut: string) => head + (cut.length < words.length ? `${cut}…` : cut);
-    // The longest cut of the words that keeps everything printed within the budget.
-    let cut = words;
-    while (cut.length > 0 && Buffer.byteLength(wrap([...kept, line(cut)])) > HOOK_OUTPUT_BYTES) {
-      cut = cut.slice(0, Math.floor(cut.length * 0.9)).trimEnd();
-    }
-    // A line cut to a stub says nothing: the pointers kept so far are the answer.
-    if (Buffer.byteLength(wrap([...kept, line(cut)])) > HOOK_OUTPUT_BYTES || cut.length < Math.min(12, words.length)) break;
-    kept.push(line(cut));
+    return { head, words, cut: words };
+  });
+  const wrap = () =>
+    `${JSON.stringify({
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        additionalContext: [header, ...pointers.map((p) => p.head + (p.cut.length < p.words.length ? `${p.cut}…` : p.cut))].join("\n"),
+      },
+    })}\n`;
+  while (pointers.length > 0) {
+    const output = wrap();
+    if (Buffer.byteLength(output) <= HOOK_OUTPUT_BYTES) return output;
+    const longest = pointers.reduce((a, b) => (b.cut.length > a.cut.length ? b : a));
+    const shorter = longest.cut.slice(0, Math.floor(longest.cut.length * 0.9)).trimEnd();
+    if (shorter.length < Math.min(12, longest.words.length) || shorter === longest.cut) {
+      pointers.pop();
+      for (const p of pointers) p.cut = p.words;
+    } else longest.cut = shorter;
   }
-  return kept.length === 0 ? undefined : wrap(kept);
+  return undefined;
 }

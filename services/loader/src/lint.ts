@@ -15,10 +15,16 @@ export interface LintFinding {
 /** How long one pointer's check may take, over HTTP and in git each. */
 const CHECK_TIMEOUT_MS = 5000;
 /**
- * The contract's repository-relative path (RepositoryPath): what a `refs` entry must look like to count as a
- * path citation. A ref that names no file of the repository (a ticket) matches no commit, so it says nothing.
+ * A `refs` entry counts as a path citation when it is shaped as a repository-relative path, as memory-core reads
+ * refs: no scheme, space, `@` or backslash, not absolute, no `.`/`..` segment; a line suffix (`:42`, `#L40-58`)
+ * dropped. A ref shaped so that names no file of the repository (`AUTH-412`) matches no commit: it says nothing.
  */
-const REPOSITORY_PATH = /^(?!\/)(?!.*\/\/)(?!(.*\/)?\.{1,2}(\/|$))[^\\\p{Cc}]+$/u;
+const LINE_SUFFIX = /(?::\d+(?:-\d+)?|#L\d+(?:-L?\d+)?)$/;
+function pathOfRef(ref: string): string | undefined {
+  const path = ref.trim().replace(LINE_SUFFIX, "").replace(/^\.\//, "");
+  if (!path || /[\s\\@]|:\/\/|^[/~]|\/\//.test(path) || /\p{Cc}/u.test(path)) return undefined;
+  return path.split("/").some((s) => s === "." || s === "..") ? undefined : path;
+}
 
 const MEMORY_ID = /\bt_[0-9a-f]{32}\b/g;
 const SESSION = /\bsession:([A-Za-z0-9][A-Za-z0-9._:@/-]*)/g;
@@ -113,7 +119,7 @@ async function codeMoved(
   repository: string,
 ): Promise<string | undefined> {
   const paths = [
-    ...new Set([...(memory.code?.paths ?? []).map((p) => p.path), ...(memory.refs ?? []).filter((r) => REPOSITORY_PATH.test(r))]),
+    ...new Set([...(memory.code?.paths ?? []).map((p) => p.path), ...(memory.refs ?? []).flatMap((r) => pathOfRef(r) ?? [])]),
   ];
   if (paths.length === 0) return undefined;
   try {
