@@ -40,12 +40,7 @@ export function findPointers(index: string): { memories: string[]; sessions: str
  * a path the memory cites (`code.paths`, or a `refs` entry shaped as a path) after its `code.commit`, else after
  * its time. It is advice (re-read the lesson against the code), not a broken pointer.
  */
-export async function lintPointers(
-  index: string,
-  memoryCore: URL,
-  token: string | undefined,
-  repository?: string,
-): Promise<LintFinding[]> {
+export async function lintPointers(index: string, memoryCore: URL, token: string | undefined, repository?: string): Promise<LintFinding[]> {
   const { memories, sessions } = findPointers(index);
   const checks = [
     ...memories.map((id) => ({ pointer: id, path: `/v1/memories/${id}` })),
@@ -118,9 +113,7 @@ async function codeMoved(
   memory: { code?: { commit?: string; paths?: Array<{ path: string }> }; refs?: string[]; occurred_at?: string; recorded_at?: string },
   repository: string,
 ): Promise<string | undefined> {
-  const paths = [
-    ...new Set([...(memory.code?.paths ?? []).map((p) => p.path), ...(memory.refs ?? []).flatMap((r) => pathOfRef(r) ?? [])]),
-  ];
+  const paths = [...new Set([...(memory.code?.paths ?? []).map((p) => p.path), ...(memory.refs ?? []).flatMap((r) => pathOfRef(r) ?? [])])];
   if (paths.length === 0) return undefined;
   try {
     const moved = await movedSince(

@@ -178,7 +178,11 @@ describe("cairn-load --hook edit", () => {
     const before = pointerLines((await hook(ledger, repo.root)).stdout).find((l) => l.includes(byTime.id))!;
     expect(before).toContain("backend-dev, attempt");
     expect(before).not.toContain("moved");
-    const later = await repo.commit({ "src/billing/ledger.ts": "export const ledger = 3;\n" }, "ledger: three", seconds(byTime.recorded_at) + 5);
+    const later = await repo.commit(
+      { "src/billing/ledger.ts": "export const ledger = 3;\n" },
+      "ledger: three",
+      seconds(byTime.recorded_at) + 5,
+    );
     const after = pointerLines((await hook(ledger, repo.root)).stdout).find((l) => l.includes(byTime.id))!;
     expect(after).toContain(`code moved since: 1 commit, newest ${await repo.short(later)}`);
   });
@@ -215,7 +219,11 @@ describe("cairn-load --hook edit", () => {
 
   it("flags a memory from a branch not merged into the default branch, and no longer once it is merged", async () => {
     await repo.git("checkout", "-q", "-b", "feature/cache");
-    const onBranch = await repo.commit({ "src/auth/refresh.ts": "export const refresh = 2; // cached\n" }, "refresh: cache", repo.clock + 100);
+    const onBranch = await repo.commit(
+      { "src/auth/refresh.ts": "export const refresh = 2; // cached\n" },
+      "refresh: cache",
+      repo.clock + 100,
+    );
     const memory = await remember({
       kind: "decision",
       prompt: "Refresh cache",
@@ -236,7 +244,8 @@ describe("cairn-load --hook edit", () => {
   });
 
   it("answers Codex's apply_patch, whose patch names files relative to the session's cwd", async () => {
-    const patch = "*** Begin Patch\n*** Update File: auth/refresh.ts\n@@\n-export const refresh = 2;\n+export const refresh = 3;\n*** End Patch\n";
+    const patch =
+      "*** Begin Patch\n*** Update File: auth/refresh.ts\n@@\n-export const refresh = 2;\n+export const refresh = 3;\n*** End Patch\n";
     const sub = join(repo.root, "src");
     const input = JSON.stringify({
       session_id: "s",
@@ -273,7 +282,8 @@ describe("cairn-load --hook edit", () => {
     const lines = pointerLines(out.stdout);
     // Three pointers, each point shortened to fit, rather than two whole ones.
     expect(lines).toHaveLength(3);
-    for (const line of lines) expect(line).toMatch(/^- t_[0-9a-f]{32} \(\d{4}-\d{2}-\d{2}, backend-dev, lesson\): Invoice rule \d .{12,}…$/);
+    for (const line of lines)
+      expect(line).toMatch(/^- t_[0-9a-f]{32} \(\d{4}-\d{2}-\d{2}, backend-dev, lesson\): Invoice rule \d .{12,}…$/);
   });
 
   it("prints nothing and exits 0 when Cairn is unreachable, refuses the token, is too slow, or the input or the folder is not the hook's", async () => {
@@ -333,7 +343,10 @@ describe("the index lint: whether the code a pointer's memory cites moved since"
     });
     const newest = await own.commit({ "src/queue/consumer.ts": "v2\n" }, "consumer: ack later", seconds(still.recorded_at) + 60);
     await mkdir(join(own.root, "agents", "backend"), { recursive: true });
-    await writeFile(join(own.root, "agents", "backend", "MEMORY.md"), `- Ack after the handler (${moved.id}).\n- Batch sends (${still.id}).\n`);
+    await writeFile(
+      join(own.root, "agents", "backend", "MEMORY.md"),
+      `- Ack after the handler (${moved.id}).\n- Batch sends (${still.id}).\n`,
+    );
     const lint = (...extra: string[]) =>
       run(process.execPath, [BIN, "--agent", "backend", "--harness", "generic", ...extra], { cwd: join(own.root, "src"), env });
     const linted = await lint();
