@@ -97,7 +97,7 @@ async function run(stdin: string, settings: EditHookSettings): Promise<string> {
   for (const { hits } of answers) {
     for (const { memory } of hits) if (!memory.flags?.some((f) => NOT_LIVE.has(f))) seen.set(memory.id, memory);
   }
-  const briefs = [...seen.values()].sort((a, b) => when(b).localeCompare(when(a))).slice(0, POINTERS);
+  const briefs = [...seen.values()].sort((a, b) => Date.parse(when(b)) - Date.parse(when(a))).slice(0, POINTERS);
   if (briefs.length === 0) throw new Silent(`nothing live cites ${paths.join(", ")}`);
 
   const fulls = await Promise.all(briefs.map((b) => get<Full>(settings, `/v1/memories/${b.id}`, deadline)));
