@@ -282,6 +282,8 @@ describe("cairn-load --hook edit", () => {
     const lines = pointerLines(out.stdout);
     // Three pointers, each point shortened to fit, rather than two whole ones.
     expect(lines).toHaveLength(3);
+    // The newest first: the last three written.
+    expect(lines.map((l) => /Invoice rule (\d)/.exec(l)![1])).toEqual(["7", "6", "5"]);
     for (const line of lines)
       expect(line).toMatch(/^- t_[0-9a-f]{32} \(\d{4}-\d{2}-\d{2}, backend-dev, lesson\): Invoice rule \d .{12,}…$/);
   });
