@@ -19,7 +19,7 @@ const gitOut = async (cwd: string, ...args: string[]) => (await promisify(execFi
  * against a stack where a decision cites each of half the repository's most often changed files, written at the
  * commit `--back` commits before HEAD, so that "code moved since" walks real history. The other half are cited by
  * nothing. How long it takes (p50, p95, whole process), how often it speaks, how often it says the code moved,
- * and its largest output.
+ * and its largest output; beside them the same process given no input, which is what starting it costs.
  */
 export async function benchEditHook(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -78,31 +78,36 @@ export async function benchEditHook(argv: string[]): Promise<void> {
       if (res.status !== 201) throw new Error(`add_memory answered ${res.status}`);
     }
     const env = { PATH: process.env.PATH ?? "", CAIRN_URL: stack.url.origin, CAIRN_TOKEN: token, CLAUDE_PROJECT_DIR: repo };
-    const run = (path: string) =>
+    const run = (path: string | undefined) =>
       new Promise<{ ms: number; stdout: string }>((resolve) => {
         const started = performance.now();
         const child = execFile(process.execPath, [BIN, "--hook", "edit"], { env, cwd: repo }, (_error, stdout) =>
           resolve({ ms: performance.now() - started, stdout }),
         );
+        // No path: input the hook turns away at once, so the row measures Node, tsx and the loader starting.
         child.stdin!.end(
-          JSON.stringify({
-            session_id: "bench",
-            cwd: repo,
-            hook_event_name: "PreToolUse",
-            tool_name: "Edit",
-            tool_input: { file_path: join(repo, path), old_string: "a", new_string: "b" },
-            tool_use_id: "toolu_bench",
-          }),
+          path === undefined
+            ? ""
+            : JSON.stringify({
+                session_id: "bench",
+                cwd: repo,
+                hook_event_name: "PreToolUse",
+                tool_name: "Edit",
+                tool_input: { file_path: join(repo, path), old_string: "a", new_string: "b" },
+                tool_use_id: "toolu_bench",
+              }),
         );
       });
     const results: Record<string, { ms: number[]; spoke: number; moved: number; runs: number; bytes: number[] }> = {
       cited: { ms: [], spoke: 0, moved: 0, runs: 0, bytes: [] },
       uncited: { ms: [], spoke: 0, moved: 0, runs: 0, bytes: [] },
+      "no input": { ms: [], spoke: 0, moved: 0, runs: 0, bytes: [] },
     };
     for (let r = 0; r < Number(values.rounds); r++) {
       for (const [set, paths] of [
         ["cited", cited],
         ["uncited", uncited],
+        ["no input", cited.map(() => undefined)],
       ] as const) {
         for (const path of paths) {
           const { ms, stdout } = await run(path);
