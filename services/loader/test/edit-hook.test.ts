@@ -244,6 +244,13 @@ describe("cairn-load --hook edit", () => {
   });
 
   it("answers Codex's apply_patch, whose patch names files relative to the session's cwd", async () => {
+    await remember({
+      kind: "decision",
+      prompt: "Refresh retries",
+      thought: "Unbounded retries hammered the identity provider.",
+      response: "Retry a refresh three times, then dead-letter it.",
+      code: { paths: [{ path: "src/auth/refresh.ts" }] },
+    });
     const patch =
       "*** Begin Patch\n*** Update File: auth/refresh.ts\n@@\n-export const refresh = 2;\n+export const refresh = 3;\n*** End Patch\n";
     const sub = join(repo.root, "src");
@@ -262,6 +269,12 @@ describe("cairn-load --hook edit", () => {
     const out = await hook(input, sub);
     expect(context(out.stdout).hookEventName).toBe("PreToolUse");
     expect(context(out.stdout).additionalContext).toContain("citing src/auth/refresh.ts");
+    // A patch touching several files asks about each: an uncited one added, the cited one moved elsewhere.
+    const several =
+      "*** Begin Patch\n*** Add File: auth/new.ts\n+x\n*** Update File: auth/refresh.ts\n*** Move to: auth/renewal.ts\n@@\n-a\n+b\n*** End Patch\n";
+    const both = await hook(JSON.stringify({ ...JSON.parse(input), tool_input: { command: several } }), sub);
+    expect(context(both.stdout).additionalContext).toContain("citing src/auth/new.ts and 2 more");
+    expect(context(both.stdout).additionalContext).toMatch(/t_[0-9a-f]{32} \(/);
     // A Bash call is no edit: nothing.
     const bash = await hook(JSON.stringify({ ...JSON.parse(input), tool_name: "Bash", tool_input: { command: "ls" } }), sub);
     expect([bash.code, bash.stdout]).toEqual([0, ""]);
@@ -289,6 +302,13 @@ describe("cairn-load --hook edit", () => {
   });
 
   it("prints nothing and exits 0 when Cairn is unreachable, refuses the token, is too slow, or the input or the folder is not the hook's", async () => {
+    await remember({
+      kind: "lesson",
+      prompt: "Refresh errors",
+      thought: "A swallowed refresh error logged users out silently.",
+      response: "Surface every refresh error to the caller.",
+      code: { paths: [{ path: "src/auth/refresh.ts" }] },
+    });
     const edit = claudeEdit(join(repo.root, "src/auth/refresh.ts"), repo.root);
     const closed = await hook(edit, repo.root, { CAIRN_URL: "http://127.0.0.1:9", CAIRN_TOKEN: agent.token });
     expect([closed.code, closed.stdout]).toEqual([0, ""]);
