@@ -21,7 +21,7 @@ export interface Io {
 
 const USAGE = `usage: cairn-load --agent NAME --harness claude-code|codex|opencode|generic [--project DIR]
                   [--index-dir DIR] [--target DIR] [--budget-bytes N] [--budget-lines N] [--strict] [--hook [session]]
-       cairn-load --hook prompt [--url URL] [--timeout-ms N]   (UserPromptSubmit: the hook's JSON on stdin; CAIRN_TOKEN)
+       cairn-load --hook prompt [--url URL] [--timeout-ms N] [--project DIR]   (UserPromptSubmit: the hook's JSON on stdin; CAIRN_TOKEN)
        cairn-load --hook edit [--url URL] [--timeout-ms N] [--project DIR]   (PreToolUse on edits: the same)
 --index-dir (default agents) and --target (default .) are relative to the project: --project, else
 $CLAUDE_PROJECT_DIR, else the git repository of the hook's cwd or of the working directory.
@@ -94,7 +94,7 @@ async function run(argv: string[], io: Io): Promise<number> {
     ...(values.url === undefined ? {} : { CAIRN_URL: values.url }),
     ...(timeout === undefined ? {} : { CAIRN_HOOK_TIMEOUT_MS: timeout }),
   };
-  if (values.hook === "prompt") return runPromptHook({ ...io, env });
+  if (values.hook === "prompt") return runPromptHook({ ...io, env }, values.project);
   if (values.hook === "edit") return runEditHook({ ...io, env }, values.project);
   if (!values.agent) return fail(2, `--agent is required\n${USAGE}`);
   if (!values.harness) return fail(2, `--harness is required\n${USAGE}`);
@@ -159,10 +159,15 @@ async function run(argv: string[], io: Io): Promise<number> {
 }
 
 /** Never fails the prompt: whatever happens, exit 0; what went wrong goes to stderr, for whoever reads hook logs. */
-async function runPromptHook(io: Io): Promise<number> {
+async function runPromptHook(io: Io, projectFlag: string | undefined): Promise<number> {
   return runHook("prompt hook", io, async (stdin) => {
     const config = loadLoaderConfig(io.env);
-    return promptHook(stdin, { memoryCoreUrl: config.memoryCoreUrl, token: config.token, timeoutMs: config.hookTimeoutMs });
+    return promptHook(stdin, {
+      memoryCoreUrl: config.memoryCoreUrl,
+      token: config.token,
+      timeoutMs: config.hookTimeoutMs,
+      project: { flag: projectFlag, env: io.env, cwd: io.cwd },
+    });
   });
 }
 

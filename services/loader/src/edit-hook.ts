@@ -1,6 +1,6 @@
 import { realpath } from "node:fs/promises";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
-import { currentBranch, defaultBranch, GitTimeout, isMergedInto, movedSince, type GitOptions } from "./git.js";
+import { branchNote, currentBranch, defaultBranch, GitTimeout, movedSince, type GitOptions } from "./git.js";
 import { findProject, gitTopLevel } from "./project.js";
 import { HOOK_OUTPUT_BYTES, type HookOutcome } from "./prompt-hook.js";
 
@@ -108,9 +108,8 @@ async function run(stdin: string, settings: EditHookSettings): Promise<string> {
       const moved = await movedSince(citedAmong(brief.cites, paths), { commit: code?.commit, time: when(brief) }, gitOptions);
       if (moved) notes.push(`code moved since: ${moved.commits} commit${moved.commits === 1 ? "" : "s"}, newest ${moved.newest}`);
       if (brief.flags?.includes("other_branch")) {
-        const on = brief.branch ?? code?.branch;
-        const merged = code?.commit && mainBranch ? await isMergedInto(code.commit, mainBranch, gitOptions) : undefined;
-        if (on && merged !== true) notes.push(`on branch ${on}${merged === false ? ", not merged" : ""}`);
+        const note = await branchNote(brief.branch ?? code?.branch, code?.commit, mainBranch, gitOptions);
+        if (note) notes.push(note);
       }
       return { brief, notes };
     }),

@@ -126,3 +126,20 @@ export async function isMergedInto(commit: string, branch: string, options: GitO
   }
   return undefined;
 }
+
+/**
+ * What a memory written on another branch (`on`, at `commit`) says to a caller: `on branch X, not merged` while
+ * its commit is not on the default branch, nothing once it is, and `on branch X` alone when git cannot tell (no
+ * commit named, or not in this clone).
+ */
+export async function branchNote(
+  on: string | undefined,
+  commit: string | undefined,
+  mainBranch: string | undefined,
+  options: GitOptions,
+): Promise<string | undefined> {
+  if (!on) return undefined;
+  const merged = commit && mainBranch ? await isMergedInto(commit, mainBranch, options) : undefined;
+  if (merged === true) return undefined;
+  return `on branch ${on}${merged === false ? ", not merged" : ""}`;
+}
