@@ -2,6 +2,7 @@ import { benchBulk } from "./bulk.js";
 import { benchChromaChanges } from "./chroma-changes.js";
 import { benchChromaTether } from "./chroma-tether.js";
 import { benchChromaWrites } from "./chroma-writes.js";
+import { benchEditHook } from "./edit-hook.js";
 import { benchEmbeddingLoad } from "./embedding-load.js";
 import { benchHttpEdges } from "./http-edges.js";
 import { benchHostile } from "./hostile.js";
@@ -13,6 +14,7 @@ import { benchMemoryCore } from "./memory-core.js";
 import { benchSummarizer } from "./summarizer.js";
 import { benchSummariesQuality } from "./summaries-quality.js";
 import { benchOpsCli } from "./ops-cli.js";
+import { benchPathQuery } from "./path-query.js";
 import { benchPromptHook } from "./prompt-hook.js";
 import { benchRedaction } from "./redaction.js";
 import { benchRecordChecks } from "./record-checks.js";
@@ -30,6 +32,7 @@ const benches: Record<string, (argv: string[]) => void | Promise<void>> = {
   "chroma-changes": benchChromaChanges,
   "chroma-tether": benchChromaTether,
   "chroma-writes": benchChromaWrites,
+  "edit-hook": benchEditHook,
   "embedding-load": benchEmbeddingLoad,
   "http-edges": benchHttpEdges,
   hostile: benchHostile,
@@ -40,6 +43,7 @@ const benches: Record<string, (argv: string[]) => void | Promise<void>> = {
   summarizer: benchSummarizer,
   "summaries-quality": benchSummariesQuality,
   "ops-cli": benchOpsCli,
+  "path-query": benchPathQuery,
   "prompt-hook": benchPromptHook,
   redaction: benchRedaction,
   "record-checks": benchRecordChecks,

@@ -76,7 +76,13 @@ describe("the paths one commit cites", () => {
       repository: "acme/api",
       branch: "main",
       commit: "0123456789abcdef0123456789abcdef01234567",
-      paths: ["ok.ts", "bad\\name.ts", "tab\there.ts", "x".repeat(600), "config/OPENAI_API_KEY=sk-proj-Qw3rTy7uIo9pAs2dFg5hJk8lZx1cVb4nM6.env"],
+      paths: [
+        "ok.ts",
+        "bad\\name.ts",
+        "tab\there.ts",
+        "x".repeat(600),
+        "config/OPENAI_API_KEY=sk-proj-Qw3rTy7uIo9pAs2dFg5hJk8lZx1cVb4nM6.env",
+      ],
     });
     expect(citation?.paths.map((p) => p.path)).toEqual(["config/OPENAI_API_KEY=[redacted].env", "ok.ts"]);
     expect(citation).toMatchObject({ repository: "acme/api", branch: "main", commit: "0123456789abcdef0123456789abcdef01234567" });

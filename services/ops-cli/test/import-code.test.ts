@@ -2,7 +2,15 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { http, makeToken, mcpClient, startCairn, uniqueWorkspace, type TestCairn, type TestToken } from "../../memory-core/test/support/harness.js";
+import {
+  http,
+  makeToken,
+  mcpClient,
+  startCairn,
+  uniqueWorkspace,
+  type TestCairn,
+  type TestToken,
+} from "../../memory-core/test/support/harness.js";
 import { planGitImport } from "../src/import/git-history.js";
 import { gitIn } from "./support/git.js";
 import { cairnCli } from "./support/run-cli.js";

@@ -19,7 +19,12 @@ const COMMIT = /^[0-9a-f]{7,64}$/;
  * redaction changed into something it would refuse, is left out rather than refusing the memory. Undefined when
  * no path is left (the contract's citation needs one).
  */
-export function citationOf(raw: { repository?: string; branch?: string; commit?: string; paths: readonly string[] }): CodeCitation | undefined {
+export function citationOf(raw: {
+  repository?: string;
+  branch?: string;
+  commit?: string;
+  paths: readonly string[];
+}): CodeCitation | undefined {
   const paths = citedPaths(raw.paths.map((p) => redact(p)).filter((p) => PATH.test(p)));
   if (paths.length === 0) return undefined;
   const repository = raw.repository === undefined ? undefined : redact(raw.repository);

@@ -130,13 +130,7 @@ function commitDraft(c: Commit, root: string, where: Where, reverted: string[], 
     occurred_at: c.committedAt,
     author: c.authorEmail ? `${c.authorName} <${c.authorEmail}>` : c.authorName,
     tags,
-    refs: [
-      c.hash,
-      ...reverted.map((h) => `reverts:${h}`),
-      ...fixes.map((h) => `fixes:${h}`),
-      ...ticketsIn(message),
-      ...files.map(named),
-    ],
+    refs: [c.hash, ...reverted.map((h) => `reverts:${h}`), ...fixes.map((h) => `fixes:${h}`), ...ticketsIn(message), ...files.map(named)],
     ...(code ? { code } : {}),
   };
 }
@@ -157,10 +151,11 @@ interface Where {
  * detached HEAD names none.
  */
 async function whereFrom(git: (args: string[]) => Promise<string>, repo: string, branch: string): Promise<Where> {
-  const quiet = (args: string[]) => git(args).then(
-    (out) => out.trim(),
-    () => "",
-  );
+  const quiet = (args: string[]) =>
+    git(args).then(
+      (out) => out.trim(),
+      () => "",
+    );
   const remotes = (await quiet(["remote"])).split("\n").filter(Boolean);
   const ref = (await quiet(["rev-parse", "--symbolic-full-name", "--end-of-options", branch]))
     .split("\n")
@@ -193,7 +188,8 @@ function changeSummary(c: Commit, files: Commit["files"], reverted: string[], fi
         : "No file changed."
       : `${files.length} ${files.length === 1 ? "file" : "files"} changed, +${added} -${deleted}${c.parents.length > 1 ? ` (a merge of ${c.parents.length} parents)` : ""}:`,
   ];
-  for (const f of files.slice(0, LISTED_FILES)) lines.push(f.added === null ? `${named(f)} (binary)` : `${named(f)} +${f.added} -${f.deleted}`);
+  for (const f of files.slice(0, LISTED_FILES))
+    lines.push(f.added === null ? `${named(f)} (binary)` : `${named(f)} +${f.added} -${f.deleted}`);
   if (files.length > LISTED_FILES) lines.push(`... and ${files.length - LISTED_FILES} more files`);
   for (const h of reverted) lines.push(`Reverts commit ${h}.`);
   for (const h of fixes) lines.push(`Fixes commit ${h}.`);
