@@ -56,6 +56,21 @@ const jsonList =
     return parsed.every(item) ? undefined : `is ${shown(v)}, not a JSON list of ${items}`;
   };
 const strings = jsonList((x) => typeof x === "string", "strings");
+/** A code citation (`code`): a JSON object whose `paths` list names each path as a string. */
+const citation: Check = (v) => {
+  if (typeof v !== "string") return `is ${shown(v)}, not a JSON object`;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(v);
+  } catch {
+    return `is ${shown(v)}, not JSON`;
+  }
+  const paths = typeof parsed === "object" && parsed !== null ? (parsed as { paths?: unknown }).paths : undefined;
+  return Array.isArray(paths) &&
+    paths.every((p) => typeof p === "object" && p !== null && typeof (p as { path?: unknown }).path === "string")
+    ? undefined
+    : `is ${shown(v)}, not a code citation with a list of paths`;
+};
 const objects = jsonList((x) => typeof x === "object" && x !== null && !Array.isArray(x), "objects");
 
 interface Rule {
@@ -80,6 +95,8 @@ const TURN: Rule = {
     trusted: boolean,
     tags: strings,
     refs: strings,
+    code: citation,
+    cited_paths: text,
     checks: objects,
     supersedes: strings,
     corrections: objects,

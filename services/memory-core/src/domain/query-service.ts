@@ -19,7 +19,8 @@ import type {
   SessionResult,
 } from "../records/types.js";
 import { bestOf } from "../retrieval/confidence.js";
-import type { Condition } from "../records/filters.js";
+import { citesCondition, type Condition } from "../records/filters.js";
+import type { BriefView } from "../records/memory-brief.js";
 import type { HybridRetrieval, SearchRequest } from "../retrieval/hybrid-retrieval.js";
 import type { Storage } from "../storage.js";
 import { assessChange } from "./change-assessment.js";
@@ -58,8 +59,8 @@ export class QueryService {
   }
 
   async queryMemories(principal: Principal, input: OperationInput<"query_raw_memories">): Promise<QueryMemoriesResult> {
-    const query = input.query;
-    if (query === undefined) {
+    const { query, paths } = input;
+    if (query === undefined && paths === undefined) {
       throw validationFailed(
         [{ path: "", message: "needs `query`, `paths` or both" }],
         "Pass `query` (the words to look for), `paths` (files or folders the memories cite), or both.",
@@ -73,20 +74,34 @@ export class QueryService {
     if (input.until !== undefined) conditions.push({ field: "recorded_at", op: "lt", value: Date.parse(input.until) });
     if (input.check_status !== undefined) conditions.push({ field: "check_status", op: "eq", value: input.check_status });
     if (input.review_state !== undefined) conditions.push({ field: "review_state", op: "eq", value: input.review_state });
+    if (paths !== undefined) conditions.push(citesCondition(paths));
     if (!input.include_superseded) {
       // Valid at the instant asked about: begun by then, not yet superseded then.
       const at = input.as_of === undefined ? this.now() : Date.parse(input.as_of);
       conditions.push({ field: "valid_until", op: "gt", value: at }, { field: "valid_from", op: "lte", value: at });
     }
-    const ranked = await this.parts.retrieval.searchTurns(principal.workspace, searchOf({ ...input, query }, 10, conditions));
+    const ranked =
+      query === undefined
+        ? await this.parts.retrieval.newestCiting(principal.workspace, conditions, input.limit ?? 10)
+        : await this.parts.retrieval.searchTurns(principal.workspace, searchOf({ ...input, query }, 10, conditions));
     const detail = input.detail ?? "brief";
+    const view: BriefView = {
+      ...(paths !== undefined ? { paths } : {}),
+      ...(input.branch !== undefined ? { branch: input.branch } : {}),
+      ...(input.default_branch !== undefined ? { defaultBranch: input.default_branch } : {}),
+    };
     const hits = [];
     for (const { turn, ...rank } of ranked) {
       // A brief hit's text is looked for in its turn (snippetText): other requests are served between two hits.
       if (detail === "brief" && hits.length > 0) await setImmediate();
       hits.push({
         ...rank,
-        memory: detail === "brief" ? briefOf(turn, snippetText(turn, query)) : memoryOf(turn, "full"),
+        matched_by:
+          paths !== undefined && !rank.matched_by.includes("path") ? [...rank.matched_by, "path" as const].sort() : rank.matched_by,
+        memory:
+          detail === "brief"
+            ? briefOf(turn, query === undefined ? listingText(turn) : snippetText(turn, query), view)
+            : memoryOf(turn, "full"),
       });
     }
     return { hits, confidence: bestOf(hits.map((h) => h.confidence)) };

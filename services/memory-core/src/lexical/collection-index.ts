@@ -1,6 +1,8 @@
 import type { Facts } from "../records/filters.js";
 import { turnOfIndexed, type IndexedRecord } from "../records/indexed-collections.js";
 import { holds, type Condition } from "../records/filters.js";
+import { CITED_PATHS_FIELD, citationKeys, citedPathsOf, joinCited, lookupKeys, splitCited } from "../records/code-citations.js";
+import { parseList } from "../records/stored-turn.js";
 import { FactTable } from "./fact-table.js";
 import type { RankingHandle } from "./ranking-host.js";
 import type { AnalyzedDocument, LexicalHit } from "./ranking.js";
@@ -22,6 +24,7 @@ const UNFILTERED = new Set([
   "write_id",
   "tags",
   "refs",
+  "code",
   "checks",
   "supersedes",
   "title",
@@ -59,6 +62,8 @@ export class CollectionIndex {
   private readonly facts = new FactTable();
   /** Per value of each key field (`keyOf(field, value)`), the records holding it. */
   private readonly byKey = new Map<string, KeyRun>();
+  /** Per citation key (code-citations.ts: a path cited, a folder holding one), the records citing it. */
+  private readonly byCitation = new Map<string, KeyRun>();
 
   /**
    * `keyFields`: metadata fields that queries filter on by equality (agent, session); the index keeps the
@@ -83,6 +88,11 @@ export class CollectionIndex {
   put(document: LexicalDocument): void {
     const facts: Facts = {};
     for (const [field, value] of Object.entries(document.metadata)) if (!UNFILTERED.has(field)) facts[field] = value;
+    // A turn stored before turns kept their cited paths cites the paths among its refs all the same.
+    if (facts[CITED_PATHS_FIELD] === undefined && typeof document.metadata.refs === "string") {
+      const cited = citedPathsOf(undefined, parseList<string>(document.metadata.refs));
+      if (cited.length > 0) facts[CITED_PATHS_FIELD] = joinCited(cited);
+    }
     this.ranker.put({ id: document.id, fields: document.fields, facts });
     this.keep(document.id, facts);
   }
@@ -129,33 +139,17 @@ export class CollectionIndex {
   private key(n: number, facts: Facts) {
     for (const field of this.keyFields) {
       const value = facts[field];
-      if (value === undefined) continue;
-      const key = keyOf(field, value);
-      let run = this.byKey.get(key);
-      if (!run) {
-        run = { numbers: new Uint32Array(4), length: 0, live: 0 };
-        this.byKey.set(key, run);
-      }
-      if (run.length === run.numbers.length) {
-        const larger = new Uint32Array(run.length + (run.length >> 1) + 4);
-        larger.set(run.numbers);
-        run.numbers = larger;
-      }
-      run.numbers[run.length++] = n;
-      run.live += 1;
+      if (value !== undefined) addTo(this.byKey, keyOf(field, value), n);
     }
+    for (const key of citationKeysOf(facts[CITED_PATHS_FIELD])) addTo(this.byCitation, key, n);
   }
 
   private unkey(n: number) {
     for (const field of this.keyFields) {
       const value = this.facts.get(n, field);
-      if (value === undefined) continue;
-      const key = keyOf(field, value);
-      const run = this.byKey.get(key);
-      if (!run) continue;
-      run.live -= 1;
-      if (run.live === 0) this.byKey.delete(key);
+      if (value !== undefined) takeFrom(this.byKey, keyOf(field, value));
     }
+    for (const key of citationKeysOf(this.facts.get(n, CITED_PATHS_FIELD))) takeFrom(this.byCitation, key);
   }
 
   /** The live records of a run, dropping the rest from it once they are most of it. */
@@ -180,13 +174,35 @@ export class CollectionIndex {
   }
 
   /**
-   * The records that meet every condition, when one of them is an equality on a key field (found from that
-   * field's records, the fewest); undefined when none is, and only a pass over every record could tell.
+   * The records that meet every condition, when one of them is an equality on a key field or a citation (found
+   * from the records of that value or of those paths, the fewest); undefined when none is, and only a pass over
+   * every record could tell.
    */
   matching(conditions: readonly Condition[]): string[] | undefined {
+    const numbers = this.candidates(conditions);
+    if (numbers === undefined) return undefined;
+    const readers = conditions.map((c) => ({ condition: c, read: this.facts.reader(c.field) }));
+    return numbers.filter((n) => readers.every(({ condition, read }) => holds(read(n), condition))).map((n) => this.ids[n]!);
+  }
+
+  /** The live records of the most selective key or citation condition; undefined when there is none. */
+  private candidates(conditions: readonly Condition[]): number[] | undefined {
     let fewest: KeyRun | undefined;
+    let cited: number[] | undefined;
     let any = false;
     for (const c of conditions) {
+      if (c.op === "cites") {
+        any = true;
+        const numbers = new Set<number>();
+        for (const asked of c.paths) {
+          for (const key of lookupKeys(asked)) {
+            const run = this.byCitation.get(key);
+            if (run) for (const n of this.members(run)) numbers.add(n);
+          }
+        }
+        if (cited === undefined || numbers.size < cited.length) cited = [...numbers];
+        continue;
+      }
       if (c.op !== "eq" || !this.keyFields.includes(c.field)) continue;
       any = true;
       const run = this.byKey.get(keyOf(c.field, c.value));
@@ -194,10 +210,26 @@ export class CollectionIndex {
       if (!fewest || run.live < fewest.live) fewest = run;
     }
     if (!any) return undefined;
-    const readers = conditions.map((c) => ({ condition: c, read: this.facts.reader(c.field) }));
-    return this.members(fewest!)
-      .filter((n) => readers.every(({ condition, read }) => holds(read(n), condition)))
-      .map((n) => this.ids[n]!);
+    if (cited !== undefined && (fewest === undefined || cited.length <= fewest.live)) return cited;
+    return this.members(fewest!);
+  }
+
+  /**
+   * The ids of the records that meet the conditions, newest first (by `recorded_at`), at most `limit`; undefined
+   * when no condition tells which records they are (see `matching`).
+   */
+  newest(conditions: readonly Condition[], limit: number): string[] | undefined {
+    const ids = this.matching(conditions);
+    if (ids === undefined) return undefined;
+    const at = (id: string) => {
+      const value = this.facts.get(this.numbers.get(id)!, "recorded_at");
+      return typeof value === "number" ? value : 0;
+    };
+    return ids
+      .map((id) => ({ id, at: at(id) }))
+      .sort((a, b) => b.at - a.at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .slice(0, limit)
+      .map((r) => r.id);
   }
 
   /** A record's filterable metadata (all but UNFILTERED) as of the last catch-up; undefined when not indexed. */
@@ -265,3 +297,28 @@ export class CollectionIndex {
     return this.ranker.query({ text, limit, conditions, ...(among ? { among } : {}) });
   }
 }
+
+function addTo(runs: Map<string, KeyRun>, key: string, n: number): void {
+  let run = runs.get(key);
+  if (!run) {
+    run = { numbers: new Uint32Array(4), length: 0, live: 0 };
+    runs.set(key, run);
+  }
+  if (run.length === run.numbers.length) {
+    const larger = new Uint32Array(run.length + (run.length >> 1) + 4);
+    larger.set(run.numbers);
+    run.numbers = larger;
+  }
+  run.numbers[run.length++] = n;
+  run.live += 1;
+}
+
+function takeFrom(runs: Map<string, KeyRun>, key: string): void {
+  const run = runs.get(key);
+  if (!run) return;
+  run.live -= 1;
+  if (run.live === 0) runs.delete(key);
+}
+
+/** The citation keys of a record's cited paths (each once: two paths in one folder share its key). */
+const citationKeysOf = (stored: unknown): Set<string> => new Set(splitCited(stored).flatMap(citationKeys));

@@ -20,7 +20,7 @@ import type { AnalyzedDocument } from "./ranking.js";
  */
 
 /** Raise with any change to the file's layout or to what a record line means. */
-export const SNAPSHOT_FORMAT = 1;
+export const SNAPSHOT_FORMAT = 2;
 
 export interface SnapshotHeader {
   format: number;

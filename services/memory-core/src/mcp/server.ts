@@ -17,7 +17,8 @@ import { toolsFor } from "./tools.js";
 export const INSTRUCTIONS = `Cairn keeps what is not in git: what was tried and dropped, what was decided and why, what was measured, what comes next.
 - After a compaction or at a fresh start: query_recent_turns first (your own newest turns), then query_raw_memories with anchors from them, then query_summaries.
 - Before a design decision or a ticket: query_raw_memories for earlier decisions on the subject; before a change, assess_change for how similar ones ended.
-- At the end of each turn: add_memory with the task (prompt), the decisions and evidence (thought), and the outcome and next step (response).
+- Before editing a file: query_raw_memories with paths: [the file] for what the team decided or tried there.
+- At the end of each turn: add_memory with the task (prompt), the decisions and evidence (thought), and the outcome and next step (response); cite the files in code.paths.
 Answers are brief (each memory in a few words); open the ones that matter with get_memory.
 Memory proposes; the live repository decides: check what you recall against it.`;
 

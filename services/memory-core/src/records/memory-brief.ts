@@ -1,3 +1,4 @@
+import { askedFirst } from "./code-citations.js";
 import { isOutdated, isSuperseded, textOf, type StoredTurn } from "./stored-turn.js";
 import type { MemoryBrief } from "./types.js";
 
@@ -13,7 +14,21 @@ const OUTCOME_CHARS = 90;
 /** A search hit's text: the stretch of the memory that holds most of the query's words. */
 export const SNIPPET_CHARS = 200;
 
-export function briefOf(turn: StoredTurn, text: string): MemoryBrief {
+/** Cited paths a brief names, at most; a path longer than CITED_PATH_CHARS keeps its end (the file's name). */
+const CITED_SHOWN = 3;
+const CITED_PATH_CHARS = 120;
+
+/**
+ * What a caller told about itself that a brief speaks to: the code paths it asked about (the brief names the
+ * paths it cites, those first) and its branch and the default one (a memory written on a third is flagged).
+ */
+export interface BriefView {
+  paths?: readonly string[];
+  branch?: string;
+  defaultBranch?: string;
+}
+
+export function briefOf(turn: StoredTurn, text: string, view: BriefView = {}): MemoryBrief {
   const brief: MemoryBrief = {
     id: turn.id,
     agent: turn.agent,
@@ -33,7 +48,16 @@ export function briefOf(turn: StoredTurn, text: string): MemoryBrief {
   const review = turn.review?.state;
   if (review === "pending") flags.push("pending_review");
   if (review === "rejected") flags.push("rejected");
+  const branch = turn.code?.branch;
+  const otherBranch = branch !== undefined && view.branch !== undefined && branch !== view.branch && branch !== view.defaultBranch;
+  if (otherBranch) flags.push("other_branch");
   if (flags.length > 0) brief.flags = flags;
+  if (view.paths !== undefined && turn.citedPaths.length > 0) {
+    brief.cites = askedFirst(turn.citedPaths, view.paths)
+      .slice(0, CITED_SHOWN)
+      .map((path) => (path.length > CITED_PATH_CHARS ? `…${path.slice(path.length - CITED_PATH_CHARS + 1)}` : path));
+  }
+  if (otherBranch) brief.branch = branch;
   return brief;
 }
 

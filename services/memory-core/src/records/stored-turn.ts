@@ -1,6 +1,7 @@
 import { OPEN_VALIDITY } from "@cairn/openapi";
 import type { Metadata, StoredRecord } from "../store/chroma-store.js";
-import type { AddMemoryRequest, Check, Correction, Kind, Review } from "./types.js";
+import { CITED_PATHS_FIELD, splitCited } from "./code-citations.js";
+import type { AddMemoryRequest, Check, CodeCitation, Correction, Kind, Review } from "./types.js";
 
 /**
  * A turn as stored, in its own typed fields: what every module above the storage rooms reads of a turn. The
@@ -24,6 +25,9 @@ export interface StoredTurn {
   readonly trusted: boolean;
   readonly tags: string[];
   readonly refs: string[];
+  /** The code it cites, as its writer gave it; and every path it cites, its `code`'s and its refs' (code-citations.ts). */
+  readonly code: CodeCitation | undefined;
+  readonly citedPaths: string[];
   readonly checks: Check[];
   readonly checkStatus: Check["status"];
   /** The memories it replaces, and who or what replaced it, when something did. */
@@ -81,6 +85,8 @@ export function turnOf(record: StoredRecord): StoredTurn {
     trusted: m.trusted !== false,
     tags: parseList<string>(m.tags),
     refs: parseList<string>(m.refs),
+    code: codeOf(m.code),
+    citedPaths: splitCited(m[CITED_PATHS_FIELD]),
     checks: parseList<Check>(m.checks),
     checkStatus: (typeof m.check_status === "string" ? m.check_status : "unverified") as Check["status"],
     supersedes: parseList<string>(m.supersedes),
@@ -128,6 +134,18 @@ function reviewOf(m: Metadata): Review | undefined {
   if (typeof m.review_at === "number") review.at = new Date(m.review_at).toISOString();
   if (typeof m.review_reason === "string") review.reason = m.review_reason;
   return review;
+}
+
+function codeOf(value: unknown): CodeCitation | undefined {
+  if (typeof value !== "string") return undefined;
+  try {
+    const parsed = JSON.parse(value) as unknown;
+    return typeof parsed === "object" && parsed !== null && Array.isArray((parsed as CodeCitation).paths)
+      ? (parsed as CodeCitation)
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A correction says its conclusion no longer holds. */

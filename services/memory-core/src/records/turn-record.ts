@@ -2,6 +2,7 @@ import { OPEN_VALIDITY } from "@cairn/openapi";
 import type { Metadata } from "../store/chroma-store.js";
 import { clip } from "../text.js";
 import { canonicalHash } from "./ids.js";
+import { CITED_PATHS_FIELD, citedPathsOf, joinCited } from "./code-citations.js";
 import type { Position } from "./cursor.js";
 import { isOutdated, isSuperseded, textOf, type Source, type StoredTurn } from "./stored-turn.js";
 import type { AddMemoryRequest, Check, Detail, Memory } from "./types.js";
@@ -64,6 +65,9 @@ export function buildTurnRecord(write: TurnWrite): TurnRecordParts {
   // Imported content waits for a person's verdict (review_memory) before anyone relies on it.
   if (write.source === "import") metadata.review_state = "pending";
   if (payload.author !== undefined) metadata.author = payload.author;
+  if (payload.code !== undefined) metadata.code = JSON.stringify(payload.code);
+  const cited = citedPathsOf(payload.code, payload.refs);
+  if (cited.length > 0) metadata[CITED_PATHS_FIELD] = joinCited(cited);
   return { document: turnDocument(input), metadata };
 }
 
@@ -86,8 +90,9 @@ function turnPayload(input: AddMemoryRequest) {
     occurred_at: input.occurred_at === undefined ? null : Date.parse(input.occurred_at),
     source: input.source ?? null,
     supersedes: input.supersedes ?? [],
-    // Left out of the hash when absent, so a turn stored without an author replays to the same hash.
+    // Left out of the hash when absent, so a turn stored without an author or code replays to the same hash.
     author: input.author,
+    code: input.code,
   };
 }
 
@@ -148,6 +153,7 @@ export function memoryOf(turn: StoredTurn, detail: Detail): Memory {
   if (turn.supersededBy !== undefined) memory.superseded_by = turn.supersededBy;
   if (turn.supersededReason !== undefined) memory.superseded_reason = turn.supersededReason;
   if (turn.model !== undefined) memory.model = turn.model;
+  if (turn.code !== undefined) memory.code = turn.code;
   if (turn.occurredAt !== undefined) memory.occurred_at = new Date(turn.occurredAt).toISOString();
   if (turn.review) memory.review = turn.review;
   if (turn.author !== undefined) memory.author = turn.author;

@@ -7,6 +7,7 @@ export type AddMemoryResult = Schemas["AddMemoryResult"];
 export type Memory = Schemas["Memory"];
 export type MemoryBrief = Schemas["MemoryBrief"];
 export type Check = Schemas["Check"];
+export type CodeCitation = Schemas["CodeCitation"];
 export type Correction = Schemas["Correction"];
 export type Review = Schemas["Review"];
 export type Kind = Schemas["Kind"];

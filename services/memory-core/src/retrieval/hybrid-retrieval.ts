@@ -7,7 +7,7 @@ import type { LexicalIndexes, SearchableCollection } from "../lexical/indexes.js
 import type { RetrievalTuning } from "./retrieval-tuning.js";
 import { summaryOfIndexed, turnOfIndexed, type IndexedCollections, type IndexedRecord } from "../records/indexed-collections.js";
 import type { StoredTurn } from "../records/stored-turn.js";
-import type { Confidence, Summary } from "../records/types.js";
+import type { Confidence, MemoryHit, Summary } from "../records/types.js";
 
 export type SearchMode = "hybrid" | "semantic" | "lexical";
 
@@ -29,7 +29,8 @@ export interface RankedRecord {
 /** How a hit ranked: its fused score, its confidence, and which retrievers found it. */
 export type Rank = Omit<RankedRecord, "record">;
 
-export type RankedTurn = Rank & { turn: StoredTurn };
+/** A turn found by the retrievers, or (`path`) by the code it cites. */
+export type RankedTurn = Omit<Rank, "matched_by"> & { matched_by: MemoryHit["matched_by"]; turn: StoredTurn };
 export type RankedSummary = Rank & { summary: Summary };
 
 /** In hybrid mode the lexical side contributes this many candidates per asked hit (and at least MIN_DEPTH) to the fusion. */
@@ -62,6 +63,21 @@ export class HybridRetrieval {
   /** Turns, best first. */
   async searchTurns(workspace: string, request: SearchRequest): Promise<RankedTurn[]> {
     return (await this.search(workspace, "turns", request)).map(({ record, ...rank }) => ({ ...rank, turn: turnOfIndexed(record) }));
+  }
+
+  /**
+   * The turns that cite code paths (a `cites` condition among the conditions) and meet the rest, newest first:
+   * a citation is an exact match, so each is found with `high` confidence, by `path`.
+   */
+  async newestCiting(workspace: string, conditions: Condition[], limit: number): Promise<RankedTurn[]> {
+    const { index, value: ids } = await this.lexical.read(workspace, "turns", (index) => index.newest(conditions, limit) ?? []);
+    const records = await index.records(ids);
+    return records.map((record, i) => ({
+      score: round(1 / (i + 1)),
+      confidence: "high",
+      matched_by: ["path"],
+      turn: turnOfIndexed(record),
+    }));
   }
 
   /** Session summaries, best first. */
