@@ -1,5 +1,6 @@
+import { loadContract } from "@cairn/openapi";
 import { describe, expect, it } from "vitest";
-import { CITED_PATHS, citationOf, citedPaths, folderName, repositoryName } from "../src/import/code-citation.js";
+import { CITED_PATHS, CONTRACT_PATTERNS, citationOf, citedPaths, folderName, repositoryName } from "../src/import/code-citation.js";
 
 describe("a repository's name from its remote", () => {
   it("is the URL's path, without scheme, credentials, host, port or .git", () => {
@@ -32,6 +33,26 @@ describe("a repository's name from its remote", () => {
     expect(repositoryName("https://git.example.com/acme/api")).toBe("acme/api");
     expect(folderName("/home/dev/shop/")).toBe("shop");
     expect(folderName("/")).toBeUndefined();
+  });
+});
+
+describe("the contract's patterns the importer checks names against", () => {
+  it("are the contract's own, and the number of paths its limit", async () => {
+    const schema = (await loadContract()).operation("add_memory").inputSchema as {
+      properties: {
+        code: {
+          properties: Record<string, { pattern?: string; maxItems?: number; items?: { properties: { path: { pattern: string } } } }>;
+        };
+      };
+    };
+    const code = schema.properties.code.properties;
+    expect(CONTRACT_PATTERNS).toEqual({
+      repository: code.repository!.pattern,
+      branch: code.branch!.pattern,
+      path: code.paths!.items!.properties.path.pattern,
+      commit: code.commit!.pattern,
+    });
+    expect(CITED_PATHS).toBe(code.paths!.maxItems);
   });
 });
 
