@@ -153,8 +153,9 @@ export async function benchPathQuery(argv: string[]): Promise<void> {
           while (next < batches.length) {
             const batch = batches[next++]!;
             await request("POST", "/v1/memories/batch", tokenOf.get(batch.agent)!, { memories: batch.memories });
+            const before = done;
             done += batch.memories.length;
-            if (done % 10_000 < BATCH)
+            if (Math.floor(done / 10_000) > Math.floor(before / 10_000))
               log(`loaded ${done}/${n} turns (${round(done / ((performance.now() - started) / 1000), 1)} turns/s)`);
           }
         }),
