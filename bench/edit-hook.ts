@@ -32,6 +32,7 @@ interface Run {
  * agent's CAIRN_TOKEN in its environment, its default timeout. `--rounds` times over the files. Prints, per file,
  * the pointers the hook added (the `additionalContext` of its JSON) or why it said nothing (its stderr); then how
  * often it pointed at something, p50/p95 of the whole child process, and the bytes it printed (max and mean).
+ * Beside each file, what `query_raw_memories` with that path alone answers (any kind, three at most).
  *
  *   npm run bench -- edit-hook [--repo DIR] [--files 30] [--rounds 3] [--embedder local|hash] [--work-dir DIR]
  *                              [--loader PATH] [--json]
@@ -139,12 +140,33 @@ export async function benchEditHook(argv: string[]): Promise<void> {
     const runs: Array<Run & { path: string; round: number }> = [];
     for (let r = 0; r < rounds; r++) for (const { path } of files) runs.push({ ...(await hook(path)), path, round: r });
 
-    // 4. What it said, file by file (the last round), and the figures over every round.
+    // 4. Beside it, what the path query alone answers for each file (any kind, the hook's three at most): what
+    // the history holds about the file, whether or not the hook's choice of kinds lets it through.
+    type Brief = { id: string; kind?: string; flags?: string[]; text: string };
+    const cited = new Map<string, Brief[]>();
+    for (const { path } of files) {
+      const response = await fetch(new URL("/v1/memories/query", stack.url), {
+        method: "POST",
+        headers: { authorization: `Bearer ${agent.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ paths: [path], limit: 3 }),
+      });
+      if (response.status !== 200) throw new Error(`query_raw_memories by path answered ${response.status}`);
+      cited.set(
+        path,
+        ((await response.json()) as { hits: Array<{ memory: Brief }> }).hits.map((h) => h.memory),
+      );
+    }
+
+    // 5. What it said, file by file (the last round), and the figures over every round.
     const last = runs.filter((run) => run.round === rounds - 1);
     for (const { path, commits } of files) {
       const run = last.find((x) => x.path === path)!;
       log(`\n${path} (${commits} commits): ${run.context ? `${run.bytes} bytes` : `silent: ${run.stderr || "(no reason given)"}`}`);
       if (run.context) log(run.context);
+      for (const brief of cited.get(path)!) {
+        const flags = [brief.kind ?? "turn", ...(brief.flags ?? [])].join(", ");
+        log(`  path query: ${brief.id} (${flags}): ${brief.text.replace(/\s+/g, " ").slice(0, 110)}`);
+      }
     }
     const spoke = runs.filter((run) => run.context !== undefined);
     const time = summarize(runs.map((run) => run.ms));
@@ -160,6 +182,8 @@ export async function benchEditHook(argv: string[]): Promise<void> {
       p95_ms: round(time.p95, 0),
       max_bytes: Math.max(0, ...spoke.map((run) => run.bytes)),
       mean_bytes: round(spoke.reduce((n, run) => n + run.bytes, 0) / Math.max(1, spoke.length), 0),
+      path_query_files: [...cited.values()].filter((briefs) => briefs.length > 0).length,
+      path_query_kinds: countBy([...cited.values()].flat().map((b) => b.kind ?? "turn")),
       timeouts: runs.filter((run) => /within \d+ ms|timed? ?out/i.test(run.stderr)).length,
     };
     process.stdout.write(`${JSON.stringify(report)}\n`);
@@ -169,3 +193,5 @@ export async function benchEditHook(argv: string[]): Promise<void> {
     if (!keep) await rm(work, { recursive: true, force: true });
   }
 }
+
+const countBy = (items: string[]) => Object.fromEntries([...new Set(items)].map((item) => [item, items.filter((x) => x === item).length]));
