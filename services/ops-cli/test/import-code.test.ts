@@ -237,6 +237,10 @@ describe("cairn import git cites the files each commit touched", () => {
     expect(memories.size).toBe(7);
     expect(memories.get(hashes.auth)!.code).toBeUndefined();
     expect(memories.get(hashes.wide)!.code?.commit).toBe(hashes.wide);
+    // Found by path all the same: its refs name the files it touched.
+    const refresh = await commitsCiting(oldDev, { paths: ["src/auth/refresh.ts"] });
+    expect(refresh).toEqual(expect.arrayContaining([hashes.auth, hashes.fix]));
+    expect(refresh).not.toContain(hashes.readme);
   });
 
   it("names a repository without a remote by its folder, and a branch imported by name; a commit imported by hash names no branch", async () => {
