@@ -21,6 +21,8 @@ import { cairnCli } from "./support/run-cli.js";
  */
 
 const REMOTE_PASSWORD = "s3cr3t-Pa55word-77";
+/** A key in a file's name: the name is cited, the key is not. */
+const KEY_IN_NAME = "sk-proj-Qw3rTy7uIo9pAs2dFg5hJk8lZx1cVb4nM6";
 
 let dir: string;
 let cairn: TestCairn;
@@ -82,7 +84,7 @@ async function buildRepository(): Promise<{ repo: string; hashes: Hashes }> {
   hashes.auth = commit("Refresh tokens before they expire");
   git("mv", "src/auth/session.ts", "src/auth/sessions.ts");
   hashes.rename = commit("Name the sessions module after what it holds");
-  await write({ "README.md": "# api\n" });
+  await write({ "README.md": "# api\n", [`deploy/OPENAI_API_KEY=${KEY_IN_NAME}.env`]: "\n" });
   hashes.readme = commit("Say what the api is");
   const wide: Record<string, string> = {};
   for (let i = 0; i < 50; i++) wide[`pkg/a/f${i}.js`] = `module.exports = ${i};\n`;
@@ -147,7 +149,8 @@ describe("cairn import git cites the files each commit touched", () => {
     const rename = memories.get(hashes.rename)!;
     expect(rename.code?.paths).toEqual([{ path: "src/auth/sessions.ts" }]);
     expect(rename.response).toContain("src/auth/sessions.ts (renamed from src/auth/session.ts)");
-    expect(memories.get(hashes.readme)!.code?.paths).toEqual([{ path: "README.md" }]);
+    expect(memories.get(hashes.readme)!.code?.paths).toEqual([{ path: "README.md" }, { path: "deploy/OPENAI_API_KEY=[redacted].env" }]);
+    expect(everything).not.toContain(KEY_IN_NAME.slice(0, 12));
 
     // The revert and the fix cite the file they touched, like any commit.
     for (const hash of [hashes.retry, hashes.revert, hashes.fix]) {
