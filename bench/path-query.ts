@@ -51,6 +51,8 @@ const hotFile = (random: () => number) => Math.floor(FILE_COUNT * random() ** 3)
  * - `paths_folder`: `paths` alone, the file's folder (`services/<service>/src/<module>/`);
  * - `paths_uncited`: `paths` alone, a file no memory cites (what the edit hook asks most often).
  *
+ * Beside each kind asked by path, its five slowest samples with the number of memories citing what they asked.
+ *
  *   npm run bench -- path-query [--n 100000] [--share 0.3] [--samples 100] [--concurrency 2] [--data-dir DIR] [--json]
  *
  * `--data-dir DIR` keeps the loaded store; a run over a store that holds the same N and share measures without
@@ -91,7 +93,7 @@ export async function benchPathQuery(argv: string[]): Promise<void> {
   const tokenOf = new Map(tokens.map((t) => [t.agent, t.token]));
   await writeFile(tokensFile, yaml.dump({ tokens }));
   const previous = await readFile(marker, "utf8").then(
-    (text) => JSON.parse(text) as { shape: typeof shape; load_s: number; cited: number },
+    (text) => JSON.parse(text) as { shape: typeof shape; load_s: number },
     () => undefined,
   );
   const reuse = previous !== undefined && JSON.stringify(previous.shape) === JSON.stringify(shape);
@@ -110,41 +112,46 @@ export async function benchPathQuery(argv: string[]): Promise<void> {
   };
 
   try {
-    // 1. The load: corpus turns, a share of them citing files, in batches of one agent's turns.
+    // 1. The load: corpus turns, a share of them citing files, in batches of one agent's turns. The same turns in
+    // every run (seeded), so a run over a kept store knows how many memories cite each file without loading.
     let loadS = previous?.load_s ?? 0;
-    let cited = previous?.cited ?? 0;
+    const random = prng(37);
+    const turns = corpus(n, { agents: AGENTS, sessions: Math.max(1, Math.floor(n / 25)), seed: 1037 });
+    const byAgent = new Map<string, object[]>();
+    const batches: Array<{ agent: string; memories: object[] }> = [];
+    /** How many memories cite each file, and each folder (by any file in it). */
+    const citing = new Map<string, number>();
+    let cited = 0;
+    for (const [i, { agent, ...turn }] of turns.entries()) {
+      const memory: Record<string, unknown> = { ...turn, idempotency_key: `paths-${i}` };
+      if (random() < share) {
+        cited++;
+        const first = hotFile(random);
+        const count = 1 + Math.floor(random() * 4);
+        // Work mostly touches neighbours: the other files of the first one's module.
+        const base = first - (first % FILES_PER_MODULE);
+        const files = new Set([fileAt(first)]);
+        while (files.size < count) files.add(fileAt(base + Math.floor(random() * FILES_PER_MODULE)));
+        memory.code = {
+          repository: "acme/shop",
+          branch: "main",
+          commit: (i * 2654435761).toString(16).padStart(12, "0").slice(-12),
+          paths: [...files].map((path) => ({ path })),
+        };
+        for (const file of files) citing.set(file, (citing.get(file) ?? 0) + 1);
+        const folder = fileAt(first).slice(0, fileAt(first).lastIndexOf("/") + 1);
+        citing.set(folder, (citing.get(folder) ?? 0) + 1);
+      }
+      const list = byAgent.get(agent) ?? [];
+      list.push(memory);
+      if (list.length === BATCH) {
+        batches.push({ agent, memories: list });
+        byAgent.set(agent, []);
+      } else byAgent.set(agent, list);
+    }
+    for (const [agent, list] of byAgent) if (list.length > 0) batches.push({ agent, memories: list });
     if (reuse) log(`reusing the load of ${n} turns in ${dataDir}`);
     else {
-      const random = prng(37);
-      const turns = corpus(n, { agents: AGENTS, sessions: Math.max(1, Math.floor(n / 25)), seed: 1037 });
-      const byAgent = new Map<string, object[]>();
-      const batches: Array<{ agent: string; memories: object[] }> = [];
-      cited = 0;
-      for (const [i, { agent, ...turn }] of turns.entries()) {
-        const memory: Record<string, unknown> = { ...turn, idempotency_key: `paths-${i}` };
-        if (random() < share) {
-          cited++;
-          const first = hotFile(random);
-          const count = 1 + Math.floor(random() * 4);
-          // Work mostly touches neighbours: the other files of the first one's module.
-          const base = first - (first % FILES_PER_MODULE);
-          const files = new Set([fileAt(first)]);
-          while (files.size < count) files.add(fileAt(base + Math.floor(random() * FILES_PER_MODULE)));
-          memory.code = {
-            repository: "acme/shop",
-            branch: "main",
-            commit: (i * 2654435761).toString(16).padStart(12, "0").slice(-12),
-            paths: [...files].map((path) => ({ path })),
-          };
-        }
-        const list = byAgent.get(agent) ?? [];
-        list.push(memory);
-        if (list.length === BATCH) {
-          batches.push({ agent, memories: list });
-          byAgent.set(agent, []);
-        } else byAgent.set(agent, list);
-      }
-      for (const [agent, list] of byAgent) if (list.length > 0) batches.push({ agent, memories: list });
       let next = 0;
       let done = 0;
       const started = performance.now();
@@ -161,15 +168,20 @@ export async function benchPathQuery(argv: string[]): Promise<void> {
         }),
       );
       loadS = (performance.now() - started) / 1000;
-      if (keep) await writeFile(marker, JSON.stringify({ shape, load_s: loadS, cited }));
+      if (keep) await writeFile(marker, JSON.stringify({ shape, load_s: loadS }));
     }
 
     // 2. The queries, interleaved: each sample asks every kind once, in the same order.
-    const random = prng(99);
+    const pick = prng(99);
     const queries = corpus(samples, { agents: 1, sessions: 1, seed: 99 }).map((t) => t.thought.split(".")[0]!);
     const kinds = ["plain", "paths_file", "paths_and_query", "paths_folder", "paths_uncited"] as const;
     const times = Object.fromEntries(kinds.map((k) => [k, [] as number[]])) as Record<(typeof kinds)[number], number[]>;
     const hits = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<(typeof kinds)[number], number>;
+    /** Per kind, each sample's time beside how many memories cite what it asked. */
+    const asked = Object.fromEntries(kinds.map((k) => [k, [] as Array<{ ms: number; citing: number }>])) as Record<
+      (typeof kinds)[number],
+      Array<{ ms: number; citing: number }>
+    >;
     // A first query of each kind, untimed: the lexical index catches up on the load, the path index is read.
     const warm = fileAt(0);
     for (const body of [{ query: queries[0] }, { paths: [warm] }, { paths: [warm], query: queries[0] }, { paths: ["services/auth/"] }]) {
@@ -177,7 +189,7 @@ export async function benchPathQuery(argv: string[]): Promise<void> {
     }
     for (let i = 0; i < samples; i++) {
       const token = tokens[i % AGENTS]!.token;
-      const file = fileAt(hotFile(random));
+      const file = fileAt(hotFile(pick));
       const folder = file.slice(0, file.lastIndexOf("/") + 1);
       const bodies: Record<(typeof kinds)[number], object> = {
         plain: { query: queries[i]! },
@@ -189,13 +201,24 @@ export async function benchPathQuery(argv: string[]): Promise<void> {
       for (const kind of kinds) {
         const { ms, value } = await timed(() => request("POST", "/v1/memories/query", token, { limit: 10, ...bodies[kind] }));
         times[kind].push(ms);
+        const path = (bodies[kind] as { paths?: string[] }).paths?.[0];
+        asked[kind].push({ ms, citing: path === undefined ? 0 : (citing.get(path) ?? 0) });
         hits[kind] += (JSON.parse(value) as { hits: unknown[] }).hits.length;
       }
     }
     const figures = Object.fromEntries(
       kinds.map((kind) => {
         const s = summarize(times[kind]);
-        return [kind, { p50_ms: round(s.p50, 1), p95_ms: round(s.p95, 1), mean_hits: round(hits[kind] / samples, 1) }];
+        const slowest = [...asked[kind]].sort((a, b) => b.ms - a.ms).slice(0, 5);
+        return [
+          kind,
+          {
+            p50_ms: round(s.p50, 1),
+            p95_ms: round(s.p95, 1),
+            mean_hits: round(hits[kind] / samples, 1),
+            ...(kind === "plain" ? {} : { slowest: slowest.map((x) => `${round(x.ms, 0)} ms, ${x.citing} citing`) }),
+          },
+        ];
       }),
     );
     const report = { n, share, cited_turns: cited, ...(reuse ? {} : { load_turns_per_s: round(n / loadS, 1) }), ...figures };
