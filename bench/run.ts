@@ -2,7 +2,6 @@ import { benchBulk } from "./bulk.js";
 import { benchChromaChanges } from "./chroma-changes.js";
 import { benchChromaTether } from "./chroma-tether.js";
 import { benchChromaWrites } from "./chroma-writes.js";
-import { benchEditHook } from "./edit-hook.js";
 import { benchEmbeddingLoad } from "./embedding-load.js";
 import { benchHttpEdges } from "./http-edges.js";
 import { benchHostile } from "./hostile.js";
@@ -15,6 +14,7 @@ import { benchSummarizer } from "./summarizer.js";
 import { benchSummariesQuality } from "./summaries-quality.js";
 import { benchOpsCli } from "./ops-cli.js";
 import { benchPathQuery } from "./path-query.js";
+import { benchEditHookHistory } from "./edit-hook-history.js";
 import { benchPromptHook } from "./prompt-hook.js";
 import { benchRedaction } from "./redaction.js";
 import { benchRecordChecks } from "./record-checks.js";
@@ -32,7 +32,6 @@ const benches: Record<string, (argv: string[]) => void | Promise<void>> = {
   "chroma-changes": benchChromaChanges,
   "chroma-tether": benchChromaTether,
   "chroma-writes": benchChromaWrites,
-  "edit-hook": benchEditHook,
   "embedding-load": benchEmbeddingLoad,
   "http-edges": benchHttpEdges,
   hostile: benchHostile,
@@ -44,6 +43,7 @@ const benches: Record<string, (argv: string[]) => void | Promise<void>> = {
   "summaries-quality": benchSummariesQuality,
   "ops-cli": benchOpsCli,
   "path-query": benchPathQuery,
+  "edit-hook-history": benchEditHookHistory,
   "prompt-hook": benchPromptHook,
   redaction: benchRedaction,
   "record-checks": benchRecordChecks,

@@ -34,13 +34,13 @@ interface Run {
  * often it pointed at something, p50/p95 of the whole child process, and the bytes it printed (max and mean).
  * Beside each file, what `query_raw_memories` with that path alone answers (any kind, three at most).
  *
- *   npm run bench -- edit-hook [--repo DIR] [--files 30] [--rounds 3] [--embedder local|hash] [--work-dir DIR]
- *                              [--loader PATH] [--json]
+ *   npm run bench -- edit-hook-history [--repo DIR] [--files 30] [--rounds 3] [--embedder local|hash] [--work-dir DIR]
+ *                                      [--loader PATH] [--json]
  *
  * `--loader` runs another checkout's `cairn-load` (its `bin/cairn-load.mjs`) against this checkout's memory-core
  * and importer. `--work-dir` keeps the clone and the store there (else a temporary folder, removed after).
  */
-export async function benchEditHook(argv: string[]): Promise<void> {
+export async function benchEditHookHistory(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
     options: {
