@@ -47,7 +47,7 @@ const hotFile = (random: () => number) => Math.floor(FILE_COUNT * random() ** 3)
  *
  * - `plain`: a query alone (hybrid, limit 10), as `bench memory-core` asks;
  * - `paths_file`: `paths` alone, one file drawn as the load drew them (newest first, limit 10);
- * - `paths_and_query`: the same file and the query;
+ * - `paths_and_query`: the same file and the query (and `_lexical`, `_semantic`: each retriever alone);
  * - `paths_folder`: `paths` alone, the file's folder (`services/<service>/src/<module>/`);
  * - `paths_uncited`: `paths` alone, a file no memory cites (what the edit hook asks most often).
  *
@@ -174,7 +174,15 @@ export async function benchPathQuery(argv: string[]): Promise<void> {
     // 2. The queries, interleaved: each sample asks every kind once, in the same order.
     const pick = prng(99);
     const queries = corpus(samples, { agents: 1, sessions: 1, seed: 99 }).map((t) => t.thought.split(".")[0]!);
-    const kinds = ["plain", "paths_file", "paths_and_query", "paths_folder", "paths_uncited"] as const;
+    const kinds = [
+      "plain",
+      "paths_file",
+      "paths_and_query",
+      "paths_and_query_lexical",
+      "paths_and_query_semantic",
+      "paths_folder",
+      "paths_uncited",
+    ] as const;
     const times = Object.fromEntries(kinds.map((k) => [k, [] as number[]])) as Record<(typeof kinds)[number], number[]>;
     const hits = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<(typeof kinds)[number], number>;
     /** Per kind, each sample's time beside how many memories cite what it asked. */
@@ -195,6 +203,8 @@ export async function benchPathQuery(argv: string[]): Promise<void> {
         plain: { query: queries[i]! },
         paths_file: { paths: [file] },
         paths_and_query: { paths: [file], query: queries[i]! },
+        paths_and_query_lexical: { paths: [file], query: queries[i]!, mode: "lexical" },
+        paths_and_query_semantic: { paths: [file], query: queries[i]!, mode: "semantic" },
         paths_folder: { paths: [folder] },
         paths_uncited: { paths: [`services/${SERVICES[i % SERVICES.length]}/src/never/cited${i}.ts`] },
       };
