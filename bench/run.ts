@@ -14,6 +14,8 @@ import { benchMemoryCore } from "./memory-core.js";
 import { benchSummarizer } from "./summarizer.js";
 import { benchSummariesQuality } from "./summaries-quality.js";
 import { benchOpsCli } from "./ops-cli.js";
+import { benchPathQuery } from "./path-query.js";
+import { benchEditHookHistory } from "./edit-hook-history.js";
 import { benchPromptHook } from "./prompt-hook.js";
 import { benchRedaction } from "./redaction.js";
 import { benchRecordChecks } from "./record-checks.js";
@@ -42,6 +44,8 @@ const benches: Record<string, (argv: string[]) => void | Promise<void>> = {
   summarizer: benchSummarizer,
   "summaries-quality": benchSummariesQuality,
   "ops-cli": benchOpsCli,
+  "path-query": benchPathQuery,
+  "edit-hook-history": benchEditHookHistory,
   "prompt-hook": benchPromptHook,
   redaction: benchRedaction,
   "record-checks": benchRecordChecks,

@@ -22,6 +22,8 @@ export interface MemoryDraft {
   kind?: AddMemoryRequest["kind"];
   tags: string[];
   refs: string[];
+  /** The code it cites, its names redacted and checked already (import/code-citation.ts). */
+  code?: AddMemoryRequest["code"];
 }
 
 /** What is sent: every text redacted, then cut to the contract's limits, with `truncated` among the tags when anything was cut. */
@@ -59,6 +61,7 @@ export function finalize(draft: MemoryDraft): AddMemoryRequest {
     tags: tags.slice(0, LIMITS.tags),
     refs,
   };
+  if (draft.code) request.code = draft.code;
   if (draft.kind) request.kind = draft.kind;
   if (draft.occurred_at) request.occurred_at = draft.occurred_at;
   if (draft.model) request.model = sliceWhole(redact(draft.model), 128);
