@@ -35,6 +35,10 @@ import { percentile, round } from "./stats.js";
  * the bench makes.
  *
  *   npm run bench -- locomo --data ../shared/bench/locomo/locomo-dev.json [--json] [--conversations N] [--data-dir DIR]
+ *     [--embeddings-url URL --embeddings-model NAME]
+ *
+ * The embedder is the default (`local`) unless `--embeddings-url` names an OpenAI-compatible `/v1/embeddings` server
+ * on this machine, which then embeds as `CAIRN_EMBEDDINGS=openai` with `--embeddings-model`.
  */
 
 const MODES = ["semantic", "lexical", "hybrid"] as const;
@@ -55,9 +59,19 @@ export async function benchLocomo(argv: string[]): Promise<void> {
       conversations: { type: "string" },
       concurrency: { type: "string", default: "4" },
       "data-dir": { type: "string" },
+      "embeddings-url": { type: "string" },
+      "embeddings-model": { type: "string" },
     },
   });
   if (!values.data) throw new Error("--data FILE is required (a LoCoMo-format JSON file)");
+  if (values["embeddings-url"] && !values["embeddings-model"]) throw new Error("--embeddings-url needs --embeddings-model");
+  const embeddingsEnv = values["embeddings-url"]
+    ? {
+        CAIRN_EMBEDDINGS: "openai",
+        CAIRN_EMBEDDINGS_BASE_URL: values["embeddings-url"],
+        CAIRN_EMBEDDINGS_MODEL: values["embeddings-model"]!,
+      }
+    : {};
   const started = performance.now();
   let conversations = JSON.parse(await readFile(values.data, "utf8")) as Conversation[];
   if (values.conversations) conversations = conversations.slice(0, Number(values.conversations));
@@ -78,7 +92,7 @@ export async function benchLocomo(argv: string[]): Promise<void> {
   const tokensFile = join(dataDir, "tokens.yaml");
   await writeFile(tokensFile, yaml.dump({ tokens: entries }));
   const stack = await startStack({
-    config: loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_PORT: "0", CAIRN_TOKENS_FILE: tokensFile }),
+    config: loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_PORT: "0", CAIRN_TOKENS_FILE: tokensFile, ...embeddingsEnv }),
     log: silentLogger,
   });
   const responseBytes: number[] = [];

@@ -2,6 +2,7 @@ import { benchBulk } from "./bulk.js";
 import { benchChromaChanges } from "./chroma-changes.js";
 import { benchChromaTether } from "./chroma-tether.js";
 import { benchChromaWrites } from "./chroma-writes.js";
+import { benchEmbedderCost } from "./embedder-cost.js";
 import { benchEmbeddingLoad } from "./embedding-load.js";
 import { benchHttpEdges } from "./http-edges.js";
 import { benchHostile } from "./hostile.js";
@@ -30,6 +31,7 @@ const benches: Record<string, (argv: string[]) => void | Promise<void>> = {
   "chroma-changes": benchChromaChanges,
   "chroma-tether": benchChromaTether,
   "chroma-writes": benchChromaWrites,
+  "embedder-cost": benchEmbedderCost,
   "embedding-load": benchEmbeddingLoad,
   "http-edges": benchHttpEdges,
   hostile: benchHostile,
