@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
+import { benchEmbeddings } from "./timed-embedder.js";
 import { createEmbedder } from "../services/memory-core/src/embeddings/create.js";
 import { silentLogger } from "../services/memory-core/src/logger.js";
 import { turnDocument } from "../services/memory-core/src/records/turn-record.js";
@@ -34,12 +35,7 @@ export async function benchEmbedderCost(argv: string[]): Promise<void> {
   const mb = (bytes: number) => round(bytes / 2 ** 20, 0);
   const rssBefore = process.memoryUsage.rss();
   const loadStarted = performance.now();
-  const embedder = await createEmbedder(
-    values["embeddings-url"]
-      ? { kind: "openai", baseUrl: values["embeddings-url"], model: values["embeddings-model"] ?? "", apiKey: undefined }
-      : { kind: "local" },
-    silentLogger,
-  );
+  const embedder = await createEmbedder(benchEmbeddings(values["embeddings-url"], values["embeddings-model"]), silentLogger);
   const loadSeconds = (performance.now() - loadStarted) / 1000;
   const rssLoaded = process.memoryUsage.rss();
   let rssPeak = rssLoaded;

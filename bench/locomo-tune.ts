@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { loadTokenRegistry } from "../services/memory-core/src/auth/tokens.js";
 import { DEFAULT_TUNING, type RetrievalTuning } from "../services/memory-core/src/retrieval/retrieval-tuning.js";
 import { claimChroma } from "../services/memory-core/src/embedded/owned-chroma.js";
+import { benchEmbeddings } from "./timed-embedder.js";
 import { createEmbedder } from "../services/memory-core/src/embeddings/create.js";
 import type { Embedder } from "../services/memory-core/src/embeddings/embedder.js";
 import { silentLogger } from "../services/memory-core/src/logger.js";
@@ -62,12 +63,7 @@ export async function tuneLocomo(argv: string[]): Promise<void> {
   const chromaUrl = await chroma.start();
   const tokens = await loadTokenRegistry(join(values["data-dir"], "tokens.yaml"));
   const embedder = cachingEmbedder(
-    await createEmbedder(
-      values["embeddings-url"]
-        ? { kind: "openai", baseUrl: values["embeddings-url"], model: values["embeddings-model"] ?? "", apiKey: undefined }
-        : { kind: "local" },
-      silentLogger,
-    ),
+    await createEmbedder(benchEmbeddings(values["embeddings-url"], values["embeddings-model"]), silentLogger),
   );
   const results: Array<{ name: string; byConversation: Map<string, Outcome> }> = [];
   try {

@@ -23,6 +23,7 @@ import {
   type Score,
 } from "./locomo-data.js";
 import { percentile, round } from "./stats.js";
+import { benchEmbeddings } from "./timed-embedder.js";
 
 /**
  * Retrieval quality on LoCoMo (Maharana et al., ACL 2024): each conversation is imported into its own
@@ -64,14 +65,11 @@ export async function benchLocomo(argv: string[]): Promise<void> {
     },
   });
   if (!values.data) throw new Error("--data FILE is required (a LoCoMo-format JSON file)");
-  if (values["embeddings-url"] && !values["embeddings-model"]) throw new Error("--embeddings-url needs --embeddings-model");
-  const embeddingsEnv = values["embeddings-url"]
-    ? {
-        CAIRN_EMBEDDINGS: "openai",
-        CAIRN_EMBEDDINGS_BASE_URL: values["embeddings-url"],
-        CAIRN_EMBEDDINGS_MODEL: values["embeddings-model"]!,
-      }
-    : {};
+  const embeddings = benchEmbeddings(values["embeddings-url"], values["embeddings-model"]);
+  const embeddingsEnv =
+    embeddings.kind === "openai"
+      ? { CAIRN_EMBEDDINGS: "openai", CAIRN_EMBEDDINGS_BASE_URL: embeddings.baseUrl, CAIRN_EMBEDDINGS_MODEL: embeddings.model }
+      : {};
   const started = performance.now();
   let conversations = JSON.parse(await readFile(values.data, "utf8")) as Conversation[];
   if (values.conversations) conversations = conversations.slice(0, Number(values.conversations));
