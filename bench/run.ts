@@ -3,6 +3,7 @@ import { benchChromaChanges } from "./chroma-changes.js";
 import { benchChromaTether } from "./chroma-tether.js";
 import { benchChromaWrites } from "./chroma-writes.js";
 import { benchEditHook } from "./edit-hook.js";
+import { benchEmbedderCost } from "./embedder-cost.js";
 import { benchEmbeddingLoad } from "./embedding-load.js";
 import { benchHttpEdges } from "./http-edges.js";
 import { benchHostile } from "./hostile.js";
@@ -34,6 +35,7 @@ const benches: Record<string, (argv: string[]) => void | Promise<void>> = {
   "chroma-tether": benchChromaTether,
   "chroma-writes": benchChromaWrites,
   "edit-hook": benchEditHook,
+  "embedder-cost": benchEmbedderCost,
   "embedding-load": benchEmbeddingLoad,
   "http-edges": benchHttpEdges,
   hostile: benchHostile,
