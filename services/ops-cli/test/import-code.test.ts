@@ -159,6 +159,14 @@ describe("cairn import git cites the files each commit touched", () => {
     }
     expect(memories.get(hashes.revert)!.tags).toContain("revert");
     expect(memories.get(hashes.fix)!.tags).toContain("fix");
+    // What the edit hook reads before an edit: a revert is an approach tried and dropped, a fix what went wrong;
+    // any other commit is a plain turn.
+    expect([hashes.revert, hashes.fix, hashes.retry, hashes.auth].map((h) => memories.get(h)!.kind)).toEqual([
+      "attempt",
+      "lesson",
+      "turn",
+      "turn",
+    ]);
   });
 
   it("cites at most 64 paths: beyond, the folders holding the most of the files, files elsewhere by name", async () => {

@@ -120,6 +120,9 @@ function commitDraft(c: Commit, root: string, where: Where, reverted: string[], 
   if (fixes.length > 0 || isFix(c)) tags.push("fix");
   const files = [...c.files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const code = citationOf({ ...where, commit: c.hash, paths: files.map((f) => f.path) });
+  // What a reader before an edit looks for (the edit hook asks for attempts and lessons): a revert records an
+  // approach tried and dropped, a fix what went wrong and how it was mended. Other commits are plain turns.
+  const kind = reverted.length > 0 ? "attempt" : tags.includes("fix") ? "lesson" : undefined;
   return {
     // A session per repository and day: the day's commits read together, as an agent's session would.
     session_id: `git:${root.slice(0, 12)}:${c.committedAt.slice(0, 10)}`,
@@ -132,6 +135,7 @@ function commitDraft(c: Commit, root: string, where: Where, reverted: string[], 
     tags,
     refs: [c.hash, ...reverted.map((h) => `reverts:${h}`), ...fixes.map((h) => `fixes:${h}`), ...ticketsIn(message), ...files.map(named)],
     ...(code ? { code } : {}),
+    ...(kind ? { kind } : {}),
   };
 }
 
