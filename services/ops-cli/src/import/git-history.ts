@@ -121,8 +121,10 @@ function commitDraft(c: Commit, root: string, where: Where, reverted: string[], 
   const files = [...c.files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const code = citationOf({ ...where, commit: c.hash, paths: files.map((f) => f.path) });
   // What a reader before an edit looks for (the edit hook asks for attempts and lessons): a revert records an
-  // approach tried and dropped, a fix what went wrong and how it was mended. Other commits are plain turns.
-  const kind = reverted.length > 0 ? "attempt" : tags.includes("fix") ? "lesson" : undefined;
+  // approach tried and dropped; a fix (its subject says so, or it names the commit it fixes) what went wrong and how
+  // it was mended, unless it swept over many files, where it is a lesson about none of them. Others are turns.
+  const mends = (fixes.length > 0 || FIX.test(c.subject)) && files.length <= SWEEP_FILES;
+  const kind = reverted.length > 0 ? "attempt" : mends ? "lesson" : undefined;
   return {
     // A session per repository and day: the day's commits read together, as an agent's session would.
     session_id: `git:${root.slice(0, 12)}:${c.committedAt.slice(0, 10)}`,
@@ -200,7 +202,10 @@ function changeSummary(c: Commit, files: Commit["files"], reverted: string[], fi
   return lines.join("\n");
 }
 
-const isFix = (c: Commit) => /\b(?:bug|hot)?fix(?:e[sd]|ing)?\b/i.test(`${c.subject}\n${c.body}`);
+const FIX = /\b(?:bug|hot)?fix(?:e[sd]|ing)?\b/i;
+const isFix = (c: Commit) => FIX.test(`${c.subject}\n${c.body}`);
+/** A fix touching more files than this is a sweep (a lint, a rename, a batch of mends), not a lesson about each file. */
+const SWEEP_FILES = 12;
 
 /** Hex runs that may name a commit (at least one letter, so plain numbers are not taken for hashes). */
 function hashesIn(text: string): Set<string> {
