@@ -37,7 +37,7 @@ export interface Exchange {
   /** The assistant called Cairn's add_memory (or add_memories) itself in this exchange. */
   recordedByAgent: boolean;
   /** The line the exchange starts at, and the parse context there: where a later parse picks it up again. */
-  start: { offset: number; context: ParseContext };
+  start: { offset: number; line: number; context: ParseContext };
 }
 
 /** What a parse that starts in the middle of a file must know of what came before. */
@@ -111,7 +111,7 @@ function claudeCodeExchanges(lines: readonly TranscriptLine[], context: ParseCon
       current = {
         ...blank(sessionId, keyOf("claude-code", sessionId, str(value.uuid) ?? `line-${number}`), timestamp(value.timestamp)),
         prompt: commandPrompt(text),
-        start: { offset, context: { ...context } },
+        start: { offset, line: number, context: { ...context } },
       };
       context.ordinal++;
       exchanges.push(current);
@@ -157,7 +157,7 @@ function codexExchanges(lines: readonly TranscriptLine[], context: ParseContext,
   const sessionId = context.sessionId ?? sessionFromPath(file);
   const exchanges: Exchange[] = [];
   let current: Exchange | undefined;
-  for (const { offset, value } of lines) {
+  for (const { number, offset, value } of lines) {
     const payload = isObject(value.payload) ? value.payload : {};
     if (value.type === "turn_context") {
       context.model = str(payload.model) ?? context.model;
@@ -176,7 +176,7 @@ function codexExchanges(lines: readonly TranscriptLine[], context: ParseContext,
           ...blank(sessionId, keyOf("codex", sessionId, String(context.ordinal + 1)), timestamp(value.timestamp)),
           prompt: text,
           model: context.model,
-          start: { offset, context: { ...context } },
+          start: { offset, line: number, context: { ...context } },
         };
         context.ordinal++;
         exchanges.push(current);
@@ -341,7 +341,7 @@ export function parseLines(
   firstNumber: number,
   file: string,
   options: { partialLast: boolean },
-): { lines: TranscriptLine[]; end: number } {
+): { lines: TranscriptLine[]; end: number; next: number } {
   const lines: TranscriptLine[] = [];
   let at = 0;
   let number = firstNumber;
@@ -365,5 +365,5 @@ export function parseLines(
     number++;
     at = nl + 1;
   }
-  return { lines, end: base + Math.min(at, text.length) };
+  return { lines, end: base + Math.min(at, text.length), next: number };
 }
