@@ -1,6 +1,7 @@
 import { execFile, execFileSync } from "node:child_process";
 import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { createServer, type AddressInfo, type Server } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -163,6 +164,7 @@ beforeAll(async () => {
   project = join(root, "shop");
   await mkdir(join(project, "src", "payments"), { recursive: true });
   execFileSync("git", ["init", "-q", project]);
+  await mkdir(join(root, "claude", "-home-dev-shop"), { recursive: true });
 });
 afterAll(async () => {
   await cairn?.close();
@@ -173,7 +175,6 @@ describe("cairn-load --hook capture (Claude Code)", () => {
   it("keeps each finished exchange once: a repeat stores nothing, an append stores only the new, an add_memory of the agent's is not recorded again", async () => {
     const session = "5e1d0c2a-0000-4000-8000-00000000000a";
     const transcript = join(root, "claude", "-home-dev-shop", `${session}.jsonl`);
-    await mkdir(join(root, "claude", "-home-dev-shop"), { recursive: true });
     await writeFile(
       transcript,
       jsonl([
@@ -340,7 +341,7 @@ describe("cairn-load --hook capture (Claude Code)", () => {
     expect(stored).not.toContain(bearer);
   });
 
-  it("never in the way: unreachable Cairn, a refused token, an unreadable transcript print nothing and exit 0; the next capture sends what was missed", async () => {
+  it("never in the way: unreachable Cairn, a timeout, a refused token, an unreadable transcript print nothing and exit 0; the next capture sends what was missed", async () => {
     const session = "5e1d0c2a-0000-4000-8000-00000000000d";
     const transcript = join(root, "claude", "-home-dev-shop", `${session}.jsonl`);
     await writeFile(
@@ -368,6 +369,17 @@ describe("cairn-load --hook capture (Claude Code)", () => {
     const closed = await hook(input, envFor(state, { CAIRN_URL: "http://127.0.0.1:9" }));
     expect([closed.code, closed.stdout]).toEqual([0, ""]);
     expect(closed.stderr).toContain("Cairn is unreachable: 2 exchange(s) left for the next capture");
+    // A server that takes the connection and never answers: the capture gives up at its timeout.
+    const silent: Server = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = silent.address() as AddressInfo;
+      const slow = await hook(input, envFor(state, { CAIRN_URL: `http://127.0.0.1:${port}`, CAIRN_CAPTURE_TIMEOUT_MS: "300" }));
+      expect([slow.code, slow.stdout]).toEqual([0, ""]);
+      expect(slow.stderr).toContain("no answer from Cairn in time: 2 exchange(s) left for the next capture");
+    } finally {
+      silent.close();
+    }
     const refused = await hook(input, envFor(state, { CAIRN_TOKEN: "cairn_not-a-token-at-all-000000" }));
     expect([refused.code, refused.stdout]).toEqual([0, ""]);
     expect(refused.stderr).toContain("Cairn refused the token (401)");
