@@ -99,6 +99,7 @@ async function plan(project: string, options: InitOptions): Promise<Planned[]> {
   const mcpUrl = new URL("/mcp", url).href;
   const sessionCommand = `${LOADER} --hook session --agent ${agent} --harness ${harness}`;
   const promptCommand = `${LOADER} --hook prompt --url '${url.origin}'`;
+  const captureCommand = `${LOADER} --hook capture --harness ${harness} --url '${url.origin}'`;
 
   if (harness === "claude-code" || harness === "codex") {
     const hooksPath = harness === "claude-code" ? join(".claude", "settings.json") : join(".codex", "hooks.json");
@@ -111,6 +112,10 @@ async function plan(project: string, options: InitOptions): Promise<Planned[]> {
     text = setHookGroup(text, hooksPath, "UserPromptSubmit", {
       hooks: [{ type: "command", command: promptCommand, timeout: HOOK_TIMEOUT_SECONDS }],
     });
+    // The capture hook keeps the session's exchanges from its transcript; Codex has no SessionEnd event.
+    for (const event of harness === "claude-code" ? ["Stop", "PreCompact", "SessionEnd"] : ["Stop", "PreCompact"]) {
+      text = setHookGroup(text, hooksPath, event, { hooks: [{ type: "command", command: captureCommand, timeout: HOOK_TIMEOUT_SECONDS }] });
+    }
     plans.push({ path: hooksPath, before, after: text });
   }
   if (harness === "claude-code") {
