@@ -82,9 +82,11 @@ export async function captureHook(stdin: string, settings: CaptureSettings): Pro
     if (error instanceof TranscriptFormatError) return `${error.message}: nothing captured`;
     throw error;
   }
-  // PreCompact can come in the middle of a turn: the last exchange waits for the Stop that ends it, so that it
-  // is sent once, whole. Stop and SessionEnd come when the turn is over.
-  const finished = event === "PreCompact" ? exchanges.slice(0, -1) : exchanges;
+  // PreCompact can come in the middle of a turn, and a Stop before the turn's answer is in the file: the last
+  // exchange then waits for a later capture, so that it is sent once, whole. SessionEnd sends everything.
+  const last = exchanges.at(-1);
+  const waits = last !== undefined && event !== "SessionEnd" && (event === "PreCompact" || last.pending.length === 0);
+  const finished = waits ? exchanges.slice(0, -1) : exchanges;
   const end: CapturePosition = { offset: parsed.end, line: parsed.next, context };
   const after = (i: number): CapturePosition => (i + 1 < exchanges.length ? exchanges[i + 1]!.start : end);
 

@@ -294,6 +294,9 @@ describe("cairn-load --hook capture (Claude Code)", () => {
     expect(compact.stderr).toContain("PreCompact: 1 stored, 0 there already; 1 unfinished exchange(s) left for the next capture");
     expect((await sessionMemories(session)).map((m) => m.prompt)).toEqual(["Why is the limiter per instance?"]);
 
+    // A Stop before the answer is in the file sends nothing of that exchange either.
+    const early = await hook({ ...base, hook_event_name: "Stop", stop_hook_active: false }, envFor(state));
+    expect(early.stderr).toContain("Stop: 0 stored, 0 there already; 1 unfinished exchange(s) left for the next capture");
     await appendFile(transcript, jsonl(running.slice(3)));
     const stop = await hook({ ...base, hook_event_name: "Stop", stop_hook_active: false }, envFor(state));
     expect(stop.stderr).toContain("Stop: 1 stored, 0 there already");
