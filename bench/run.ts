@@ -1,4 +1,5 @@
 import { benchBulk } from "./bulk.js";
+import { benchCaptureQuality } from "./capture-quality.js";
 import { benchChromaChanges } from "./chroma-changes.js";
 import { benchChromaTether } from "./chroma-tether.js";
 import { benchChromaWrites } from "./chroma-writes.js";
@@ -27,6 +28,7 @@ import { benchWrites } from "./writes.js";
 const benches: Record<string, (argv: string[]) => void | Promise<void>> = {
   "memory-core": benchMemoryCore,
   bulk: benchBulk,
+  "capture-quality": benchCaptureQuality,
   "chroma-changes": benchChromaChanges,
   "chroma-tether": benchChromaTether,
   "chroma-writes": benchChromaWrites,

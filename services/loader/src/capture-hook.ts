@@ -102,6 +102,7 @@ export async function captureHook(stdin: string, settings: CaptureSettings): Pro
       const memory = memoryOf(exchange, harness, {
         key: `${KEY_PREFIX}${exchange.key}`,
         tags: [CAPTURED_TAG],
+        notes: true,
         code: codeOf(exchange, project, hookCwd),
       });
       const sent = await send(memory, cairn, settings.token, deadline);

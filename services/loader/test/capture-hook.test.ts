@@ -25,6 +25,7 @@ interface Memory {
   refs: string[];
   source: string;
   trusted: boolean;
+  kind: string;
   code?: { paths: Array<{ path: string }> };
 }
 
@@ -219,6 +220,10 @@ describe("cairn-load --hook capture (Claude Code)", () => {
     expect(stored[0]!.refs).toContain("PAY-412");
     expect(stored[1]!.thought).toContain("- Edit (file_path: ");
     expect(stored[1]!.response).toBe("Each attempt now sends the charge's idempotency key; the retry test passes.");
+    // What the exchange decided heads its thought and makes it a decision; the first exchange only found a cause.
+    expect(stored[1]!.thought.startsWith("Decided: Each attempt now sends the charge's idempotency key")).toBe(true);
+    expect([stored[0]!.kind, stored[1]!.kind]).toEqual(["turn", "decision"]);
+    expect(stored[0]!.thought).not.toContain("Decided:");
     // The file the exchange edited is cited, relative to the project; the one it only read is not.
     expect(stored[1]!.code?.paths).toEqual([{ path: "src/payments/retry.ts" }]);
     expect(stored[0]!.code).toBeUndefined();

@@ -1,4 +1,5 @@
 import { finalize, keyOf, sessionIdOf, ticketsIn, type AddMemoryRequest } from "./draft.js";
+import { notesBlock, notesOf } from "./notes.js";
 import { redact } from "./redact.js";
 
 /**
@@ -229,12 +230,19 @@ function blank(sessionId: string, key: string, at: string | undefined) {
 }
 
 /** The exchange as the memory it becomes: the request, what was done on the way, the answer. */
-export function memoryOf(e: Exchange, harness: Harness, extra: { tags?: string[]; key?: string; code?: AddMemoryRequest["code"] } = {}) {
+export function memoryOf(
+  e: Exchange,
+  harness: Harness,
+  extra: { tags?: string[]; key?: string; code?: AddMemoryRequest["code"]; notes?: boolean } = {},
+) {
+  const thought = e.thought.length > 0 ? e.thought.join("\n") : "(no reasoning or tool use recorded)";
+  const notes = extra.notes ? notesBlock(notesOf(e)) : { head: "", kind: undefined };
   return finalize({
     session_id: sessionIdOf(e.sessionId),
     idempotency_key: extra.key ?? e.key,
     prompt: e.prompt,
-    thought: e.thought.length > 0 ? e.thought.join("\n") : "(no reasoning or tool use recorded)",
+    thought: notes.head ? `${notes.head}\n\n${thought}` : thought,
+    ...(notes.kind ? { kind: notes.kind } : {}),
     response: e.pending.length > 0 ? e.pending.join("\n\n") : "(no answer: the exchange ended with a tool call)",
     ...(e.at ? { occurred_at: e.at } : {}),
     ...(e.model ? { model: e.model } : {}),
