@@ -72,11 +72,10 @@ export async function benchCaptureQuality(): Promise<void> {
       }
       for (const c of CATEGORIES) {
         const t = totals[c]!;
-        const precision = t.notes === 0 ? 0 : t.right / t.notes;
-        const recall = t.labels === 0 ? 0 : t.found / t.labels;
-        console.log(
-          `${group} ${c}: precision ${precision.toFixed(2)} (${t.right}/${t.notes}), recall ${recall.toFixed(2)} (${t.found}/${t.labels})`,
-        );
+        // No note at all has no precision to speak of (and a recall of 0 says what it missed).
+        const precision = t.notes === 0 ? "n/a" : (t.right / t.notes).toFixed(2);
+        const recall = t.labels === 0 ? "n/a" : (t.found / t.labels).toFixed(2);
+        console.log(`${group} ${c}: precision ${precision} (${t.right}/${t.notes}), recall ${recall} (${t.found}/${t.labels})`);
       }
     }
   } finally {
