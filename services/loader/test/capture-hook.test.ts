@@ -460,6 +460,10 @@ describe("cairn-load --hook capture (Codex)", () => {
     expect(second.stderr).toContain("Stop: 1 stored, 0 there already");
     const again = await hook({ ...input, turn_id: "turn-2" }, envFor(state));
     expect(again.stderr).toContain("Stop: 0 stored, 0 there already");
+    // Codex sends a null transcript_path for a session with no rollout file: nothing to capture, nothing printed.
+    const none = await hook({ ...input, transcript_path: null }, envFor(state));
+    expect([none.code, none.stdout]).toEqual([0, ""]);
+    expect(none.stderr).toContain("no transcript_path in the hook's JSON");
     const stored = await sessionMemories(id);
     expect(stored.map((m) => m.prompt)).toEqual(["Make the ledger export stream rows (LEDGER-88).", "Add a test with a million rows."]);
     expect(stored.every((m) => m.tags.includes("captured") && m.tags.includes("codex"))).toBe(true);
