@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { checkBudget } from "./budget.js";
+import { runCaptureHook } from "./capture-cli.js";
 import { HARNESSES, isHarness } from "./harnesses.js";
 import { LoaderError, readAgentIndex, renderBlock } from "./index-files.js";
 import { loadLoaderConfig } from "./config.js";
@@ -8,7 +9,6 @@ import { lintPointers } from "./lint.js";
 import { project } from "./projection.js";
 import { findProject, hookCwd } from "./project.js";
 import { promptHook } from "./prompt-hook.js";
-import { runCaptureHook } from "./capture-cli.js";
 
 export interface Io {
   stdout: { write(text: string): unknown };
@@ -22,11 +22,12 @@ export interface Io {
 const USAGE = `usage: cairn-load --agent NAME --harness claude-code|codex|opencode|generic [--project DIR]
                   [--index-dir DIR] [--target DIR] [--budget-bytes N] [--budget-lines N] [--strict] [--hook [session]]
        cairn-load --hook prompt [--url URL]   (UserPromptSubmit: the hook's JSON on stdin; CAIRN_TOKEN)
-       cairn-load --hook capture [--url URL] [--harness claude-code|codex] [--project DIR]   (Stop, PreCompact, SessionEnd: the same)
 --index-dir (default agents) and --target (default .) are relative to the project: --project, else
 $CLAUDE_PROJECT_DIR, else the git repository of the hook's cwd or of the working directory.
 With --url or CAIRN_URL (and CAIRN_TOKEN) set, pointers in the index are checked against that memory-core.
-A hook (--hook) never fails its harness: on any problem it prints nothing, says why on stderr, exits 0.`;
+A hook (--hook) never fails its harness: on any problem it prints nothing, says why on stderr, exits 0.
+cairn-load --hook capture [--url URL] [--harness claude-code|codex] [--project DIR] keeps the session's exchanges
+from its transcript (Stop, PreCompact, SessionEnd: the hook's JSON on stdin; CAIRN_TOKEN).`;
 
 /**
  * `--hook` alone is the SessionStart hook, as `--hook session` (hook entries that name no mode keep working);
@@ -77,16 +78,19 @@ async function run(argv: string[], io: Io): Promise<number> {
   } catch (error) {
     return fail(2, `${(error as Error).message}\n${USAGE}`);
   }
+  if (values.hook === "capture" && !values.help) {
+    const env = values.url === undefined ? io.env : { ...io.env, CAIRN_URL: values.url };
+    return runCaptureHook({ ...io, env }, { harness: values.harness, project: values.project });
+  }
   if (values.help) {
     io.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  if (values.hook !== undefined && !["session", "prompt", "capture"].includes(values.hook)) {
-    return fail(2, `--hook is session, prompt or capture, not "${values.hook}"`);
+  if (values.hook !== undefined && values.hook !== "session" && values.hook !== "prompt") {
+    return fail(2, `--hook is session or prompt, not "${values.hook}"`);
   }
   const env = values.url === undefined ? io.env : { ...io.env, CAIRN_URL: values.url };
   if (values.hook === "prompt") return runPromptHook({ ...io, env });
-  if (values.hook === "capture") return runCaptureHook({ ...io, env }, { harness: values.harness, project: values.project });
   if (!values.agent) return fail(2, `--agent is required\n${USAGE}`);
   if (!values.harness) return fail(2, `--harness is required\n${USAGE}`);
   if (!isHarness(values.harness)) {

@@ -97,9 +97,9 @@ async function plan(project: string, options: InitOptions): Promise<Planned[]> {
   const existingIndex = await readOptional(project, index);
   plans.push({ path: index, before: existingIndex, after: existingIndex ?? indexTemplate(agent) });
   const mcpUrl = new URL("/mcp", url).href;
+  const captureCommand = `${LOADER} --hook capture --harness ${harness} --url '${url.origin}'`;
   const sessionCommand = `${LOADER} --hook session --agent ${agent} --harness ${harness}`;
   const promptCommand = `${LOADER} --hook prompt --url '${url.origin}'`;
-  const captureCommand = `${LOADER} --hook capture --harness ${harness} --url '${url.origin}'`;
 
   if (harness === "claude-code" || harness === "codex") {
     const hooksPath = harness === "claude-code" ? join(".claude", "settings.json") : join(".codex", "hooks.json");
@@ -109,13 +109,13 @@ async function plan(project: string, options: InitOptions): Promise<Planned[]> {
       matcher: "startup|resume|clear|compact",
       hooks: [{ type: "command", command: sessionCommand, timeout: HOOK_TIMEOUT_SECONDS }],
     });
-    text = setHookGroup(text, hooksPath, "UserPromptSubmit", {
-      hooks: [{ type: "command", command: promptCommand, timeout: HOOK_TIMEOUT_SECONDS }],
-    });
     // The capture hook keeps the session's exchanges from its transcript; Codex has no SessionEnd event.
     for (const event of harness === "claude-code" ? ["Stop", "PreCompact", "SessionEnd"] : ["Stop", "PreCompact"]) {
       text = setHookGroup(text, hooksPath, event, { hooks: [{ type: "command", command: captureCommand, timeout: HOOK_TIMEOUT_SECONDS }] });
     }
+    text = setHookGroup(text, hooksPath, "UserPromptSubmit", {
+      hooks: [{ type: "command", command: promptCommand, timeout: HOOK_TIMEOUT_SECONDS }],
+    });
     plans.push({ path: hooksPath, before, after: text });
   }
   if (harness === "claude-code") {
