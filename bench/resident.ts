@@ -23,10 +23,11 @@ import { startHashStub, timedEmbedder } from "./timed-embedder.js";
 /**
  * What memory-core holds per turn (issue 20; docs/benchmarks.md, "Resident size per turn").
  *
- *   npm run bench -- resident --n 50000
+ *   npm run bench -- resident --n 50000 [--cite K]
  *     In this process, the lexical side built from N bench-corpus
  *     turns shaped as add_memory stores them: bytes per turn (V8 heap and typed arrays, after full GCs) of the
- *     BM25 index alone, of everything the ranking thread holds, and of what the main thread holds.
+ *     BM25 index alone, of everything the ranking thread holds, and of what the main thread holds. With --cite,
+ *     each turn cites 1..K code paths of a repository of 2,000 files in 200 folders, as imported history does.
  *   npm run bench -- resident --data-dir DIR [--grow N --prefix P]
  *     DIR is a store kept by `bench memory-core --embedder hash --data-dir DIR`. With --grow, first adds N
  *     bench-corpus turns straight into its `turns` collection (hash vectors; not through the API, so no feed
@@ -42,10 +43,11 @@ export async function benchResident(argv: string[]): Promise<void> {
       "data-dir": { type: "string" },
       grow: { type: "string" },
       prefix: { type: "string", default: "grown" },
+      cite: { type: "string", default: "0" },
     },
   });
   const dataDir = values["data-dir"];
-  if (!dataDir) return inProcess(Number(values.n));
+  if (!dataDir) return inProcess(Number(values.n), Number(values.cite));
   if (values.grow) await grow(dataDir, Number(values.grow), values.prefix);
   await serverResident(dataDir);
 }
@@ -66,13 +68,24 @@ const used = () => {
 };
 
 /** Metadata the main thread leaves out of what the ranking thread gets (collection-index.ts). */
-const UNFILTERED = new Set(["payload_sha256", "idempotency_key", "write_id", "tags", "refs", "checks", "supersedes"]);
+const UNFILTERED = new Set(["payload_sha256", "idempotency_key", "write_id", "tags", "refs", "code", "checks", "supersedes"]);
 
-function turnRecords(n: number, options: { prefix: string; seed: number; sessions: number }) {
+/** 1..`most` paths of a repository of 2,000 files in 200 folders (two levels deep), the same for the same turn. */
+function citedPaths(i: number, most: number): string[] {
+  const count = 1 + ((i * 7919) % most);
+  return Array.from({ length: count }, (_, k) => {
+    const file = (i * 31 + k * 977) % 2000;
+    const folder = file % 200;
+    return `services/part-${folder % 20}/src/module-${folder}/file-${file}.ts`;
+  });
+}
+
+function turnRecords(n: number, options: { prefix: string; seed: number; sessions: number; cite?: number }) {
   return corpus(n, { agents: 10, sessions: options.sessions, seed: options.seed }).map(({ agent, ...input }, i) => {
     const key = `${options.prefix}-${i}`;
+    const code = options.cite ? { code: { paths: citedPaths(i, options.cite).map((path) => ({ path })) } } : {};
     const { document, metadata } = buildTurnRecord({
-      input: { ...input, session_id: `${options.prefix}-${input.session_id}` },
+      input: { ...input, session_id: `${options.prefix}-${input.session_id}`, ...code },
       agent,
       idempotencyKey: key,
       recordedAt: 1.7e12 + i * 1000,
@@ -84,9 +97,9 @@ function turnRecords(n: number, options: { prefix: string; seed: number; session
   });
 }
 
-function inProcess(n: number): void {
+function inProcess(n: number, cite: number): void {
   // As Chroma's JSON hands records over: serialized once, parsed afresh for each part measured.
-  const json = turnRecords(n, { prefix: "bench", seed: 42, sessions: 500 }).map((r) => JSON.stringify(r));
+  const json = turnRecords(n, { prefix: "bench", seed: 42, sessions: 500, cite }).map((r) => JSON.stringify(r));
   const parsed = (s: string) => {
     const record = JSON.parse(s) as { id: string; document: string; metadata: Metadata };
     const turn = turnOf(record);
@@ -145,7 +158,7 @@ function inProcess(n: number): void {
     }
     return index;
   });
-  console.log(JSON.stringify({ n, bytes_per_turn: perTurn }));
+  console.log(JSON.stringify({ n, cite, bytes_per_turn: perTurn }));
 }
 
 async function grow(dataDir: string, n: number, prefix: string): Promise<void> {

@@ -3,6 +3,7 @@ import { benchCaptureQuality } from "./capture-quality.js";
 import { benchChromaChanges } from "./chroma-changes.js";
 import { benchChromaTether } from "./chroma-tether.js";
 import { benchChromaWrites } from "./chroma-writes.js";
+import { benchEditHook } from "./edit-hook.js";
 import { benchEmbeddingLoad } from "./embedding-load.js";
 import { benchHttpEdges } from "./http-edges.js";
 import { benchHostile } from "./hostile.js";
@@ -32,6 +33,7 @@ const benches: Record<string, (argv: string[]) => void | Promise<void>> = {
   "chroma-changes": benchChromaChanges,
   "chroma-tether": benchChromaTether,
   "chroma-writes": benchChromaWrites,
+  "edit-hook": benchEditHook,
   "embedding-load": benchEmbeddingLoad,
   "http-edges": benchHttpEdges,
   hostile: benchHostile,

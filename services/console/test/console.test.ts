@@ -32,6 +32,12 @@ beforeAll(async () => {
     thought: "Postgres rows need a sweeper; Redis has TTLs.",
     response: "Decided: checkout sessions move to Redis with a 30 minute TTL.",
     checks: [{ name: "integration tests", command: "npm test", status: "passed", commit: "abc1234" }],
+    code: {
+      repository: "acme/shop",
+      branch: "main",
+      commit: "abc1234",
+      paths: [{ path: "src/checkout/session.ts", lines: "10-42", symbol: "sessionStore" }, { path: "src/checkout/" }],
+    },
   });
   ids.injection = await write(alice.token, { session_id: "console-s3", prompt: INJECTION, thought: "probe", response: INJECTION });
   ids.bob = await write(bob.token, turn("console-bob", 1, { prompt: "Bob's task on the billing export" }));
@@ -208,6 +214,21 @@ describe("search", () => {
     await expect.poll(() => page.locator(".empty").textContent()).toContain("Nothing here");
     await page.close();
   });
+
+  it("finds the memories citing a file or folder, words or none, and names the path each cites", async () => {
+    const page = await signedIn(bob.token);
+    await page.getByRole("link", { name: "Search" }).click();
+    await page.getByLabel("Cites file or folder").fill("src/checkout/session.ts");
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    const rows = page.locator(".rows > li");
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await rows.first().textContent()).toContain("high · path");
+    expect(await rows.first().locator(".row-cites").textContent()).toBe("cites src/checkout/session.ts, src/checkout/");
+    await page.getByLabel("Cites file or folder").fill("src/billing/");
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    await expect.poll(() => page.locator(".empty").textContent()).toContain("Nothing here");
+    await page.close();
+  });
 });
 
 describe("a memory and its corrections", () => {
@@ -218,6 +239,11 @@ describe("a memory and its corrections", () => {
     const main = page.locator("main");
     expect(await main.textContent()).toContain("Decided: checkout sessions move to Redis");
     expect(await main.textContent()).toContain("at commit abc1234");
+    // The code it cites, as written: repository, branch, commit, each path with its lines and symbol.
+    const code = page.locator("dt:text-is('Code') + dd");
+    expect(await code.textContent()).toBe(
+      "acme/shop · branch main · at commit abc1234src/checkout/session.ts lines 10-42 sessionStoresrc/checkout/",
+    );
     await page.getByRole("heading", { name: "Audit entries" }).waitFor();
     expect(await page.locator(".audit").textContent()).toContain("add by alice");
 
@@ -237,6 +263,9 @@ describe("a memory and its corrections", () => {
   it("supersedes one memory by another, shown both ways, and an agent sees no audit entries", async () => {
     const page = await signedIn(alice.token);
     await page.goto(new URL(`/console#/memory/${ids.t1}`, cairn.url).href);
+    await page.getByRole("heading", { name: "Prompt" }).waitFor();
+    // A memory that cites no code has no Code row (the decision's has one: the test above).
+    expect(await page.locator("dt:text-is('Code')").count()).toBe(0);
     await page.getByRole("button", { name: "Supersede" }).click();
     await page.getByLabel("Replaced by").fill(ids.t2!);
     await page.getByLabel("Reason").fill("step 2 redoes step 1");

@@ -7,8 +7,9 @@ import { LoaderError, readAgentIndex, renderBlock } from "./index-files.js";
 import { loadLoaderConfig } from "./config.js";
 import { lintPointers } from "./lint.js";
 import { project } from "./projection.js";
-import { findProject, hookCwd } from "./project.js";
-import { promptHook } from "./prompt-hook.js";
+import { findProject, gitTopLevel, hookCwd } from "./project.js";
+import { promptHook, type HookOutcome } from "./prompt-hook.js";
+import { editHook } from "./edit-hook.js";
 
 export interface Io {
   stdout: { write(text: string): unknown };
@@ -21,17 +22,17 @@ export interface Io {
 
 const USAGE = `usage: cairn-load --agent NAME --harness claude-code|codex|opencode|generic [--project DIR]
                   [--index-dir DIR] [--target DIR] [--budget-bytes N] [--budget-lines N] [--strict] [--hook [session]]
-       cairn-load --hook prompt [--url URL]   (UserPromptSubmit: the hook's JSON on stdin; CAIRN_TOKEN)
+       cairn-load --hook prompt [--url URL] [--timeout-ms N] [--project DIR]   (UserPromptSubmit: the hook's JSON on stdin; CAIRN_TOKEN)
+       cairn-load --hook edit [--url URL] [--timeout-ms N] [--project DIR]   (PreToolUse on edits: the same)
+       cairn-load --hook capture [--url URL] [--timeout-ms N] [--harness claude-code|codex] [--project DIR]   (Stop, PreCompact, SessionEnd: the same)
 --index-dir (default agents) and --target (default .) are relative to the project: --project, else
 $CLAUDE_PROJECT_DIR, else the git repository of the hook's cwd or of the working directory.
 With --url or CAIRN_URL (and CAIRN_TOKEN) set, pointers in the index are checked against that memory-core.
-A hook (--hook) never fails its harness: on any problem it prints nothing, says why on stderr, exits 0.
-cairn-load --hook capture [--url URL] [--harness claude-code|codex] [--project DIR] keeps the session's exchanges
-from its transcript (Stop, PreCompact, SessionEnd: the hook's JSON on stdin; CAIRN_TOKEN).`;
+A hook (--hook) never fails its harness: on any problem it prints nothing, says why on stderr, exits 0.`;
 
 /**
  * `--hook` alone is the SessionStart hook, as `--hook session` (hook entries that name no mode keep working);
- * `--hook prompt` the prompt hook.
+ * `--hook prompt` the prompt hook, `--hook edit` the edit hook, `--hook capture` the capture hook.
  */
 function normalizeHook(argv: string[]): string[] {
   return argv.flatMap((arg, i) => {
@@ -43,7 +44,7 @@ function normalizeHook(argv: string[]): string[] {
 
 /**
  * The CLI: returns the exit code (0 done, 1 refused or failed, 2 bad arguments). A hook run (`--hook`) exits 0
- * whatever happens: a failing SessionStart or UserPromptSubmit hook must not stop the harness, and everything
+ * whatever happens: a failing SessionStart, UserPromptSubmit or PreToolUse hook must not stop the harness, and everything
  * that went wrong has already gone to stderr with nothing on stdout.
  */
 export async function main(argv: string[], io: Io): Promise<number> {
@@ -72,25 +73,36 @@ async function run(argv: string[], io: Io): Promise<number> {
         "budget-lines": { type: "string" },
         strict: { type: "boolean", default: false },
         hook: { type: "string" },
+        "timeout-ms": { type: "string" },
         help: { type: "boolean", default: false },
       },
     }));
   } catch (error) {
     return fail(2, `${(error as Error).message}\n${USAGE}`);
   }
-  if (values.hook === "capture" && !values.help) {
-    const env = values.url === undefined ? io.env : { ...io.env, CAIRN_URL: values.url };
-    return runCaptureHook({ ...io, env }, { harness: values.harness, project: values.project });
-  }
   if (values.help) {
     io.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  if (values.hook !== undefined && values.hook !== "session" && values.hook !== "prompt") {
-    return fail(2, `--hook is session or prompt, not "${values.hook}"`);
+  if (values.hook !== undefined && !["session", "prompt", "edit", "capture"].includes(values.hook)) {
+    return fail(2, `--hook is session, prompt, edit or capture, not "${values.hook}"`);
   }
-  const env = values.url === undefined ? io.env : { ...io.env, CAIRN_URL: values.url };
-  if (values.hook === "prompt") return runPromptHook({ ...io, env });
+  const timeout = values["timeout-ms"];
+  if (timeout !== undefined && (!/^\d+$/.test(timeout) || Number(timeout) === 0)) {
+    return fail(2, `--timeout-ms must be a positive whole number of milliseconds, not "${timeout}"`);
+  }
+  const env = {
+    ...io.env,
+    ...(values.url === undefined ? {} : { CAIRN_URL: values.url }),
+    ...(timeout === undefined ? {} : { CAIRN_HOOK_TIMEOUT_MS: timeout }),
+  };
+  if (values.hook === "prompt") return runPromptHook({ ...io, env }, values.project);
+  if (values.hook === "edit") return runEditHook({ ...io, env }, values.project);
+  if (values.hook === "capture") {
+    // The capture's own timeout: a CAIRN_HOOK_TIMEOUT_MS meant for the prompt and edit hooks does not shorten it.
+    const captureEnv = timeout === undefined ? env : { ...env, CAIRN_CAPTURE_TIMEOUT_MS: timeout };
+    return runCaptureHook({ ...io, env: captureEnv }, { harness: values.harness, project: values.project });
+  }
   if (!values.agent) return fail(2, `--agent is required\n${USAGE}`);
   if (!values.harness) return fail(2, `--harness is required\n${USAGE}`);
   if (!isHarness(values.harness)) {
@@ -116,9 +128,10 @@ async function run(argv: string[], io: Io): Promise<number> {
     const agentIndex = await readAgentIndex(resolve(projectDir, values["index-dir"]), values.agent);
     // The SessionStart hook answers from the project's files alone: it never waits on Cairn.
     if (config.memoryCoreUrl && values.hook !== "session") {
-      const findings = await lintPointers(agentIndex.index, config.memoryCoreUrl, config.token);
+      const findings = await lintPointers(agentIndex.index, config.memoryCoreUrl, config.token, await gitTopLevel(projectDir));
       for (const f of findings) io.stderr.write(`cairn-load: lint: ${f.pointer} is ${f.problem}: ${f.fix}\n`);
-      if (values.strict && findings.length > 0) return fail(1, "lint findings with --strict: nothing written");
+      // Code that moved since a lesson is a reason to re-read it, not a broken pointer: it never fails a run.
+      if (values.strict && findings.some((f) => f.problem !== "moved")) return fail(1, "lint findings with --strict: nothing written");
     }
     const content = renderBlock(agentIndex);
     const report = checkBudget(content, budget);
@@ -153,18 +166,40 @@ async function run(argv: string[], io: Io): Promise<number> {
 }
 
 /** Never fails the prompt: whatever happens, exit 0; what went wrong goes to stderr, for whoever reads hook logs. */
-async function runPromptHook(io: Io): Promise<number> {
-  try {
+async function runPromptHook(io: Io, projectFlag: string | undefined): Promise<number> {
+  return runHook("prompt hook", io, async (stdin) => {
     const config = loadLoaderConfig(io.env);
-    const outcome = await promptHook(io.stdin ? await io.stdin() : "", {
+    return promptHook(stdin, {
       memoryCoreUrl: config.memoryCoreUrl,
       token: config.token,
       timeoutMs: config.hookTimeoutMs,
+      project: { flag: projectFlag, env: io.env, cwd: io.cwd },
     });
+  });
+}
+
+/** Never blocks the edit: whatever happens, exit 0 and nothing on stdout unless there are pointers to give. */
+async function runEditHook(io: Io, projectFlag: string | undefined): Promise<number> {
+  return runHook("edit hook", io, async (stdin) => {
+    const config = loadLoaderConfig(io.env);
+    return editHook(stdin, {
+      memoryCoreUrl: config.memoryCoreUrl,
+      token: config.token,
+      timeoutMs: config.editHookTimeoutMs,
+      projectFlag,
+      env: io.env,
+      cwd: io.cwd,
+    });
+  });
+}
+
+async function runHook(name: string, io: Io, answer: (stdin: string) => Promise<HookOutcome>): Promise<number> {
+  try {
+    const outcome = await answer(io.stdin ? await io.stdin() : "");
     if ("output" in outcome) io.stdout.write(outcome.output);
-    else io.stderr.write(`cairn-load: prompt hook: ${outcome.silent}\n`);
+    else io.stderr.write(`cairn-load: ${name}: ${outcome.silent}\n`);
   } catch (error) {
-    io.stderr.write(`cairn-load: prompt hook: ${(error as Error).message}\n`);
+    io.stderr.write(`cairn-load: ${name}: ${(error as Error).message}\n`);
   }
   return 0;
 }

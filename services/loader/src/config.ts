@@ -7,9 +7,13 @@ export interface LoaderConfig {
   token: string | undefined;
   /** How long the prompt hook waits for Cairn before it prints nothing. */
   hookTimeoutMs: number;
+  /** How long the edit hook takes at most, Cairn and git together, before it prints nothing. */
+  editHookTimeoutMs: number;
 }
 
 const DEFAULT_HOOK_TIMEOUT_MS = 1500;
+/** An edit waits on the hook: it gets less time than a prompt. */
+const DEFAULT_EDIT_HOOK_TIMEOUT_MS = 1000;
 
 export function loadLoaderConfig(env: Readonly<Record<string, string | undefined>>): LoaderConfig {
   const raw = env.CAIRN_URL?.trim();
@@ -24,8 +28,12 @@ export function loadLoaderConfig(env: Readonly<Record<string, string | undefined
   const rawTimeout = env.CAIRN_HOOK_TIMEOUT_MS?.trim();
   if (rawTimeout && !/^\d+$/.test(rawTimeout))
     throw new Error(`CAIRN_HOOK_TIMEOUT_MS: must be a whole number of milliseconds, not "${rawTimeout}"`);
-  const hookTimeoutMs = rawTimeout ? Number(rawTimeout) : DEFAULT_HOOK_TIMEOUT_MS;
-  return { memoryCoreUrl, token: env.CAIRN_TOKEN?.trim() || undefined, hookTimeoutMs };
+  return {
+    memoryCoreUrl,
+    token: env.CAIRN_TOKEN?.trim() || undefined,
+    hookTimeoutMs: rawTimeout ? Number(rawTimeout) : DEFAULT_HOOK_TIMEOUT_MS,
+    editHookTimeoutMs: rawTimeout ? Number(rawTimeout) : DEFAULT_EDIT_HOOK_TIMEOUT_MS,
+  };
 }
 
 /** The capture hook's settings (`cairn-load --hook capture`). */

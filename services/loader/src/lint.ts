@@ -1,12 +1,29 @@
+import { movedSince } from "./git.js";
+
 /**
  * Pointers in an index into the archive — memory ids (`t_` and 32 hex digits) and `session:<id>` — checked
- * against a running memory-core. What it finds comes with the fix.
+ * against a running memory-core, and, in a git repository, whether the code a memory cites moved since it was
+ * written. What it finds comes with the fix.
  */
 
 export interface LintFinding {
   pointer: string;
-  problem: "missing" | "forgotten" | "superseded" | "outdated" | "unauthorized" | "unreachable";
+  problem: "missing" | "forgotten" | "superseded" | "outdated" | "moved" | "unauthorized" | "unreachable";
   fix: string;
+}
+
+/** How long one pointer's check may take, over HTTP and in git each. */
+const CHECK_TIMEOUT_MS = 5000;
+/**
+ * A `refs` entry counts as a path citation when it is shaped as a repository-relative path, as memory-core reads
+ * refs: no scheme, space, `@` or backslash, not absolute, no `.`/`..` segment; a line suffix (`:42`, `#L40-58`)
+ * dropped. A ref shaped so that names no file of the repository (`AUTH-412`) matches no commit: it says nothing.
+ */
+const LINE_SUFFIX = /(?::\d+(?:-\d+)?|#L\d+(?:-L?\d+)?)$/;
+function pathOfRef(ref: string): string | undefined {
+  const path = ref.trim().replace(LINE_SUFFIX, "").replace(/^\.\//, "");
+  if (!path || /[\s\\@]|:\/\/|^[/~]|\/\//.test(path) || /\p{Cc}/u.test(path)) return undefined;
+  return path.split("/").some((s) => s === "." || s === "..") ? undefined : path;
 }
 
 const MEMORY_ID = /\bt_[0-9a-f]{32}\b/g;
@@ -18,7 +35,12 @@ export function findPointers(index: string): { memories: string[]; sessions: str
   return { memories, sessions };
 }
 
-export async function lintPointers(index: string, memoryCore: URL, token: string | undefined): Promise<LintFinding[]> {
+/**
+ * `repository` (the git repository's top folder), when given, adds the `moved` finding: commits on HEAD touched
+ * a path the memory cites (`code.paths`, or a `refs` entry shaped as a path) after its `code.commit`, else after
+ * its time. It is advice (re-read the lesson against the code), not a broken pointer.
+ */
+export async function lintPointers(index: string, memoryCore: URL, token: string | undefined, repository?: string): Promise<LintFinding[]> {
   const { memories, sessions } = findPointers(index);
   const checks = [
     ...memories.map((id) => ({ pointer: id, path: `/v1/memories/${id}` })),
@@ -32,11 +54,15 @@ export async function lintPointers(index: string, memoryCore: URL, token: string
       superseded_reason?: string;
       outdated?: boolean;
       corrections?: Array<{ kind: string; reason: string }>;
+      code?: { commit?: string; paths?: Array<{ path: string }> };
+      refs?: string[];
+      occurred_at?: string;
+      recorded_at?: string;
     } = {};
     try {
       const response = await fetch(new URL(check.path, memoryCore), {
         headers: token ? { authorization: `Bearer ${token}` } : {},
-        signal: AbortSignal.timeout(5000),
+        signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
       });
       status = response.status;
       body = ((await response.json().catch(() => ({}))) ?? {}) as typeof body;
@@ -67,6 +93,10 @@ export async function lintPointers(index: string, memoryCore: URL, token: string
         fix: `re-check the lesson against the live repository, then rewrite or remove it${latest ? ` (${latest.reason})` : ""}`,
       });
     }
+    if (status === 200 && repository && !body.superseded_by && !body.superseded_reason) {
+      const moved = await codeMoved(body, repository);
+      if (moved) findings.push({ pointer: check.pointer, problem: "moved", fix: moved });
+    }
     if (status === 404) {
       findings.push({
         pointer: check.pointer,
@@ -76,4 +106,29 @@ export async function lintPointers(index: string, memoryCore: URL, token: string
     }
   }
   return findings;
+}
+
+/** What to say when commits touched the code a memory cites since it was written; undefined when none did. */
+async function codeMoved(
+  memory: { code?: { commit?: string; paths?: Array<{ path: string }> }; refs?: string[]; occurred_at?: string; recorded_at?: string },
+  repository: string,
+): Promise<string | undefined> {
+  const paths = [...new Set([...(memory.code?.paths ?? []).map((p) => p.path), ...(memory.refs ?? []).flatMap((r) => pathOfRef(r) ?? [])])];
+  if (paths.length === 0) return undefined;
+  try {
+    const moved = await movedSince(
+      paths,
+      { commit: memory.code?.commit, time: memory.occurred_at ?? memory.recorded_at },
+      { cwd: repository, deadline: Date.now() + CHECK_TIMEOUT_MS },
+    );
+    if (!moved) return undefined;
+    const shown = paths.length <= 3 ? paths.join(", ") : `${paths.slice(0, 3).join(", ")} and ${paths.length - 3} more`;
+    return (
+      `the code it cites moved since: ${moved.commits} commit${moved.commits === 1 ? "" : "s"} touched ${shown}, newest ${moved.newest}; ` +
+      "re-read the lesson against the code, then keep, rewrite or remove it"
+    );
+  } catch {
+    // git missing or too slow: the pointer was checked against Cairn all the same.
+    return undefined;
+  }
 }

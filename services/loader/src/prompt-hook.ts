@@ -1,8 +1,12 @@
+import { branchNote, currentBranch, defaultBranch, GitTimeout, type GitOptions } from "./git.js";
+import { findProject, gitTopLevel } from "./project.js";
+
 /**
  * The prompt hook (`cairn-load --hook prompt`): for Claude Code's and Codex's UserPromptSubmit, a few pointers
- * to memories that bear on the prompt, and only when Cairn is sure. Whatever goes wrong — no prompt, no
- * settings, a slow or unreachable Cairn, a refused token — it prints nothing and exits 0, with the reason on
- * stderr: a hook must never block or break the prompt it runs for.
+ * to memories that bear on the prompt, and only when Cairn is sure. In a git repository it passes the caller's
+ * branch and the default branch, and a memory written on another branch whose commit is not merged yet says so.
+ * Whatever goes wrong — no prompt, no settings, a slow or unreachable Cairn, a refused token — it prints nothing
+ * and exits 0, with the reason on stderr: a hook must never block or break the prompt it runs for.
  */
 
 /** Everything the hook prints, JSON included: a pointer or three, never a page. */
@@ -14,51 +18,117 @@ export interface PromptHookSettings {
   memoryCoreUrl: URL | undefined;
   token: string | undefined;
   timeoutMs: number;
+  /** Where the project is found, as for every hook mode (`findProject`); without it, no branch is passed. */
+  project?: { flag: string | undefined; env: Readonly<Record<string, string | undefined>>; cwd: string };
 }
 
 interface Hit {
   confidence: string;
-  memory: { id: string; agent: string; recorded_at: string; kind?: string; text?: string; prompt?: string };
+  memory: {
+    id: string;
+    agent: string;
+    recorded_at: string;
+    kind?: string;
+    text?: string;
+    prompt?: string;
+    flags?: string[];
+    branch?: string;
+  };
 }
 
 export type HookOutcome = { output: string } | { silent: string };
 
 export async function promptHook(stdin: string, settings: PromptHookSettings): Promise<HookOutcome> {
-  let prompt: unknown;
+  const deadline = Date.now() + settings.timeoutMs;
+  let input: { prompt?: unknown; cwd?: unknown };
   try {
-    prompt = (JSON.parse(stdin) as { prompt?: unknown }).prompt;
+    input = JSON.parse(stdin) as typeof input;
   } catch {
     return { silent: "stdin is not the hook's JSON" };
   }
+  const prompt = typeof input === "object" && input !== null ? input.prompt : undefined;
   if (typeof prompt !== "string" || !/\S/.test(prompt)) return { silent: "no prompt in the hook's JSON" };
   if (!settings.memoryCoreUrl || !settings.token) return { silent: "CAIRN_URL and CAIRN_TOKEN are not both set" };
 
   let hits: Hit[];
+  let notes: Map<string, string>;
   try {
+    const git = await repository(settings, typeof input.cwd === "string" ? input.cwd : undefined, deadline);
     const response = await fetch(new URL("/v1/memories/query", settings.memoryCoreUrl), {
       method: "POST",
       headers: { authorization: `Bearer ${settings.token}`, "content-type": "application/json" },
       // The contract's limit on a query's length; a longer prompt's head says what it is about.
-      body: JSON.stringify({ query: prompt.slice(0, 1000), limit: POINTERS, min_confidence: "high", detail: "brief" }),
-      signal: AbortSignal.timeout(settings.timeoutMs),
+      body: JSON.stringify({
+        query: prompt.slice(0, 1000),
+        limit: POINTERS,
+        min_confidence: "high",
+        detail: "brief",
+        ...(git?.branch ? { branch: git.branch } : {}),
+        ...(git?.mainBranch ? { default_branch: git.mainBranch } : {}),
+      }),
+      signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())),
     });
     if (!response.ok) return { silent: `Cairn answered ${response.status}` };
     hits = ((await response.json()) as { hits: Hit[] }).hits.filter((h) => h.confidence === "high");
+    notes = git ? await branchNotes(hits, git, settings, deadline) : new Map();
   } catch (error) {
     const name = (error as Error).name;
-    return { silent: name === "TimeoutError" ? `no answer from Cairn within ${settings.timeoutMs} ms` : "Cairn is unreachable" };
+    if (error instanceof GitTimeout || name === "TimeoutError") return { silent: `no answer within ${settings.timeoutMs} ms` };
+    return { silent: "Cairn is unreachable" };
   }
-  const output = hits.length === 0 ? undefined : render(hits);
+  const output = hits.length === 0 ? undefined : render(hits, notes);
   return output ? { output } : { silent: "nothing here with high confidence" };
 }
 
+/** The project's git repository and its branches, when the hook runs in one; git missing counts as none. */
+async function repository(
+  settings: PromptHookSettings,
+  hookCwd: string | undefined,
+  deadline: number,
+): Promise<{ options: GitOptions; branch: string | undefined; mainBranch: string | undefined } | undefined> {
+  if (!settings.project) return undefined;
+  const project = await findProject({ ...settings.project, hookCwd });
+  const top = await gitTopLevel(project);
+  if (!top) return undefined;
+  const options = { cwd: top, deadline };
+  try {
+    const [branch, mainBranch] = await Promise.all([currentBranch(options), defaultBranch(options)]);
+    return { options, branch, mainBranch };
+  } catch (error) {
+    if (error instanceof GitTimeout) throw error;
+    return undefined;
+  }
+}
+
+/** For each hit written on another branch: what git says of it (read from its memory's `code`), by id. */
+async function branchNotes(
+  hits: Hit[],
+  git: { options: GitOptions; mainBranch: string | undefined },
+  settings: PromptHookSettings,
+  deadline: number,
+): Promise<Map<string, string>> {
+  const notes = new Map<string, string>();
+  for (const { memory } of hits) {
+    if (!memory.flags?.includes("other_branch")) continue;
+    const response = await fetch(new URL(`/v1/memories/${memory.id}`, settings.memoryCoreUrl), {
+      headers: { authorization: `Bearer ${settings.token}` },
+      signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())),
+    });
+    const code = response.ok ? ((await response.json()) as { code?: { branch?: string; commit?: string } }).code : undefined;
+    const note = await branchNote(memory.branch ?? code?.branch, code?.commit, git.mainBranch, git.options);
+    if (note) notes.set(memory.id, note);
+  }
+  return notes;
+}
+
 /** One line per memory: id, day, who, what, in as many words as the budget leaves. */
-function render(hits: Hit[]): string | undefined {
+function render(hits: Hit[], notes: Map<string, string>): string | undefined {
   const wrap = (lines: string[]) =>
     `${JSON.stringify({ hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext: [HEADER, ...lines].join("\n") } })}\n`;
   const lines: string[] = [];
   for (const { memory } of hits) {
-    const head = `- ${memory.id} (${memory.recorded_at.slice(0, 10)}, ${memory.agent}${memory.kind ? `, ${memory.kind}` : ""}): `;
+    const note = notes.get(memory.id);
+    const head = `- ${memory.id} (${memory.recorded_at.slice(0, 10)}, ${memory.agent}${memory.kind ? `, ${memory.kind}` : ""}${note ? `; ${note}` : ""}): `;
     const words = (memory.text ?? memory.prompt ?? "").replace(/\s+/g, " ").trim();
     const line = (cut: string) => head + (cut.length < words.length ? `${cut}…` : cut);
     // The longest cut of the words that keeps everything printed within the budget.

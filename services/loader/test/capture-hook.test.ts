@@ -382,7 +382,7 @@ describe("cairn-load --hook capture (Claude Code)", () => {
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
     try {
       const { port } = silent.address() as AddressInfo;
-      const slow = await hook(input, envFor(state, { CAIRN_URL: `http://127.0.0.1:${port}`, CAIRN_CAPTURE_TIMEOUT_MS: "300" }));
+      const slow = await hook(input, envFor(state, { CAIRN_URL: `http://127.0.0.1:${port}` }), ["--timeout-ms", "300"]);
       expect([slow.code, slow.stdout]).toEqual([0, ""]);
       expect(slow.stderr).toContain("no answer from Cairn in time: 2 exchange(s) left for the next capture");
     } finally {
@@ -406,8 +406,9 @@ describe("cairn-load --hook capture (Claude Code)", () => {
     expect([garbled.code, garbled.stdout, garbled.stderr]).toEqual([0, "", "cairn-load: capture hook: stdin is not the hook's JSON\n"]);
     expect(await sessionMemories(session)).toEqual([]);
 
-    // The same transcript and state with everything in order: both exchanges the failures left are sent now.
-    const later = await hook(input, envFor(state));
+    // The same transcript and state with everything in order: both exchanges the failures left are sent now (the
+    // prompt and edit hooks' timeout variable, set to 1 ms here, is not the capture's).
+    const later = await hook(input, envFor(state, { CAIRN_HOOK_TIMEOUT_MS: "1" }));
     expect([later.code, later.stdout]).toEqual([0, ""]);
     expect(later.stderr).toContain("Stop: 2 stored, 0 there already");
     expect((await sessionMemories(session)).map((m) => m.prompt)).toEqual(["Profile the export endpoint.", "Stream the encoding instead."]);

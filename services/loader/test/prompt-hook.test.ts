@@ -1,4 +1,7 @@
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createServer, type Server } from "node:net";
 import { fileURLToPath } from "node:url";
 import type { AddressInfo } from "node:net";
@@ -14,12 +17,12 @@ let cairn: TestCairn;
 const ids: string[] = [];
 
 /** The hook as a harness runs it: a child process, the hook's JSON on stdin. */
-function hook(stdin: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+function hook(stdin: string, env: Record<string, string>, cwd?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
       [BIN, "--hook", "prompt"],
-      { env: { PATH: process.env.PATH ?? "", ...env } },
+      { env: { PATH: process.env.PATH ?? "", ...env }, ...(cwd ? { cwd } : {}) },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
     child.stdin!.end(stdin);
@@ -84,5 +87,60 @@ describe("cairn-load --hook prompt", () => {
     expect(unset.stderr).toContain("CAIRN_URL");
     // The same prompt with everything in order speaks: the silences above are the faults', not the prompt's.
     expect((await hook(prompt, { CAIRN_URL: cairn.url.origin, CAIRN_TOKEN: agent.token })).stdout).toContain("UserPromptSubmit");
+  });
+
+  it("in a git repository, says a memory was written on a branch not merged yet, and not once it is merged", async () => {
+    const root = await mkdtemp(join(tmpdir(), "cairn-prompt-hook-git-"));
+    const git = (...args: string[]) =>
+      execFileSync("git", args, {
+        cwd: root,
+        encoding: "utf8",
+        env: {
+          PATH: process.env.PATH ?? "",
+          HOME: root,
+          GIT_CONFIG_NOSYSTEM: "1",
+          GIT_AUTHOR_NAME: "dev",
+          GIT_AUTHOR_EMAIL: "dev@example.test",
+          GIT_COMMITTER_NAME: "dev",
+          GIT_COMMITTER_EMAIL: "dev@example.test",
+        },
+      }).trim();
+    git("init", "-q", "-b", "main");
+    await writeFile(join(root, "cache.ts"), "v1\n");
+    git("add", "-A");
+    git("commit", "-q", "-m", "initial");
+    git("checkout", "-q", "-b", "feature/token-cache");
+    await writeFile(join(root, "cache.ts"), "v2\n");
+    git("commit", "-q", "-am", "cache refreshed tokens");
+    const commit = git("rev-parse", "HEAD");
+    git("checkout", "-q", "main");
+    const res = await http(cairn.url, "POST", "/v1/memories", {
+      token: agent.token,
+      body: {
+        session_id: "cache-311",
+        kind: "decision",
+        prompt: "CACHE-311: cache refreshed tokens in process",
+        thought: "Refresh hit Redis on every request; a 30 s in-process cache removes most of those calls.",
+        response: "CACHE-311 decided: refreshed tokens are cached in process for 30 seconds.",
+        code: { branch: "feature/token-cache", commit, paths: [{ path: "cache.ts" }] },
+      },
+    });
+    expect(res.status).toBe(201);
+    const env = { CAIRN_URL: cairn.url.origin, CAIRN_TOKEN: agent.token };
+    const ask = JSON.stringify({
+      session_id: "s",
+      cwd: root,
+      hook_event_name: "UserPromptSubmit",
+      prompt: "CACHE-311: how long are refreshed tokens cached in process?",
+    });
+    const line = async () =>
+      (JSON.parse((await hook(ask, env, root)).stdout).hookSpecificOutput.additionalContext as string)
+        .split("\n")
+        .find((l) => l.includes(res.body.id));
+    expect(await line()).toContain("decision; on branch feature/token-cache, not merged)");
+    git("merge", "-q", "--no-ff", "-m", "merge", "feature/token-cache");
+    const merged = await line();
+    expect(merged).toContain(res.body.id);
+    expect(merged).not.toContain("on branch");
   });
 });

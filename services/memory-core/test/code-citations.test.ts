@@ -222,6 +222,19 @@ describe("code citations over REST", () => {
     expect(await write(turn("code-bad", 3, { code: { repository: "acme/api", paths: [{ path: "a.ts" }] } }))).toMatch(/^t_/);
   });
 
+  it("forgets a citing memory from the path's answers and keeps the others citing it", async () => {
+    const kept = await write(turn("code-forget", 1, { code: { paths: [{ path: "src/forget/me.ts" }] } }));
+    const erased = await write(turn("code-forget", 2, { refs: ["src/forget/me.ts"] }));
+    expect(ids((await query({ paths: ["src/forget/"] })).body.hits)).toEqual([erased, kept]);
+    const forgotten = await http(cairn.url, "POST", `/v1/memories/${erased}/forget`, {
+      token: alice.token,
+      body: { reason: "pasted a secret" },
+    });
+    expect(forgotten.status).toBe(200);
+    expect(ids((await query({ paths: ["src/forget/me.ts"] })).body.hits)).toEqual([kept]);
+    expect(ids((await query({ paths: ["src/forget/"] })).body.hits)).toEqual([kept]);
+  });
+
   it("keeps a retry a replay, and the same key with another citation a conflict", async () => {
     const body = turn("code-replay", 1, { idempotency_key: "code-replay-1", code: { paths: [{ path: "src/a.ts" }] } });
     const first = await http(cairn.url, "POST", "/v1/memories", { token: alice.token, body });

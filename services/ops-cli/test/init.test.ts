@@ -150,6 +150,13 @@ describe("cairn init: claude-code", () => {
     expect(settings.hooks.SessionStart![0]).toEqual({ hooks: [{ type: "command", command: "echo team-banner" }] });
     expect(settings.hooks.SessionStart![1]!.matcher).toBe("startup|resume|clear|compact");
     expect(settings.hooks.UserPromptSubmit).toHaveLength(1);
+    // The edit hook runs before Claude Code's file tools, and before nothing else.
+    expect(settings.hooks.PreToolUse).toEqual([
+      {
+        matcher: "Edit|MultiEdit|Write",
+        hooks: [{ type: "command", command: `cairn-load --hook edit --url '${cairn.url.origin}'`, timeout: 10 }],
+      },
+    ]);
     const mcp = JSON.parse(files[".mcp.json"]!) as {
       mcpServers: Record<string, { type: string; url: string; headers?: Record<string, string> }>;
     };
@@ -208,6 +215,26 @@ describe("cairn init: claude-code", () => {
     const refused = await runHook(promptCommand, prompt, sub, { CLAUDE_PROJECT_DIR: root });
     expect([refused.code, refused.stdout]).toEqual([0, ""]);
     expect(refused.stderr).toContain("CAIRN_TOKEN");
+
+    // Before an edit: the PAY-77 decision cites src/payments/checkout.ts (its refs), nothing cites refund.ts.
+    const editCommand = cairnCommand(hooks, "PreToolUse");
+    const edit = (file: string) => ({
+      ...base,
+      permission_mode: "default",
+      hook_event_name: "PreToolUse",
+      tool_name: "Edit",
+      tool_input: { file_path: join(sub, file), old_string: "a", new_string: "b" },
+      tool_use_id: "toolu_1",
+    });
+    const cited = await runHook(editCommand, edit("checkout.ts"), sub, { CLAUDE_PROJECT_DIR: root, CAIRN_TOKEN: agent.token });
+    expect(cited.code, cited.stderr).toBe(0);
+    const pointed = JSON.parse(cited.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } };
+    expect(pointed.hookSpecificOutput.hookEventName).toBe("PreToolUse");
+    expect(pointed.hookSpecificOutput.additionalContext).toContain("src/payments/checkout.ts");
+    expect(pointed.hookSpecificOutput.additionalContext).toMatch(/t_[0-9a-f]{32} \([0-9-]+, backend, decision/);
+    expect(Buffer.byteLength(cited.stdout)).toBeLessThanOrEqual(600);
+    const uncited = await runHook(editCommand, edit("refund.ts"), sub, { CLAUDE_PROJECT_DIR: root, CAIRN_TOKEN: agent.token });
+    expect([uncited.code, uncited.stdout]).toEqual([0, ""]);
 
     const { mcpServers } = JSON.parse(await readFile(join(root, ".mcp.json"), "utf8")) as {
       mcpServers: { cairn: { url: string; headers: Record<string, string> } };
@@ -323,6 +350,23 @@ describe("cairn init: codex, opencode, generic", () => {
       { CAIRN_TOKEN: agent.token },
     );
     expect(JSON.parse(prompt.stdout).hookSpecificOutput.additionalContext).toMatch(/t_[0-9a-f]{32}/);
+    // Codex's edits are apply_patch calls, the patch in tool_input.command with paths relative to the cwd.
+    expect(hooks.PreToolUse).toEqual([
+      { matcher: "apply_patch", hooks: [{ type: "command", command: `cairn-load --hook edit --url '${cairn.url.origin}'`, timeout: 10 }] },
+    ]);
+    const patch = (file: string) => `*** Begin Patch\n*** Update File: ${file}\n@@\n-a\n+b\n*** End Patch\n`;
+    const applyPatch = (file: string) => ({
+      ...codexInput,
+      turn_id: "t",
+      hook_event_name: "PreToolUse",
+      tool_name: "apply_patch",
+      tool_input: { command: patch(file) },
+      tool_use_id: "call-1",
+    });
+    const edited = await runHook(cairnCommand(hooks, "PreToolUse"), applyPatch("checkout.ts"), sub, { CAIRN_TOKEN: agent.token });
+    expect(JSON.parse(edited.stdout).hookSpecificOutput.additionalContext).toContain("citing src/payments/checkout.ts");
+    const notCited = await runHook(cairnCommand(hooks, "PreToolUse"), applyPatch("refund.ts"), sub, { CAIRN_TOKEN: agent.token });
+    expect([notCited.code, notCited.stdout]).toEqual([0, ""]);
 
     // The table as Codex reads it: the URL, and the token from the variable it names.
     const block = toml.slice(toml.indexOf("# cairn:begin"));

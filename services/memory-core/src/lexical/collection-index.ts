@@ -179,16 +179,20 @@ export class CollectionIndex {
    * every record could tell.
    */
   matching(conditions: readonly Condition[]): string[] | undefined {
-    const numbers = this.candidates(conditions);
-    if (numbers === undefined) return undefined;
-    const readers = conditions.map((c) => ({ condition: c, read: this.facts.reader(c.field) }));
-    return numbers.filter((n) => readers.every(({ condition, read }) => holds(read(n), condition))).map((n) => this.ids[n]!);
+    const found = this.candidates(conditions);
+    if (found === undefined) return undefined;
+    // The condition the candidates came from holds for each of them already.
+    const readers = conditions.filter((c) => c !== found.from).map((c) => ({ condition: c, read: this.facts.reader(c.field) }));
+    return found.numbers.filter((n) => readers.every(({ condition, read }) => holds(read(n), condition))).map((n) => this.ids[n]!);
   }
 
-  /** The live records of the most selective key or citation condition; undefined when there is none. */
-  private candidates(conditions: readonly Condition[]): number[] | undefined {
+  /**
+   * The live records of the most selective key or citation condition, and that condition (`from`, when the
+   * records are exactly those it lets through); undefined when there is none.
+   */
+  private candidates(conditions: readonly Condition[]): { numbers: number[]; from?: Condition } | undefined {
     let fewest: KeyRun | undefined;
-    let cited: number[] | undefined;
+    let cited: { numbers: number[]; from: Condition } | undefined;
     let any = false;
     for (const c of conditions) {
       if (c.op === "cites") {
@@ -200,18 +204,18 @@ export class CollectionIndex {
             if (run) for (const n of this.members(run)) numbers.add(n);
           }
         }
-        if (cited === undefined || numbers.size < cited.length) cited = [...numbers];
+        if (cited === undefined || numbers.size < cited.numbers.length) cited = { numbers: [...numbers], from: c };
         continue;
       }
       if (c.op !== "eq" || !this.keyFields.includes(c.field)) continue;
       any = true;
       const run = this.byKey.get(keyOf(c.field, c.value));
-      if (!run) return [];
+      if (!run) return { numbers: [] };
       if (!fewest || run.live < fewest.live) fewest = run;
     }
     if (!any) return undefined;
-    if (cited !== undefined && (fewest === undefined || cited.length <= fewest.live)) return cited;
-    return this.members(fewest!);
+    if (cited !== undefined && (fewest === undefined || cited.numbers.length <= fewest.live)) return cited;
+    return { numbers: this.members(fewest!) };
   }
 
   /**

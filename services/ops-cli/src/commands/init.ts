@@ -30,8 +30,13 @@ export interface InitOptions {
 export const TOKEN_VARIABLE = "CAIRN_TOKEN";
 /** Cairn's entries in a harness's files are recognised by this command name. */
 const LOADER = "cairn-load";
-/** Seconds a harness waits for a hook before it gives up on it (the prompt hook gives up on Cairn sooner). */
+/** Seconds a harness waits for a hook before it gives up on it (the prompt and edit hooks give up on Cairn sooner). */
 const HOOK_TIMEOUT_SECONDS = 10;
+/**
+ * The tools the edit hook runs before, by the names each harness matches on: Claude Code's file tools, and
+ * Codex's apply_patch (which Codex also lets `Edit` and `Write` match; its canonical name says what it is).
+ */
+const EDIT_MATCHERS = { "claude-code": "Edit|MultiEdit|Write", codex: "apply_patch" } as const;
 
 interface Planned {
   /** Relative to the project. */
@@ -100,6 +105,7 @@ async function plan(project: string, options: InitOptions): Promise<Planned[]> {
   const captureCommand = `${LOADER} --hook capture --harness ${harness} --url '${url.origin}'`;
   const sessionCommand = `${LOADER} --hook session --agent ${agent} --harness ${harness}`;
   const promptCommand = `${LOADER} --hook prompt --url '${url.origin}'`;
+  const editCommand = `${LOADER} --hook edit --url '${url.origin}'`;
 
   if (harness === "claude-code" || harness === "codex") {
     const hooksPath = harness === "claude-code" ? join(".claude", "settings.json") : join(".codex", "hooks.json");
@@ -115,6 +121,10 @@ async function plan(project: string, options: InitOptions): Promise<Planned[]> {
     }
     text = setHookGroup(text, hooksPath, "UserPromptSubmit", {
       hooks: [{ type: "command", command: promptCommand, timeout: HOOK_TIMEOUT_SECONDS }],
+    });
+    text = setHookGroup(text, hooksPath, "PreToolUse", {
+      matcher: EDIT_MATCHERS[harness],
+      hooks: [{ type: "command", command: editCommand, timeout: HOOK_TIMEOUT_SECONDS }],
     });
     plans.push({ path: hooksPath, before, after: text });
   }

@@ -36,6 +36,17 @@ export function MemoryRow({
         {extra}
       </div>
       <p class="row-text">{text}</p>
+      {isBrief(memory) && memory.cites ? (
+        <p class="row-cites muted">
+          cites{" "}
+          {memory.cites.map((path, i) => (
+            <span key={path}>
+              {i > 0 ? ", " : ""}
+              <code>{path}</code>
+            </span>
+          ))}
+        </p>
+      ) : null}
       {after}
     </li>
   );

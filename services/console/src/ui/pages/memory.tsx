@@ -113,6 +113,34 @@ export function MemoryPage({ call, caller, id }: { call: Call; caller: Caller; i
             </dd>
           </>
         ) : null}
+        {memory.code ? (
+          <>
+            <dt>Code</dt>
+            <dd>
+              {[
+                memory.code.repository,
+                memory.code.branch ? `branch ${memory.code.branch}` : undefined,
+                memory.code.commit ? `at commit ${memory.code.commit}` : undefined,
+              ]
+                .filter(Boolean)
+                .join(" · ")}
+              <ul class="plain">
+                {memory.code.paths.map((cited) => (
+                  <li key={cited.path}>
+                    <code>{cited.path}</code>
+                    {cited.lines ? <span class="muted"> lines {cited.lines}</span> : null}
+                    {cited.symbol ? (
+                      <>
+                        {" "}
+                        <code>{cited.symbol}</code>
+                      </>
+                    ) : null}
+                  </li>
+                ))}
+              </ul>
+            </dd>
+          </>
+        ) : null}
       </dl>
       <h2>Prompt</h2>
       <p class="text">{memory.prompt}</p>

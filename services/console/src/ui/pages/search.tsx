@@ -5,9 +5,13 @@ import { MemoryRow } from "./brief-list.js";
 
 type Result = Schemas["QueryMemoriesResult"];
 
-/** Search over every agent's memories in the workspace, with the filters query_raw_memories takes. */
+/**
+ * Search over every agent's memories in the workspace, with the filters query_raw_memories takes: by words, by a
+ * file or folder the memories cite, or both.
+ */
 export function Search({ call }: { call: Call }) {
   const [query, setQuery] = useState("");
+  const [path, setPath] = useState("");
   const [mode, setMode] = useState<Schemas["SearchMode"]>("hybrid");
   const [agent, setAgent] = useState("");
   const [kind, setKind] = useState("");
@@ -20,13 +24,14 @@ export function Search({ call }: { call: Call }) {
   const [error, setError] = useState<unknown>(undefined);
 
   const search = async () => {
-    if (!query.trim()) return;
+    if (!query.trim() && !path.trim()) return;
     setLoading(true);
     setError(undefined);
     try {
       setResult(
         await call("query_raw_memories", {
-          query: query.trim(),
+          ...(query.trim() ? { query: query.trim() } : {}),
+          ...(path.trim() ? { paths: [path.trim()] } : {}),
           mode,
           limit: 20,
           include_superseded: superseded,
@@ -58,7 +63,18 @@ export function Search({ call }: { call: Call }) {
       >
         <label class="wide">
           Search memories
-          <input type="search" name="query" value={query} onInput={(e) => setQuery(e.currentTarget.value)} required />
+          <input type="search" name="query" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
+        </label>
+        <label class="wide">
+          Cites file or folder
+          <input
+            name="path"
+            value={path}
+            onInput={(e) => setPath(e.currentTarget.value)}
+            placeholder="src/auth/refresh.ts"
+            autocomplete="off"
+            spellcheck={false}
+          />
         </label>
         <label>
           Mode
