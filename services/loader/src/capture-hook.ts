@@ -1,7 +1,8 @@
 import { open } from "node:fs/promises";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { readPosition, savePosition, START, statePath, type CapturePosition } from "./capture-state.js";
-import { findProject } from "./project.js";
+import { currentBranch } from "./git.js";
+import { findProject, gitTopLevel } from "./project.js";
 import type { AddMemoryRequest } from "./transcript/draft.js";
 import {
   exchangesOf,
@@ -91,6 +92,8 @@ export async function captureHook(stdin: string, settings: CaptureSettings): Pro
   const after = (i: number): CapturePosition => (i + 1 < exchanges.length ? exchanges[i + 1]!.start : end);
 
   const project = await findProject({ flag: settings.projectFlag, env: settings.env, hookCwd, cwd: settings.cwd });
+  // The branch the files were written on, so that a reader on another branch is told (`other_branch`).
+  const branch = finished.some((e) => e.edited.length > 0) ? await branchOf(project, deadline) : undefined;
   const counts = { stored: 0, replayed: 0, byAgent: 0, unanswered: 0, conflicts: 0, refused: 0 };
   // Lines before the first exchange read (the end of one sent before) are passed over with it.
   let position: CapturePosition = finished.length === 0 ? (exchanges[0]?.start ?? end) : from;
@@ -103,7 +106,7 @@ export async function captureHook(stdin: string, settings: CaptureSettings): Pro
         key: `${KEY_PREFIX}${exchange.key}`,
         tags: [CAPTURED_TAG],
         notes: true,
-        code: codeOf(exchange, project, hookCwd),
+        code: codeOf(exchange, project, hookCwd, branch),
       });
       const sent = await send(memory, cairn, settings.token, deadline);
       if (typeof sent === "object") {
@@ -193,7 +196,7 @@ async function send(memory: AddMemoryRequest, cairn: URL, token: string, deadlin
 }
 
 /** The files the exchange wrote, as repository-relative paths of the project; none outside it. */
-function codeOf(exchange: Exchange, project: string, cwd: string): AddMemoryRequest["code"] | undefined {
+function codeOf(exchange: Exchange, project: string, cwd: string, branch: string | undefined): AddMemoryRequest["code"] | undefined {
   const paths: string[] = [];
   for (const raw of exchange.edited) {
     const path = relative(project, resolve(cwd, raw)).split(sep).join("/");
@@ -202,5 +205,17 @@ function codeOf(exchange: Exchange, project: string, cwd: string): AddMemoryRequ
     paths.push(path);
     if (paths.length === 64) break;
   }
-  return paths.length === 0 ? undefined : { paths: paths.map((path) => ({ path })) };
+  if (paths.length === 0) return undefined;
+  return { ...(branch ? { branch } : {}), paths: paths.map((path) => ({ path })) };
+}
+
+/** The project's checked-out branch, when it is a git repository and git answers in time; else none is cited. */
+async function branchOf(project: string, deadline: number): Promise<string | undefined> {
+  const top = await gitTopLevel(project);
+  if (!top) return undefined;
+  try {
+    return await currentBranch({ cwd: top, deadline });
+  } catch {
+    return undefined;
+  }
 }

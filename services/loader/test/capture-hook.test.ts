@@ -26,7 +26,7 @@ interface Memory {
   source: string;
   trusted: boolean;
   kind: string;
-  code?: { paths: Array<{ path: string }> };
+  code?: { branch?: string; paths: Array<{ path: string }> };
 }
 
 /** The hook as a harness runs it: a child process, the hook's JSON on stdin, the project as working dir. */
@@ -226,6 +226,10 @@ describe("cairn-load --hook capture (Claude Code)", () => {
     expect(stored[0]!.thought).not.toContain("Decided:");
     // The file the exchange edited is cited, relative to the project; the one it only read is not.
     expect(stored[1]!.code?.paths).toEqual([{ path: "src/payments/retry.ts" }]);
+    // On the branch checked out in the project.
+    const branch = execFileSync("git", ["symbolic-ref", "--short", "HEAD"], { cwd: project, encoding: "utf8" }).trim();
+    expect(branch).toMatch(/\S/);
+    expect(stored[1]!.code?.branch).toBe(branch);
     expect(stored[0]!.code).toBeUndefined();
 
     const again = await hook(input, envFor(state));
