@@ -1,4 +1,5 @@
 import { benchBulk } from "./bulk.js";
+import { benchCapture } from "./capture.js";
 import { benchCaptureQuality } from "./capture-quality.js";
 import { benchChromaChanges } from "./chroma-changes.js";
 import { benchChromaTether } from "./chroma-tether.js";
@@ -29,6 +30,7 @@ import { benchWrites } from "./writes.js";
 const benches: Record<string, (argv: string[]) => void | Promise<void>> = {
   "memory-core": benchMemoryCore,
   bulk: benchBulk,
+  capture: benchCapture,
   "capture-quality": benchCaptureQuality,
   "chroma-changes": benchChromaChanges,
   "chroma-tether": benchChromaTether,
