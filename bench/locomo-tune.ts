@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { loadTokenRegistry } from "../services/memory-core/src/auth/tokens.js";
 import { DEFAULT_TUNING, type RetrievalTuning } from "../services/memory-core/src/retrieval/retrieval-tuning.js";
 import { claimChroma } from "../services/memory-core/src/embedded/owned-chroma.js";
+import { benchEmbeddings } from "./timed-embedder.js";
 import { createEmbedder } from "../services/memory-core/src/embeddings/create.js";
 import type { Embedder } from "../services/memory-core/src/embeddings/embedder.js";
 import { silentLogger } from "../services/memory-core/src/logger.js";
@@ -37,6 +38,10 @@ import {
  * twice any answerable `none` rate above 0.10.
  *
  *   npm run bench -- locomo-tune --data FILE --data-dir DIR [--grid NAME] [--mode hybrid|lexical|semantic] [--loo]
+ *     [--embeddings-url URL --embeddings-model NAME]
+ *
+ * The queries are embedded by the local default unless `--embeddings-url` names the OpenAI-compatible server the
+ * data dir was imported with (`bench locomo --embeddings-url`).
  */
 export async function tuneLocomo(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -47,6 +52,8 @@ export async function tuneLocomo(argv: string[]): Promise<void> {
       grid: { type: "string", default: "fusion" },
       mode: { type: "string", default: "hybrid" },
       loo: { type: "boolean", default: false },
+      "embeddings-url": { type: "string" },
+      "embeddings-model": { type: "string" },
     },
   });
   if (!values.data || !values["data-dir"]) throw new Error("--data and --data-dir are required");
@@ -55,7 +62,9 @@ export async function tuneLocomo(argv: string[]): Promise<void> {
   const chroma = await claimChroma({ chromaUrl: undefined, dataDir: values["data-dir"], log: silentLogger });
   const chromaUrl = await chroma.start();
   const tokens = await loadTokenRegistry(join(values["data-dir"], "tokens.yaml"));
-  const embedder = cachingEmbedder(await createEmbedder({ kind: "local" }, silentLogger));
+  const embedder = cachingEmbedder(
+    await createEmbedder(benchEmbeddings(values["embeddings-url"], values["embeddings-model"]), silentLogger),
+  );
   const results: Array<{ name: string; byConversation: Map<string, Outcome> }> = [];
   try {
     for (const [name, tuning] of grid(values.grid!)) {
@@ -167,6 +176,14 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
         withFusion(1, 0.5, 20),
         withFusion(1, 0.3, 10),
       ];
+    case "dense-weight": {
+      // The dense list's weight in today's fusion, for comparing embedders: 0 is lexical alone.
+      const weighted = (semantic: number): [string, RetrievalTuning] => [
+        `default, sem ${semantic}`,
+        { ...base, fusion: { ...base.fusion, semantic } },
+      ];
+      return [weighted(0), weighted(0.1), weighted(0.2), weighted(0.3), weighted(0.5)];
+    }
     case "fields":
       return [
         withFields({}, { lexical: 1, semantic: 0, k: 60 }),

@@ -23,6 +23,7 @@ import {
   type Score,
 } from "./locomo-data.js";
 import { percentile, round } from "./stats.js";
+import { benchEmbeddings } from "./timed-embedder.js";
 
 /**
  * Retrieval quality on LoCoMo (Maharana et al., ACL 2024): each conversation is imported into its own
@@ -35,6 +36,10 @@ import { percentile, round } from "./stats.js";
  * the bench makes.
  *
  *   npm run bench -- locomo --data ../shared/bench/locomo/locomo-dev.json [--json] [--conversations N] [--data-dir DIR]
+ *     [--embeddings-url URL --embeddings-model NAME]
+ *
+ * The embedder is the default (`local`) unless `--embeddings-url` names an OpenAI-compatible `/v1/embeddings` server
+ * on this machine, which then embeds as `CAIRN_EMBEDDINGS=openai` with `--embeddings-model`.
  */
 
 const MODES = ["semantic", "lexical", "hybrid"] as const;
@@ -55,9 +60,16 @@ export async function benchLocomo(argv: string[]): Promise<void> {
       conversations: { type: "string" },
       concurrency: { type: "string", default: "4" },
       "data-dir": { type: "string" },
+      "embeddings-url": { type: "string" },
+      "embeddings-model": { type: "string" },
     },
   });
   if (!values.data) throw new Error("--data FILE is required (a LoCoMo-format JSON file)");
+  const embeddings = benchEmbeddings(values["embeddings-url"], values["embeddings-model"]);
+  const embeddingsEnv =
+    embeddings.kind === "openai"
+      ? { CAIRN_EMBEDDINGS: "openai", CAIRN_EMBEDDINGS_BASE_URL: embeddings.baseUrl, CAIRN_EMBEDDINGS_MODEL: embeddings.model }
+      : {};
   const started = performance.now();
   let conversations = JSON.parse(await readFile(values.data, "utf8")) as Conversation[];
   if (values.conversations) conversations = conversations.slice(0, Number(values.conversations));
@@ -78,7 +90,7 @@ export async function benchLocomo(argv: string[]): Promise<void> {
   const tokensFile = join(dataDir, "tokens.yaml");
   await writeFile(tokensFile, yaml.dump({ tokens: entries }));
   const stack = await startStack({
-    config: loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_PORT: "0", CAIRN_TOKENS_FILE: tokensFile }),
+    config: loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_PORT: "0", CAIRN_TOKENS_FILE: tokensFile, ...embeddingsEnv }),
     log: silentLogger,
   });
   const responseBytes: number[] = [];

@@ -5,6 +5,7 @@ import { benchChromaChanges } from "./chroma-changes.js";
 import { benchChromaTether } from "./chroma-tether.js";
 import { benchChromaWrites } from "./chroma-writes.js";
 import { benchEditHook } from "./edit-hook.js";
+import { benchEmbedderCost } from "./embedder-cost.js";
 import { benchEmbeddingLoad } from "./embedding-load.js";
 import { benchHttpEdges } from "./http-edges.js";
 import { benchHostile } from "./hostile.js";
@@ -16,6 +17,8 @@ import { benchMemoryCore } from "./memory-core.js";
 import { benchSummarizer } from "./summarizer.js";
 import { benchSummariesQuality } from "./summaries-quality.js";
 import { benchOpsCli } from "./ops-cli.js";
+import { benchPathQuery } from "./path-query.js";
+import { benchEditHookHistory } from "./edit-hook-history.js";
 import { benchPromptHook } from "./prompt-hook.js";
 import { benchRedaction } from "./redaction.js";
 import { benchRecordChecks } from "./record-checks.js";
@@ -36,6 +39,7 @@ const benches: Record<string, (argv: string[]) => void | Promise<void>> = {
   "chroma-tether": benchChromaTether,
   "chroma-writes": benchChromaWrites,
   "edit-hook": benchEditHook,
+  "embedder-cost": benchEmbedderCost,
   "embedding-load": benchEmbeddingLoad,
   "http-edges": benchHttpEdges,
   hostile: benchHostile,
@@ -46,6 +50,8 @@ const benches: Record<string, (argv: string[]) => void | Promise<void>> = {
   summarizer: benchSummarizer,
   "summaries-quality": benchSummariesQuality,
   "ops-cli": benchOpsCli,
+  "path-query": benchPathQuery,
+  "edit-hook-history": benchEditHookHistory,
   "prompt-hook": benchPromptHook,
   redaction: benchRedaction,
   "record-checks": benchRecordChecks,

@@ -46,3 +46,16 @@ export async function timedEmbedder(kind: string | undefined, options: { hashStu
   };
   return { embedder, inner, times, close: async () => stub?.close() };
 }
+
+/**
+ * The embedder a quality bench runs with: the local default, or (`--embeddings-url`, `--embeddings-model`) an
+ * OpenAI-compatible server on this machine, so that another model is measured beside the default. Only loopback
+ * addresses are taken: nothing a bench embeds leaves the machine.
+ */
+export function benchEmbeddings(url: string | undefined, model: string | undefined): EmbeddingsConfig {
+  if (url === undefined) return { kind: "local" };
+  if (!model) throw new Error("--embeddings-url needs --embeddings-model");
+  const { hostname } = new URL(url);
+  if (!/^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/.test(hostname)) throw new Error("--embeddings-url must be a loopback address");
+  return { kind: "openai", baseUrl: url, model, apiKey: undefined };
+}

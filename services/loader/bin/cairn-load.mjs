@@ -1,9 +1,19 @@
 #!/usr/bin/env node
-// The CLI is TypeScript run through tsx, like the rest of Cairn: no build step between an edit and a run.
-import { register } from "tsx/esm/api";
+// The CLI is TypeScript, run through tsx like the rest of Cairn: no build step between an edit and a run. A hook
+// starts a process each time a harness calls it, so the bundle `npm ci` builds (scripts/bundle.mjs) runs instead
+// while it is as new as the sources (entry.mjs).
+import { fileURLToPath } from "node:url";
+import { freshBundle } from "./entry.mjs";
 
-register();
-const { main } = await import("../src/cli.ts");
+const bundle = freshBundle(fileURLToPath(new URL("../dist", import.meta.url)));
+let main;
+if (bundle) {
+  ({ main } = await import(bundle));
+} else {
+  const { register } = await import("tsx/esm/api");
+  register();
+  ({ main } = await import("../src/cli.ts"));
+}
 process.exitCode = await main(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,

@@ -218,7 +218,14 @@ function render(paths: string[], lines: Array<{ brief: Brief; notes: string[] }>
   const subject = paths.length === 1 ? paths[0]! : `${paths[0]} and ${paths.length - 1} more`;
   const header = `Cairn memories citing ${subject} (open with get_memory):`;
   const pointers = lines.map(({ brief, notes }) => {
-    const kind = [brief.kind, brief.flags?.includes("checks_failed") ? "checks failed" : undefined].filter(Boolean).join(", ");
+    const kind = [
+      brief.kind,
+      brief.flags?.includes("checks_failed") ? "checks failed" : undefined,
+      // Imported history (a commit's memory): data to check, not yet a person's verdict.
+      brief.flags?.includes("untrusted") ? "imported" : undefined,
+    ]
+      .filter(Boolean)
+      .join(", ");
     const head = `- ${brief.id} (${when(brief).slice(0, 10)}, ${brief.agent}${kind ? `, ${kind}` : ""}${notes.length ? `; ${notes.join("; ")}` : ""}): `;
     const words = brief.text.replace(/\s+/g, " ").trim();
     return { head, words, cut: words };

@@ -217,6 +217,28 @@ describe("cairn-load --hook edit", () => {
     expect(text).not.toContain(note.id);
   });
 
+  it("says which pointers are imported history, not yet a person's verdict, and not the others", async () => {
+    const imported = await remember({
+      kind: "lesson",
+      source: "import",
+      prompt: "fix: history page double-counts merges",
+      thought: "Merge commits were counted once per parent.",
+      response: "Count a merge once.",
+      code: { paths: [{ path: "docs/history.md" }] },
+    });
+    const own = await remember({
+      kind: "lesson",
+      prompt: "History page",
+      thought: "The page reads the log newest first.",
+      response: "Keep it newest first.",
+      code: { paths: [{ path: "docs/history.md" }] },
+    });
+    const lines = pointerLines((await hook(claudeEdit(join(repo.root, "docs/history.md"), repo.root), repo.root)).stdout);
+    expect(lines.find((l) => l.includes(imported.id))).toContain(", lesson, imported");
+    expect(lines.find((l) => l.includes(own.id))).not.toContain("imported");
+    expect(lines.find((l) => l.includes(own.id))).toContain(", lesson");
+  });
+
   it("flags a memory from a branch not merged into the default branch, and no longer once it is merged", async () => {
     await repo.git("checkout", "-q", "-b", "feature/cache");
     const onBranch = await repo.commit(

@@ -222,6 +222,28 @@ describe("code citations over REST", () => {
     expect(await write(turn("code-bad", 3, { code: { repository: "acme/api", paths: [{ path: "a.ts" }] } }))).toMatch(/^t_/);
   });
 
+  it("lists by when what a memory tells happened, so a day of imported commits reads in the commits' order", async () => {
+    const later = await write(
+      turn("code-order", 1, { occurred_at: "2024-03-02T10:00:00Z", code: { paths: [{ path: "src/order/a.ts" }] } }),
+    );
+    const earlier = await write(
+      turn("code-order", 2, { occurred_at: "2024-03-01T10:00:00Z", code: { paths: [{ path: "src/order/a.ts" }] } }),
+    );
+    const now = await write(turn("code-order", 3, { code: { paths: [{ path: "src/order/a.ts" }] } }));
+    expect(ids((await query({ paths: ["src/order/a.ts"] })).body.hits)).toEqual([now, later, earlier]);
+  });
+
+  it("ranks words among the citing memories on the dense side too, with many memories nearer that cite nothing", async () => {
+    const cited = await write(
+      turn("code-dense", 0, { prompt: "Parser backtracking on nested quotes", code: { paths: [{ path: "src/dense/parse.ts" }] } }),
+    );
+    for (let n = 1; n <= 12; n++) await write(turn("code-dense", n, { prompt: `Parser backtracking on nested quotes, variant ${n}` }));
+    const semantic = await query({ query: "parser backtracking nested quotes", mode: "semantic", paths: ["src/dense/"] });
+    expect(ids(semantic.body.hits)).toEqual([cited]);
+    expect(semantic.body.hits[0].matched_by).toEqual(["path", "semantic"]);
+    expect(ids((await query({ query: "parser backtracking nested quotes", mode: "semantic", limit: 20 })).body.hits)).toContain(cited);
+  });
+
   it("forgets a citing memory from the path's answers and keeps the others citing it", async () => {
     const kept = await write(turn("code-forget", 1, { code: { paths: [{ path: "src/forget/me.ts" }] } }));
     const erased = await write(turn("code-forget", 2, { refs: ["src/forget/me.ts"] }));

@@ -219,19 +219,24 @@ export class CollectionIndex {
   }
 
   /**
-   * The ids of the records that meet the conditions, newest first (by `recorded_at`), at most `limit`; undefined
-   * when no condition tells which records they are (see `matching`).
+   * The ids of the records that meet the conditions, newest first, at most `limit`; undefined when no condition
+   * tells which records they are (see `matching`). Newest by when what they tell happened (`valid_from`: a
+   * commit's time for imported history, whose turns share the instant they were stored), then by when they were
+   * stored.
    */
   newest(conditions: readonly Condition[], limit: number): string[] | undefined {
     const ids = this.matching(conditions);
     if (ids === undefined) return undefined;
-    const at = (id: string) => {
-      const value = this.facts.get(this.numbers.get(id)!, "recorded_at");
+    const number = (n: number, field: string) => {
+      const value = this.facts.get(n, field);
       return typeof value === "number" ? value : 0;
     };
     return ids
-      .map((id) => ({ id, at: at(id) }))
-      .sort((a, b) => b.at - a.at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .map((id) => {
+        const n = this.numbers.get(id)!;
+        return { id, happened: number(n, "valid_from"), stored: number(n, "recorded_at") };
+      })
+      .sort((a, b) => b.happened - a.happened || b.stored - a.stored || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
       .slice(0, limit)
       .map((r) => r.id);
   }

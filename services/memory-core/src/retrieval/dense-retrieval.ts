@@ -87,6 +87,11 @@ export class DenseRetrieval {
     // otherwise. Exact whenever enough survive; Chroma applies every condition itself only when they do not.
     const margin = Math.max(2, Math.ceil(depth / 10));
     const selective = request.conditions.filter((c) => !NEARLY_ALL_PASS.has(c.field));
+    // Chroma cannot judge a citation: a query it filters would still be filtered here, at the cost of its filter on
+    // validity. Past the over-fetch's reach, the nearest OVER_FETCH_LIMIT records that pass are the dense side's
+    // candidates (the lexical side ranks every citing record).
+    const citing = request.conditions.some((c) => c.op === "cites");
+    const nearestPassing = async () => (await resolve(await query(OVER_FETCH_LIMIT))).slice(0, depth);
     if (selective.length === 0) {
       const kept = await overFetch(depth + margin);
       if (kept) return kept;
@@ -100,9 +105,11 @@ export class DenseRetrieval {
         : standing.estimateShare((metadata) => matches(metadata, request.conditions));
       // Enough neighbours that, at this share, they hold the page one and a half times over.
       const first = share > 0 ? Math.ceil((depth * 1.5) / share) + margin : Number.POSITIVE_INFINITY;
-      if (passing && passing.length <= Math.min(EXACT_LIMIT, standing.size * EXACT_SHARE)) {
+      const few = passing && passing.length <= (citing ? EXACT_LIMIT : Math.min(EXACT_LIMIT, standing.size * EXACT_SHARE));
+      if (few) {
         // So few pass that comparing the query with each of their vectors here (fetched by id) costs less than
-        // Chroma's filtering, and is exact. Which records pass is read-your-writes: from the caught-up index.
+        // Chroma's filtering (which cannot judge a citation at all), and is exact. Which records pass is
+        // read-your-writes: from the caught-up index.
         const caughtUp = (await indexReady()).matching(request.conditions) ?? [];
         const vectors = await this.collections.byIds(workspace, collection, caughtUp, { withText: false, withEmbeddings: true });
         const nearest = vectors
@@ -114,12 +121,14 @@ export class DenseRetrieval {
       if (first <= OVER_FETCH_LIMIT) {
         const kept = await overFetch(first);
         if (kept) return kept;
+      } else if (citing) {
+        return nearestPassing();
       } else {
         const kept = await attempt(depth + margin, selective);
         if (kept) return kept;
       }
     }
-    return resolve(await query(depth, request.conditions));
+    return citing ? nearestPassing() : resolve(await query(depth, request.conditions));
   }
 }
 

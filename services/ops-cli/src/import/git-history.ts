@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { stat } from "node:fs/promises";
 import { CliError, usageError } from "../io.js";
+import { citationOf, folderName, repositoryName } from "./code-citation.js";
 import { finalize, keyOf, ticketsIn, type AddMemoryRequest, type MemoryDraft } from "./draft.js";
 
 /** One commit as `git log` tells it. */
@@ -13,7 +14,8 @@ export interface Commit {
   committedAt: string;
   subject: string;
   body: string;
-  files: Array<{ path: string; added: number | null; deleted: number | null }>;
+  /** What the commit touched: `path` is where the file is after it (a rename's new path; `from`, its old one). */
+  files: Array<{ path: string; from?: string; added: number | null; deleted: number | null }>;
 }
 
 /**
@@ -69,6 +71,7 @@ export async function planGitImport(repo: string, options: { since?: string; bra
       : usageError(`--branch: ${repo} has no branch or commit "${branch}"`);
   }
   const root = (await git(["rev-list", "--max-parents=0", "--first-parent", tip])).trim().split("\n").at(-1)!;
+  const where = await whereFrom(git, repo, branch);
 
   const commits = parseLog(await git(logArgs([...(since ? [`--since=${since}`] : []), "--reverse", tip])));
   const known = new Map(commits.map((c) => [c.hash, c]));
@@ -104,18 +107,22 @@ export async function planGitImport(repo: string, options: { since?: string; bra
     for (const h of reverted) {
       reverts.push({ revert: c.hash, reverted: h, reason: `Reverted by commit ${c.hash.slice(0, 12)} (the revert's memory says why).` });
     }
-    return { hash: c.hash, request: finalize(commitDraft(c, root, reverted, [...new Set(fixes)])) };
+    return { hash: c.hash, request: finalize(commitDraft(c, root, where, reverted, [...new Set(fixes)])) };
   });
   return { root, tip, commits: planned, reverts, addedForReverts: older.length };
 }
 
-function commitDraft(c: Commit, root: string, reverted: string[], fixes: string[]): MemoryDraft {
+function commitDraft(c: Commit, root: string, where: Where, reverted: string[], fixes: string[]): MemoryDraft {
   const message = `${c.subject}\n${c.body}`;
   const tags = ["git"];
   if (c.parents.length > 1) tags.push("merge");
   if (reverted.length > 0) tags.push("revert");
   if (fixes.length > 0 || isFix(c)) tags.push("fix");
   const files = [...c.files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const code = citationOf({ ...where, commit: c.hash, paths: files.map((f) => f.path) });
+  // What a reader before an edit looks for (the edit hook asks for attempts and lessons): a revert records an
+  // approach tried and dropped, a fix what went wrong and how it was mended. Other commits are plain turns.
+  const kind = reverted.length > 0 ? "attempt" : tags.includes("fix") ? "lesson" : undefined;
   return {
     // A session per repository and day: the day's commits read together, as an agent's session would.
     session_id: `git:${root.slice(0, 12)}:${c.committedAt.slice(0, 10)}`,
@@ -126,14 +133,52 @@ function commitDraft(c: Commit, root: string, reverted: string[], fixes: string[
     occurred_at: c.committedAt,
     author: c.authorEmail ? `${c.authorName} <${c.authorEmail}>` : c.authorName,
     tags,
-    refs: [
-      c.hash,
-      ...reverted.map((h) => `reverts:${h}`),
-      ...fixes.map((h) => `fixes:${h}`),
-      ...ticketsIn(message),
-      ...files.map((f) => f.path),
-    ],
+    refs: [c.hash, ...reverted.map((h) => `reverts:${h}`), ...fixes.map((h) => `fixes:${h}`), ...ticketsIn(message), ...files.map(named)],
+    ...(code ? { code } : {}),
+    ...(kind ? { kind } : {}),
   };
+}
+
+/** A file as the summary and `refs` name it: a rename with its old path. */
+const named = (f: Commit["files"][number]) => (f.from === undefined ? f.path : `${f.path} (renamed from ${f.from})`);
+
+/** Where the imported commits come from, as their citations name it. */
+interface Where {
+  repository?: string;
+  branch?: string;
+}
+
+/**
+ * The repository's name and the branch imported. The name comes from the URL of the branch's remote (its
+ * upstream's, else `origin`, else the first remote), else the name of the repository's top folder. The branch is
+ * the branch `--branch` (or HEAD) names, a remote-tracking one by its name on the remote; a commit, a tag or a
+ * detached HEAD names none.
+ */
+async function whereFrom(git: (args: string[]) => Promise<string>, repo: string, branch: string): Promise<Where> {
+  const quiet = (args: string[]) =>
+    git(args).then(
+      (out) => out.trim(),
+      () => "",
+    );
+  const remotes = (await quiet(["remote"])).split("\n").filter(Boolean);
+  const ref = (await quiet(["rev-parse", "--symbolic-full-name", "--end-of-options", branch]))
+    .split("\n")
+    .find((line) => line.startsWith("refs/"));
+  let name: string | undefined;
+  let remote: string | undefined;
+  if (ref?.startsWith("refs/heads/")) {
+    name = ref.slice("refs/heads/".length);
+    remote = (await quiet(["config", "--get", `branch.${name}.remote`])) || undefined;
+  } else if (ref?.startsWith("refs/remotes/")) {
+    const rest = ref.slice("refs/remotes/".length);
+    remote = remotes.filter((r) => rest.startsWith(`${r}/`)).sort((a, b) => b.length - a.length)[0];
+    if (remote) name = rest.slice(remote.length + 1);
+  }
+  if (!remote || !remotes.includes(remote)) remote = remotes.includes("origin") ? "origin" : remotes[0];
+  const url = remote ? await quiet(["remote", "get-url", "--", remote]) : "";
+  const top = (await quiet(["rev-parse", "--show-toplevel"])) || repo;
+  const repository = (url ? repositoryName(url) : undefined) ?? folderName(top);
+  return { ...(repository ? { repository } : {}), ...(name && name !== "HEAD" ? { branch: name } : {}) };
 }
 
 function changeSummary(c: Commit, files: Commit["files"], reverted: string[], fixes: string[]): string {
@@ -147,7 +192,8 @@ function changeSummary(c: Commit, files: Commit["files"], reverted: string[], fi
         : "No file changed."
       : `${files.length} ${files.length === 1 ? "file" : "files"} changed, +${added} -${deleted}${c.parents.length > 1 ? ` (a merge of ${c.parents.length} parents)` : ""}:`,
   ];
-  for (const f of files.slice(0, LISTED_FILES)) lines.push(f.added === null ? `${f.path} (binary)` : `${f.path} +${f.added} -${f.deleted}`);
+  for (const f of files.slice(0, LISTED_FILES))
+    lines.push(f.added === null ? `${named(f)} (binary)` : `${named(f)} +${f.added} -${f.deleted}`);
   if (files.length > LISTED_FILES) lines.push(`... and ${files.length - LISTED_FILES} more files`);
   for (const h of reverted) lines.push(`Reverts commit ${h}.`);
   for (const h of fixes) lines.push(`Fixes commit ${h}.`);
@@ -223,14 +269,13 @@ function parseNumstat(text: string): Commit["files"] {
   for (let i = 0; i < tokens.length; i++) {
     const m = /^\n?(\d+|-)\t(\d+|-)\t([\s\S]*)$/.exec(tokens[i]!);
     if (!m) continue;
-    let path = m[3]!;
+    const counts = { added: m[1] === "-" ? null : Number(m[1]), deleted: m[2] === "-" ? null : Number(m[2]) };
     // A rename: its path is empty and the old and new paths follow as two more entries.
-    if (path === "") {
+    if (m[3] === "") {
       const from = tokens[++i] ?? "";
       const to = tokens[++i] ?? "";
-      path = `${to} (renamed from ${from})`;
-    }
-    files.push({ path, added: m[1] === "-" ? null : Number(m[1]), deleted: m[2] === "-" ? null : Number(m[2]) });
+      files.push({ path: to, from, ...counts });
+    } else files.push({ path: m[3]!, ...counts });
   }
   return files;
 }
