@@ -1,4 +1,6 @@
 import { benchBulk } from "./bulk.js";
+import { benchCapture } from "./capture.js";
+import { benchCaptureQuality } from "./capture-quality.js";
 import { benchChromaChanges } from "./chroma-changes.js";
 import { benchChromaTether } from "./chroma-tether.js";
 import { benchChromaWrites } from "./chroma-writes.js";
@@ -31,6 +33,8 @@ import { benchWrites } from "./writes.js";
 const benches: Record<string, (argv: string[]) => void | Promise<void>> = {
   "memory-core": benchMemoryCore,
   bulk: benchBulk,
+  capture: benchCapture,
+  "capture-quality": benchCaptureQuality,
   "chroma-changes": benchChromaChanges,
   "chroma-tether": benchChromaTether,
   "chroma-writes": benchChromaWrites,

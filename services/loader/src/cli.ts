@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { checkBudget } from "./budget.js";
+import { runCaptureHook } from "./capture-cli.js";
 import { HARNESSES, isHarness } from "./harnesses.js";
 import { LoaderError, readAgentIndex, renderBlock } from "./index-files.js";
 import { loadLoaderConfig } from "./config.js";
@@ -23,6 +24,7 @@ const USAGE = `usage: cairn-load --agent NAME --harness claude-code|codex|openco
                   [--index-dir DIR] [--target DIR] [--budget-bytes N] [--budget-lines N] [--strict] [--hook [session]]
        cairn-load --hook prompt [--url URL] [--timeout-ms N] [--project DIR]   (UserPromptSubmit: the hook's JSON on stdin; CAIRN_TOKEN)
        cairn-load --hook edit [--url URL] [--timeout-ms N] [--project DIR]   (PreToolUse on edits: the same)
+       cairn-load --hook capture [--url URL] [--timeout-ms N] [--harness claude-code|codex] [--project DIR]   (Stop, PreCompact, SessionEnd: the same)
 --index-dir (default agents) and --target (default .) are relative to the project: --project, else
 $CLAUDE_PROJECT_DIR, else the git repository of the hook's cwd or of the working directory.
 With --url or CAIRN_URL (and CAIRN_TOKEN) set, pointers in the index are checked against that memory-core.
@@ -30,7 +32,7 @@ A hook (--hook) never fails its harness: on any problem it prints nothing, says 
 
 /**
  * `--hook` alone is the SessionStart hook, as `--hook session` (hook entries that name no mode keep working);
- * `--hook prompt` the prompt hook, `--hook edit` the edit hook.
+ * `--hook prompt` the prompt hook, `--hook edit` the edit hook, `--hook capture` the capture hook.
  */
 function normalizeHook(argv: string[]): string[] {
   return argv.flatMap((arg, i) => {
@@ -82,8 +84,8 @@ async function run(argv: string[], io: Io): Promise<number> {
     io.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  if (values.hook !== undefined && values.hook !== "session" && values.hook !== "prompt" && values.hook !== "edit") {
-    return fail(2, `--hook is session, prompt or edit, not "${values.hook}"`);
+  if (values.hook !== undefined && !["session", "prompt", "edit", "capture"].includes(values.hook)) {
+    return fail(2, `--hook is session, prompt, edit or capture, not "${values.hook}"`);
   }
   const timeout = values["timeout-ms"];
   if (timeout !== undefined && (!/^\d+$/.test(timeout) || Number(timeout) === 0)) {
@@ -96,6 +98,11 @@ async function run(argv: string[], io: Io): Promise<number> {
   };
   if (values.hook === "prompt") return runPromptHook({ ...io, env }, values.project);
   if (values.hook === "edit") return runEditHook({ ...io, env }, values.project);
+  if (values.hook === "capture") {
+    // The capture's own timeout: a CAIRN_HOOK_TIMEOUT_MS meant for the prompt and edit hooks does not shorten it.
+    const captureEnv = timeout === undefined ? env : { ...env, CAIRN_CAPTURE_TIMEOUT_MS: timeout };
+    return runCaptureHook({ ...io, env: captureEnv }, { harness: values.harness, project: values.project });
+  }
   if (!values.agent) return fail(2, `--agent is required\n${USAGE}`);
   if (!values.harness) return fail(2, `--harness is required\n${USAGE}`);
   if (!isHarness(values.harness)) {

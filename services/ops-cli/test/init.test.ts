@@ -246,6 +246,31 @@ describe("cairn init: claude-code", () => {
     expect(tools).toContain("get_memory");
     // The entry itself holds no credential: unexpanded, it is refused.
     await expect(listToolsWith(mcpServers.cairn.url, mcpServers.cairn.headers)).rejects.toThrow();
+
+    // The capture hook on Stop, PreCompact and SessionEnd: the same command, which keeps the transcript's exchange once.
+    const capture = cairnCommand(hooks, "Stop");
+    expect([cairnCommand(hooks, "PreCompact"), cairnCommand(hooks, "SessionEnd")]).toEqual([capture, capture]);
+    const line = (type: string, uuid: string, message: unknown) =>
+      `${JSON.stringify({ type, uuid, sessionId: "s-1", isSidechain: false, timestamp: "2026-11-30T09:00:00.000Z", cwd: sub, message })}\n`;
+    await writeFile(
+      base.transcript_path,
+      line("user", "u-1", { role: "user", content: "Which retry policy do payments use?" }) +
+        line("assistant", "u-2", {
+          role: "assistant",
+          model: "claude-sonnet-4-5",
+          content: [{ type: "text", text: "Three tries with an idempotency key." }],
+        }),
+    );
+    const captureEnv = { CLAUDE_PROJECT_DIR: root, CAIRN_TOKEN: agent.token, XDG_STATE_HOME: join(root, ".git", "test-state") };
+    for (const event of ["Stop", "SessionEnd"]) {
+      const captured = await runHook(capture, { ...base, hook_event_name: event }, sub, captureEnv);
+      expect([captured.code, captured.stdout]).toEqual([0, ""]);
+      expect(captured.stderr).toContain(event === "Stop" ? `${event}: 1 stored` : `${event}: 0 stored`);
+    }
+    const kept = await http(cairn.url, "GET", "/v1/memories/recent?session_id=s-1&detail=full", { token: agent.token });
+    expect((kept.body.turns as Array<{ prompt: string; tags: string[] }>).map((t) => [t.prompt, t.tags.includes("captured")])).toEqual([
+      ["Which retry policy do payments use?", true],
+    ]);
   });
 
   it("hooks never block: an unreachable Cairn or a missing index prints nothing and exits 0; without cairn-load on PATH the shell's 127 is not Claude Code's blocking 2", async () => {
@@ -302,6 +327,10 @@ describe("cairn init: codex, opencode, generic", () => {
     await writeFile(join(root, "agents", "backend", "MEMORY.md"), `## Lessons\n${LESSON}\n`);
     const { hooks } = JSON.parse(files[".codex/hooks.json"]!) as { hooks: HookGroups };
     expect(hooks.SessionStart![0]!.matcher).toBe("startup|resume|clear|compact");
+    // Codex's capture events are Stop and PreCompact: it has no SessionEnd.
+    expect(cairnCommand(hooks, "Stop")).toContain("cairn-load --hook capture --harness codex");
+    expect(cairnCommand(hooks, "PreCompact")).toBe(cairnCommand(hooks, "Stop"));
+    expect(hooks.SessionEnd).toBeUndefined();
     // Codex sets no project variable: the hook finds the project from the JSON's cwd.
     const codexInput = { session_id: "s", transcript_path: null, cwd: sub, model: "o3", permission_mode: "default" };
     const session = await runHook(

@@ -102,6 +102,7 @@ async function plan(project: string, options: InitOptions): Promise<Planned[]> {
   const existingIndex = await readOptional(project, index);
   plans.push({ path: index, before: existingIndex, after: existingIndex ?? indexTemplate(agent) });
   const mcpUrl = new URL("/mcp", url).href;
+  const captureCommand = `${LOADER} --hook capture --harness ${harness} --url '${url.origin}'`;
   const sessionCommand = `${LOADER} --hook session --agent ${agent} --harness ${harness}`;
   const promptCommand = `${LOADER} --hook prompt --url '${url.origin}'`;
   const editCommand = `${LOADER} --hook edit --url '${url.origin}'`;
@@ -114,6 +115,10 @@ async function plan(project: string, options: InitOptions): Promise<Planned[]> {
       matcher: "startup|resume|clear|compact",
       hooks: [{ type: "command", command: sessionCommand, timeout: HOOK_TIMEOUT_SECONDS }],
     });
+    // The capture hook keeps the session's exchanges from its transcript; Codex has no SessionEnd event.
+    for (const event of harness === "claude-code" ? ["Stop", "PreCompact", "SessionEnd"] : ["Stop", "PreCompact"]) {
+      text = setHookGroup(text, hooksPath, event, { hooks: [{ type: "command", command: captureCommand, timeout: HOOK_TIMEOUT_SECONDS }] });
+    }
     text = setHookGroup(text, hooksPath, "UserPromptSubmit", {
       hooks: [{ type: "command", command: promptCommand, timeout: HOOK_TIMEOUT_SECONDS }],
     });
