@@ -84,7 +84,7 @@ async function buildRepository(): Promise<{ repo: string; hashes: Hashes }> {
   await write({ "src/auth/refresh.ts": "export const refresh = 1;\n", "src/auth/session.ts": "export const session = 'cookie';\n" });
   hashes.auth = commit("Refresh tokens before they expire");
   git("mv", "src/auth/session.ts", "src/auth/sessions.ts");
-  hashes.rename = commit("Name the sessions module after what it holds\n\nThis fixes a confusing name.");
+  hashes.rename = commit("Name the sessions module after what it holds, which fixes a confusing name");
   await write({ "README.md": "# api\n", [`deploy/OPENAI_API_KEY=${KEY_IN_NAME}.env`]: "\n" });
   hashes.readme = commit("Say what the api is");
   const wide: Record<string, string> = {};
@@ -161,7 +161,8 @@ describe("cairn import git cites the files each commit touched", () => {
     expect(memories.get(hashes.revert)!.tags).toContain("revert");
     expect(memories.get(hashes.fix)!.tags).toContain("fix");
     // What the edit hook reads before an edit: a revert is an approach tried and dropped, a fix what went wrong;
-    // any other commit is a plain turn, and so is a fix only in passing (in the body) or sweeping over 100 files.
+    // any other commit is a plain turn, and so is a fix only in passing (not how its subject begins) or sweeping
+    // over 100 files.
     const kinds = [hashes.revert, hashes.fix, hashes.retry, hashes.auth, hashes.rename, hashes.wide].map((h) => memories.get(h)!.kind);
     expect(kinds).toEqual(["attempt", "lesson", "turn", "turn", "turn", "turn"]);
   });

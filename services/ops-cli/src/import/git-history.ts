@@ -121,9 +121,9 @@ function commitDraft(c: Commit, root: string, where: Where, reverted: string[], 
   const files = [...c.files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const code = citationOf({ ...where, commit: c.hash, paths: files.map((f) => f.path) });
   // What a reader before an edit looks for (the edit hook asks for attempts and lessons): a revert records an
-  // approach tried and dropped; a fix (its subject says so, or it names the commit it fixes) what went wrong and how
+  // approach tried and dropped; a fix (its subject begins so, or it names the commit it fixes) what went wrong and how
   // it was mended, unless it swept over many files, where it is a lesson about none of them. Others are turns.
-  const mends = (fixes.length > 0 || FIX.test(c.subject)) && files.length <= SWEEP_FILES;
+  const mends = (fixes.length > 0 || FIX_SUBJECT.test(c.subject)) && files.length <= SWEEP_FILES;
   const kind = reverted.length > 0 ? "attempt" : mends ? "lesson" : undefined;
   return {
     // A session per repository and day: the day's commits read together, as an agent's session would.
@@ -202,8 +202,9 @@ function changeSummary(c: Commit, files: Commit["files"], reverted: string[], fi
   return lines.join("\n");
 }
 
-const FIX = /\b(?:bug|hot)?fix(?:e[sd]|ing)?\b/i;
-const isFix = (c: Commit) => FIX.test(`${c.subject}\n${c.body}`);
+const isFix = (c: Commit) => /\b(?:bug|hot)?fix(?:e[sd]|ing)?\b/i.test(`${c.subject}\n${c.body}`);
+/** A subject that says the commit is a fix: `fix: …`, `fix(auth): …`, `Fix the race …`, `Hotfix …`, `Fixes #12`. */
+const FIX_SUBJECT = /^(?:[a-z]+(?:\([^)]*\))?!?:\s*)?(?:bug|hot)?fix(?:e[sd]|ing)?\b/i;
 /** A fix touching more files than this is a sweep (a lint, a rename, a batch of mends), not a lesson about each file. */
 const SWEEP_FILES = 12;
 
