@@ -64,3 +64,20 @@ export async function startBenchServer(options: ServerOptions): Promise<BenchSer
     },
   };
 }
+
+/**
+ * A bench's REST call to a server whose address `base` gives (a server restarted mid-bench has a new one): the
+ * body sent as JSON, the answer's text returned, anything but 2xx thrown with the start of the answer.
+ */
+export const requester =
+  (base: () => URL) =>
+  async (method: string, path: string, token: string, body?: unknown): Promise<string> => {
+    const response = await fetch(new URL(path, base()), {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    if (response.status >= 300) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);
+    return text;
+  };

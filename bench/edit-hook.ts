@@ -7,7 +7,7 @@ import { parseArgs, promisify } from "node:util";
 import yaml from "js-yaml";
 import { loadConfig, silentLogger, startStack } from "@cairn/memory-core";
 import { newToken } from "../services/memory-core/src/auth/tokens.js";
-import { round, summarize } from "./stats.js";
+import { printHookRuns, type HookRuns } from "./stats.js";
 
 const BIN = fileURLToPath(new URL("../services/loader/bin/cairn-load.mjs", import.meta.url));
 const CHECKOUT = fileURLToPath(new URL("../", import.meta.url));
@@ -98,7 +98,7 @@ export async function benchEditHook(argv: string[]): Promise<void> {
               }),
         );
       });
-    const results: Record<string, { ms: number[]; spoke: number; moved: number; runs: number; bytes: number[] }> = {
+    const results: Record<string, HookRuns & { moved: number }> = {
       cited: { ms: [], spoke: 0, moved: 0, runs: 0, bytes: [] },
       uncited: { ms: [], spoke: 0, moved: 0, runs: 0, bytes: [] },
       "no input": { ms: [], spoke: 0, moved: 0, runs: 0, bytes: [] },
@@ -122,24 +122,7 @@ export async function benchEditHook(argv: string[]): Promise<void> {
         }
       }
     }
-    const report = Object.fromEntries(
-      Object.entries(results).map(([set, b]) => {
-        const s = summarize(b.ms);
-        return [
-          set,
-          {
-            runs: b.runs,
-            speak_rate: round(b.spoke / b.runs, 3),
-            moved_rate: round(b.moved / b.runs, 3),
-            p50_ms: round(s.p50, 0),
-            p95_ms: round(s.p95, 0),
-            max_bytes: Math.max(0, ...b.bytes),
-          },
-        ];
-      }),
-    );
-    if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
-    else for (const [set, r] of Object.entries(report)) process.stdout.write(`${set.padEnd(10)} ${JSON.stringify(r)}\n`);
+    printHookRuns(results, values.json);
   } finally {
     await stack.stop();
     await rm(dir, { recursive: true, force: true });

@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import yaml from "js-yaml";
 import { newToken } from "../services/memory-core/src/auth/tokens.js";
-import { startBenchServer } from "./bench-server.js";
+import { requester, startBenchServer } from "./bench-server.js";
 import { corpus } from "./corpus.js";
 import { prng, round, summarize, timed } from "./stats.js";
 import { startHashStub } from "./timed-embedder.js";
@@ -100,16 +100,7 @@ export async function benchPathQuery(argv: string[]): Promise<void> {
 
   const hashStub = await startHashStub();
   const stack = await startBenchServer({ dataDir, tokensFile, embedder: "hash", hashStubUrl: hashStub.baseUrl });
-  const request = async (method: string, path: string, token: string, body?: unknown) => {
-    const response = await fetch(new URL(path, stack.url), {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    if (response.status >= 300) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);
-    return text;
-  };
+  const request = requester(() => stack.url);
 
   try {
     // 1. The load: corpus turns, a share of them citing files, in batches of one agent's turns. The same turns in

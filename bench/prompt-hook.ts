@@ -8,7 +8,7 @@ import yaml from "js-yaml";
 import { loadConfig, silentLogger, startStack } from "@cairn/memory-core";
 import { newToken } from "../services/memory-core/src/auth/tokens.js";
 import { codingTurn, SUBJECT_COUNT } from "../services/memory-core/test/fixtures/coding-turns.js";
-import { round, summarize } from "./stats.js";
+import { printHookRuns, type HookRuns } from "./stats.js";
 
 const BIN = fileURLToPath(new URL("../services/loader/bin/cairn-load.mjs", import.meta.url));
 
@@ -80,7 +80,7 @@ export async function benchPromptHook(argv: string[]): Promise<void> {
         );
         child.stdin!.end(JSON.stringify({ hook_event_name: "UserPromptSubmit", prompt }));
       });
-    const results: Record<string, { ms: number[]; spoke: number; runs: number; bytes: number[] }> = {
+    const results: Record<string, HookRuns> = {
       related: { ms: [], spoke: 0, runs: 0, bytes: [] },
       unrelated: { ms: [], spoke: 0, runs: 0, bytes: [] },
     };
@@ -101,23 +101,7 @@ export async function benchPromptHook(argv: string[]): Promise<void> {
         }
       }
     }
-    const report = Object.fromEntries(
-      Object.entries(results).map(([set, b]) => {
-        const s = summarize(b.ms);
-        return [
-          set,
-          {
-            runs: b.runs,
-            speak_rate: round(b.spoke / b.runs, 3),
-            p50_ms: round(s.p50, 0),
-            p95_ms: round(s.p95, 0),
-            max_bytes: Math.max(0, ...b.bytes),
-          },
-        ];
-      }),
-    );
-    if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
-    else for (const [set, r] of Object.entries(report)) process.stdout.write(`${set.padEnd(10)} ${JSON.stringify(r)}\n`);
+    printHookRuns(results, values.json);
   } finally {
     await stack.stop();
     await rm(dir, { recursive: true, force: true });

@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import yaml from "js-yaml";
 import { newToken } from "../services/memory-core/src/auth/tokens.js";
-import { startBenchServer, type BenchServer } from "./bench-server.js";
+import { requester, startBenchServer, type BenchServer } from "./bench-server.js";
 import { corpus } from "./corpus.js";
 import { round, summarize, timed } from "./stats.js";
 import { startHashStub } from "./timed-embedder.js";
@@ -79,16 +79,7 @@ export async function benchScale(argv: string[]): Promise<void> {
   const start = () => startBenchServer({ dataDir, tokensFile, embedder: "hash", hashStubUrl: hashStub.baseUrl });
   let stack: BenchServer = await start();
 
-  const request = async (method: string, path: string, token: string, body?: unknown) => {
-    const response = await fetch(new URL(path, stack.url), {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    if (response.status >= 300) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 200)}`);
-    return text;
-  };
+  const request = requester(() => stack.url);
   const residentMb = async () => {
     const metrics = await request("GET", "/metrics", tokens[0]!.token);
     const line = metrics.split("\n").find((l) => l.startsWith("cairn_memory_resident_bytes"));

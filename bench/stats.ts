@@ -37,3 +37,34 @@ export function prng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** What a hook bench counts for one set of inputs: its runs, how many printed something (or said the code moved), each run's time and output. */
+export interface HookRuns {
+  runs: number;
+  spoke: number;
+  moved?: number;
+  ms: number[];
+  bytes: number[];
+}
+
+/** A hook bench's figures per set, printed as JSON (`--json`) or a line per set. */
+export function printHookRuns(results: Record<string, HookRuns>, json: boolean): void {
+  const report = Object.fromEntries(
+    Object.entries(results).map(([set, b]) => {
+      const s = summarize(b.ms);
+      return [
+        set,
+        {
+          runs: b.runs,
+          speak_rate: round(b.spoke / b.runs, 3),
+          ...(b.moved === undefined ? {} : { moved_rate: round(b.moved / b.runs, 3) }),
+          p50_ms: round(s.p50, 0),
+          p95_ms: round(s.p95, 0),
+          max_bytes: Math.max(0, ...b.bytes),
+        },
+      ];
+    }),
+  );
+  if (json) process.stdout.write(`${JSON.stringify(report)}\n`);
+  else for (const [set, r] of Object.entries(report)) process.stdout.write(`${set.padEnd(10)} ${JSON.stringify(r)}\n`);
+}
