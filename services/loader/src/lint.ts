@@ -1,3 +1,4 @@
+import { pathOfRef } from "@cairn/openapi/code-paths";
 import { movedSince } from "./git.js";
 
 /**
@@ -14,18 +15,6 @@ export interface LintFinding {
 
 /** How long one pointer's check may take, over HTTP and in git each. */
 const CHECK_TIMEOUT_MS = 5000;
-/**
- * A `refs` entry counts as a path citation when it is shaped as a repository-relative path, as memory-core reads
- * refs: no scheme, space, `@` or backslash, not absolute, no `.`/`..` segment; a line suffix (`:42`, `#L40-58`)
- * dropped. A ref shaped so that names no file of the repository (`AUTH-412`) matches no commit: it says nothing.
- */
-const LINE_SUFFIX = /(?::\d+(?:-\d+)?|#L\d+(?:-L?\d+)?)$/;
-function pathOfRef(ref: string): string | undefined {
-  const path = ref.trim().replace(LINE_SUFFIX, "").replace(/^\.\//, "");
-  if (!path || /[\s\\@]|:\/\/|^[/~]|\/\//.test(path) || /\p{Cc}/u.test(path)) return undefined;
-  return path.split("/").some((s) => s === "." || s === "..") ? undefined : path;
-}
-
 const MEMORY_ID = /\bt_[0-9a-f]{32}\b/g;
 const SESSION = /\bsession:([A-Za-z0-9][A-Za-z0-9._:@/-]*)/g;
 

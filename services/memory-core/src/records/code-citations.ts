@@ -1,4 +1,7 @@
+import { pathOfRef } from "@cairn/openapi/code-paths";
 import type { CodeCitation } from "./types.js";
+
+export { pathOfRef };
 
 /**
  * The code paths a memory cites, and how a path asked about matches them.
@@ -18,13 +21,6 @@ import type { CodeCitation } from "./types.js";
 /** The metadata field holding a turn's cited paths, one per line. */
 export const CITED_PATHS_FIELD = "cited_paths";
 
-/** A path segment that is a file's name with an extension: `refresh.ts`, `Dockerfile.dev`, `README.md`. */
-const FILE_NAME = /\.[A-Za-z][A-Za-z0-9_-]{0,11}$/;
-/** A first segment that names a host on the web. */
-const WEB_HOST = /^[a-z0-9-]+(\.[a-z0-9-]+)*\.(com|org|net|io|dev|app|co|ai|sh|gg|me)$/i;
-/** A line or a range after a path: `:42`, `:40-58`, `#L40`, `#L40-L58`. */
-const LINE_SUFFIX = /(?::\d+(?:-\d+)?|#L\d+(?:-L?\d+)?)$/;
-
 /** Paths as a memory's `code` and `refs` cite them, normalised, each once, in the order given. */
 export function citedPathsOf(code: CodeCitation | undefined, refs: readonly string[]): string[] {
   const cited = new Set<string>();
@@ -34,26 +30,6 @@ export function citedPathsOf(code: CodeCitation | undefined, refs: readonly stri
     if (path !== undefined) cited.add(path);
   }
   return [...cited];
-}
-
-/**
- * The repository path a ref names, when it names one: relative, `/`-separated, no scheme, no spaces, no `.` or
- * `..` segment, and either a folder (`src/auth/`), a path of several segments, or a file name with an extension.
- * Tickets (`AUTH-412`), commits, URLs and version numbers (`1.2.3`) are not paths.
- */
-export function pathOfRef(ref: string): string | undefined {
-  const path = ref.trim().replace(LINE_SUFFIX, "").replace(/^\.\//, "");
-  if (path.length === 0 || path.length > 512) return undefined;
-  if (/[\s\\@]|:\/\/|^[/~]|\/\//.test(path) || /\p{Cc}/u.test(path)) return undefined;
-  const segments = path.split("/");
-  if (segments.some((s) => s === "." || s === "..")) return undefined;
-  const name = segments.at(-1) === "" ? segments.at(-2) : segments.at(-1);
-  if (name === undefined || name === "") return undefined;
-  const folder = path.endsWith("/");
-  if (!folder && segments.length === 1 && !FILE_NAME.test(name)) return undefined;
-  // `github.com/acme/api` is a place on the web, not a folder of the repository.
-  if (segments.length > 1 && WEB_HOST.test(segments[0]!)) return undefined;
-  return path;
 }
 
 /** Cited paths as stored: one per line (a path holds no control character). */
