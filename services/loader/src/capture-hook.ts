@@ -1,4 +1,5 @@
 import { open } from "node:fs/promises";
+import { CITATION_NAMES } from "@cairn/openapi/code-paths";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { readPosition, savePosition, START, statePath, type CapturePosition } from "./capture-state.js";
 import { currentBranch } from "./git.js";
@@ -200,8 +201,7 @@ function codeOf(exchange: Exchange, project: string, cwd: string, branch: string
   const paths: string[] = [];
   for (const raw of exchange.edited) {
     const path = relative(project, resolve(cwd, raw)).split(sep).join("/");
-    if (!path || isAbsolute(path) || path.length > 512 || paths.includes(path)) continue;
-    if (path.split("/").some((s) => s === "" || s === "." || s === "..") || /[\\\p{Cc}]/u.test(path)) continue;
+    if (isAbsolute(path) || paths.includes(path) || !CITATION_NAMES.path(path)) continue;
     paths.push(path);
     if (paths.length === 64) break;
   }

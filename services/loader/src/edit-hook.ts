@@ -1,4 +1,5 @@
 import { realpath } from "node:fs/promises";
+import { citesAny } from "@cairn/openapi/code-paths";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { branchNote, currentBranch, defaultBranch, GitTimeout, movedSince, type GitOptions } from "./git.js";
 import { findProject, gitTopLevel } from "./project.js";
@@ -167,9 +168,9 @@ async function realFile(path: string): Promise<string> {
   }
 }
 
-/** The paths a memory cites that bear on the files asked (the file itself, or a folder holding it); else those files. */
+/** The paths a memory cites that bear on the files asked (by the rule memory-core found it by); else those files. */
 function citedAmong(cites: string[] | undefined, asked: string[]): string[] {
-  const bearing = (cites ?? []).filter((c) => asked.some((a) => a === c || (c.endsWith("/") ? a.startsWith(c) : a.startsWith(`${c}/`))));
+  const bearing = (cites ?? []).filter((c) => citesAny([c], asked));
   return bearing.length > 0 ? bearing : asked;
 }
 

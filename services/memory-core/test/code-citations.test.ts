@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { citationKeys, citesAny, lookupKeys, pathOfRef } from "../src/records/code-citations.js";
+import { citationKeys, citesAny, lookupKeys, pathOfRef } from "@cairn/openapi/code-paths";
 import { expectContractOutput } from "./support/contract-schemas.js";
 import { http, makeToken, mcpClient, turn, uniqueWorkspace, useCairn } from "./support/harness.js";
 

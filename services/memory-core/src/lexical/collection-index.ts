@@ -1,7 +1,8 @@
 import type { Facts } from "../records/filters.js";
 import { turnOfIndexed, type IndexedRecord } from "../records/indexed-collections.js";
 import { holds, type Condition } from "../records/filters.js";
-import { CITED_PATHS_FIELD, citationKeys, citedPathsOf, joinCited, lookupKeys, splitCited } from "../records/code-citations.js";
+import { citationKeys, lookupKeys } from "@cairn/openapi/code-paths";
+import { CITED_PATHS_FIELD, citedPathsOf, joinCited, splitCited } from "../records/code-citations.js";
 import { parseList } from "../records/stored-turn.js";
 import { FactTable } from "./fact-table.js";
 import type { RankingHandle } from "./ranking-host.js";

@@ -1,5 +1,6 @@
 import type { Where } from "../store/chroma-store.js";
-import { CITED_PATHS_FIELD, citesAny, splitCited } from "./code-citations.js";
+import { citesAny } from "@cairn/openapi/code-paths";
+import { CITED_PATHS_FIELD, splitCited } from "./code-citations.js";
 
 /** A value a filter reads: what a record's metadata holds under a key. */
 export type FactValue = string | number | boolean;

@@ -1,4 +1,5 @@
 import { posix } from "node:path";
+import { CITATION_NAMES } from "@cairn/openapi/code-paths";
 import type { AddMemoryRequest } from "./draft.js";
 import { redact } from "./redact.js";
 
@@ -6,25 +7,6 @@ export type CodeCitation = NonNullable<AddMemoryRequest["code"]>;
 
 /** The contract's `CodeCitation.paths.maxItems`: the most paths one memory cites. */
 export const CITED_PATHS = 64;
-
-/**
- * The contract's patterns for what a citation names, as openapi/memory-core.yaml spells them (CodeCitation,
- * RepositoryPath, BranchName, CommitId; a test holds them equal), and its lengths.
- */
-export const CONTRACT_PATTERNS = {
-  repository: String.raw`^[A-Za-z0-9._~/-]+$`,
-  branch: String.raw`^[^-\s~^:?*\[\\\p{Cc}][^\s~^:?*\[\\\p{Cc}]*$`,
-  path: String.raw`^(?:[^./\\\p{Cc}][^/\\\p{Cc}]*|\.[^./\\\p{Cc}][^/\\\p{Cc}]*|\.\.[^/\\\p{Cc}]+)(?:/(?:[^./\\\p{Cc}][^/\\\p{Cc}]*|\.[^./\\\p{Cc}][^/\\\p{Cc}]*|\.\.[^/\\\p{Cc}]+))*/?$`,
-  commit: String.raw`^[0-9a-f]{7,64}$`,
-} as const;
-const fits = (pattern: string, max: number) => {
-  const re = new RegExp(pattern, "u");
-  return (text: string) => text.length >= 1 && text.length <= max && re.test(text);
-};
-const REPOSITORY = fits(CONTRACT_PATTERNS.repository, 200);
-const BRANCH = fits(CONTRACT_PATTERNS.branch, 255);
-const PATH = fits(CONTRACT_PATTERNS.path, 512);
-const COMMIT = fits(CONTRACT_PATTERNS.commit, 64);
 
 /**
  * The citation a memory sends, every name redacted first (what is sent is what the writer's redaction would
@@ -38,14 +20,14 @@ export function citationOf(raw: {
   commit?: string;
   paths: readonly string[];
 }): CodeCitation | undefined {
-  const paths = citedPaths(raw.paths.map((p) => redact(p)).filter(PATH));
+  const paths = citedPaths(raw.paths.map((p) => redact(p)).filter(CITATION_NAMES.path));
   if (paths.length === 0) return undefined;
   const repository = raw.repository === undefined ? undefined : redact(raw.repository);
   const branch = raw.branch === undefined ? undefined : redact(raw.branch);
   return {
-    ...(repository && REPOSITORY(repository) ? { repository } : {}),
-    ...(branch && BRANCH(branch) ? { branch } : {}),
-    ...(raw.commit && COMMIT(raw.commit) && redact(raw.commit) === raw.commit ? { commit: raw.commit } : {}),
+    ...(repository && CITATION_NAMES.repository(repository) ? { repository } : {}),
+    ...(branch && CITATION_NAMES.branch(branch) ? { branch } : {}),
+    ...(raw.commit && CITATION_NAMES.commit(raw.commit) && redact(raw.commit) === raw.commit ? { commit: raw.commit } : {}),
     paths: paths.map((path) => ({ path })),
   };
 }
