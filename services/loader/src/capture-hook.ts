@@ -2,6 +2,7 @@ import { open } from "node:fs/promises";
 import { CITATION_NAMES } from "@cairn/openapi/code-paths";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { readPosition, savePosition, START, statePath, type CapturePosition } from "./capture-state.js";
+import { requestCairn } from "./cairn-request.js";
 import { currentBranch } from "./git.js";
 import { findProject, gitTopLevel } from "./project.js";
 import type { AddMemoryRequest } from "./transcript/draft.js";
@@ -177,13 +178,8 @@ async function send(memory: AddMemoryRequest, cairn: URL, token: string, deadlin
   if (remaining <= 0) return { reason: "out of time" };
   let response: Response;
   try {
-    response = await fetch(new URL("/v1/memories", cairn), {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      // Every string redacted once more on its way out, whatever derived it (as the importers' client does).
-      body: JSON.stringify(redactStrings(memory)),
-      signal: AbortSignal.timeout(remaining),
-    });
+    // Every string redacted once more on its way out, whatever derived it (as the importers' client does).
+    response = await requestCairn(cairn, token, "/v1/memories", deadline, { method: "POST", body: redactStrings(memory) });
   } catch (error) {
     return { reason: (error as Error).name === "TimeoutError" ? "no answer from Cairn in time" : "Cairn is unreachable" };
   }

@@ -1,6 +1,7 @@
 import { realpath } from "node:fs/promises";
 import { citesAny } from "@cairn/openapi/code-paths";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
+import { requestCairn } from "./cairn-request.js";
 import { branchNote, currentBranch, defaultBranch, GitTimeout, movedSince, type GitOptions } from "./git.js";
 import { findProject, gitTopLevel } from "./project.js";
 import { HOOK_OUTPUT_BYTES, type HookOutcome } from "./prompt-hook.js";
@@ -178,7 +179,7 @@ function citedAmong(cites: string[] | undefined, asked: string[]): string[] {
 const when = (m: Brief) => m.occurred_at ?? m.recorded_at;
 
 async function post<T>(settings: EditHookSettings, path: string, deadline: number, body: unknown): Promise<T> {
-  return call<T>(settings, path, deadline, { method: "POST", body: JSON.stringify(body) });
+  return call<T>(settings, path, deadline, { method: "POST", body });
 }
 
 async function get<T>(settings: EditHookSettings, path: string, deadline: number): Promise<T | undefined> {
@@ -189,14 +190,15 @@ async function get<T>(settings: EditHookSettings, path: string, deadline: number
   });
 }
 
-async function call<T>(settings: EditHookSettings, path: string, deadline: number, init: RequestInit): Promise<T> {
+async function call<T>(
+  settings: EditHookSettings,
+  path: string,
+  deadline: number,
+  init: { method: "GET" | "POST"; body?: unknown },
+): Promise<T> {
   let response: Response;
   try {
-    response = await fetch(new URL(path, settings.memoryCoreUrl), {
-      ...init,
-      headers: { authorization: `Bearer ${settings.token}`, "content-type": "application/json" },
-      signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())),
-    });
+    response = await requestCairn(settings.memoryCoreUrl!, settings.token!, path, deadline, init);
   } catch (error) {
     if ((error as Error).name === "TimeoutError") throw error;
     throw new Silent("Cairn is unreachable");

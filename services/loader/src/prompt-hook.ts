@@ -1,3 +1,4 @@
+import { requestCairn } from "./cairn-request.js";
 import { branchNote, currentBranch, defaultBranch, GitTimeout, type GitOptions } from "./git.js";
 import { findProject, gitTopLevel } from "./project.js";
 
@@ -54,19 +55,17 @@ export async function promptHook(stdin: string, settings: PromptHookSettings): P
   let notes: Map<string, string>;
   try {
     const git = await repository(settings, typeof input.cwd === "string" ? input.cwd : undefined, deadline);
-    const response = await fetch(new URL("/v1/memories/query", settings.memoryCoreUrl), {
+    const response = await requestCairn(settings.memoryCoreUrl, settings.token, "/v1/memories/query", deadline, {
       method: "POST",
-      headers: { authorization: `Bearer ${settings.token}`, "content-type": "application/json" },
-      // The contract's limit on a query's length; a longer prompt's head says what it is about.
-      body: JSON.stringify({
+      body: {
+        // The contract's limit on a query's length; a longer prompt's head says what it is about.
         query: prompt.slice(0, 1000),
         limit: POINTERS,
         min_confidence: "high",
         detail: "brief",
         ...(git?.branch ? { branch: git.branch } : {}),
         ...(git?.mainBranch ? { default_branch: git.mainBranch } : {}),
-      }),
-      signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())),
+      },
     });
     if (!response.ok) return { silent: `Cairn answered ${response.status}` };
     hits = ((await response.json()) as { hits: Hit[] }).hits.filter((h) => h.confidence === "high");
@@ -110,10 +109,7 @@ async function branchNotes(
   const notes = new Map<string, string>();
   for (const { memory } of hits) {
     if (!memory.flags?.includes("other_branch")) continue;
-    const response = await fetch(new URL(`/v1/memories/${memory.id}`, settings.memoryCoreUrl), {
-      headers: { authorization: `Bearer ${settings.token}` },
-      signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())),
-    });
+    const response = await requestCairn(settings.memoryCoreUrl!, settings.token!, `/v1/memories/${memory.id}`, deadline);
     const code = response.ok ? ((await response.json()) as { code?: { branch?: string; commit?: string } }).code : undefined;
     const note = await branchNote(memory.branch ?? code?.branch, code?.commit, git.mainBranch, git.options);
     if (note) notes.set(memory.id, note);
