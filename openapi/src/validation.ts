@@ -1,5 +1,6 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
+import { CONTRACT_PATTERNS } from "./code-paths.js";
 import type { Contract, JsonSchema } from "./contract.js";
 import type { OperationId, OperationInput } from "./operation-types.js";
 
@@ -121,6 +122,20 @@ function describeErrors(errors: ErrorObject[] | null | undefined): FieldError[] 
   return out;
 }
 
+/** What a field spelled with one of the contract's patterns must be, in words a caller can act on. */
+const PATTERN_MESSAGES = new Map<unknown, string>([
+  [
+    VISIBLE_TEXT,
+    "must contain a character a reader can see (not only spaces, control or invisible characters such as NUL or zero-width ones)",
+  ],
+  [
+    CONTRACT_PATTERNS.path,
+    "must be a path relative to the repository's top, `/`-separated, with no empty, `.` or `..` segment and no backslash or control character (a folder ends with `/`)",
+  ],
+  [CONTRACT_PATTERNS.branch, "must be a git branch name: no spaces, no leading `-`, none of ~ ^ : ? * [ \\"],
+  [CONTRACT_PATTERNS.repository, "must be a repository's name such as `acme/api` (letters, digits and . _ ~ / - only; never a URL)"],
+]);
+
 function describe(error: ErrorObject): FieldError {
   const base = error.instancePath.replace(/^\//, "");
   const join = (name: string) => (base ? `${base}/${name}` : name);
@@ -131,13 +146,7 @@ function describe(error: ErrorObject): FieldError {
     case "additionalProperties":
       return { path: join(String(params.additionalProperty)), message: "is not a field of this operation" };
     case "pattern":
-      return {
-        path: base,
-        message:
-          params.pattern === VISIBLE_TEXT
-            ? "must contain a character a reader can see (not only spaces, control or invisible characters such as NUL or zero-width ones)"
-            : `must match ${params.pattern}`,
-      };
+      return { path: base, message: PATTERN_MESSAGES.get(params.pattern) ?? `must match ${String(params.pattern)}` };
     case "maxLength":
       return { path: base, message: `must be at most ${params.limit} characters` };
     case "maxItems":

@@ -206,6 +206,8 @@ describe("code citations over REST", () => {
     for (const bad of ["../etc/passwd", "/etc/passwd", "src//x.ts", "src/./x.ts", "a\\b.ts"]) {
       const res = await query({ paths: [bad] });
       expect([bad, res.status, res.body.code, res.body.errors?.[0]?.path]).toEqual([bad, 400, "validation_failed", "paths/0"]);
+      // Said in words a caller can act on, not as the contract's regular expression.
+      expect(res.body.errors[0].message).toMatch(/^must be a path relative to the repository's top/);
       const written = await http(cairn.url, "POST", "/v1/memories", {
         token: alice.token,
         body: turn("code-bad", 1, { code: { paths: [{ path: bad }] } }),
@@ -217,6 +219,13 @@ describe("code citations over REST", () => {
       body: turn("code-bad", 2, { code: { repository: "https://user:token@example.com/acme/api", paths: [{ path: "a.ts" }] } }),
     });
     expect([credentials.status, credentials.body.errors?.[0]?.path]).toEqual([400, "code/repository"]);
+    expect(credentials.body.errors[0].message).toMatch(/^must be a repository's name/);
+    const branch = await query({ paths: ["src/x.ts"], branch: "two words" });
+    expect([branch.status, branch.body.errors?.[0]?.path, branch.body.errors?.[0]?.message]).toEqual([
+      400,
+      "branch",
+      expect.stringMatching(/^must be a git branch name/),
+    ]);
     // The same fields well formed are taken.
     expect((await query({ paths: ["src/x.ts"] })).status).toBe(200);
     expect(await write(turn("code-bad", 3, { code: { repository: "acme/api", paths: [{ path: "a.ts" }] } }))).toMatch(/^t_/);
