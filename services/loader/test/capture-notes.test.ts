@@ -1,0 +1,95 @@
+import { describe, expect, it } from "vitest";
+import type { Exchange } from "../src/transcript/exchanges.js";
+import { notesOf } from "../src/transcript/notes.js";
+
+/**
+ * The rules the capture hook heads a memory with (what was decided, what was tried and dropped), each beside the
+ * sentence that differs in the one thing the rule reads. Their precision and recall over whole sessions are a
+ * bench (`npm run bench -- capture-quality`), not this file.
+ */
+function exchange(parts: { thought?: string[]; answer?: string; edited?: string[] }): Exchange {
+  return {
+    sessionId: "s",
+    key: "k",
+    at: undefined,
+    prompt: "p",
+    thought: parts.thought ?? [],
+    pending: parts.answer ? [parts.answer] : [],
+    model: undefined,
+    refs: [],
+    edited: parts.edited ?? [],
+    acted: true,
+    recordedByAgent: false,
+    start: { offset: 0, line: 1, context: { ordinal: 0 } },
+  };
+}
+
+describe("capture notes", () => {
+  it("keeps a sentence that points back with the one naming what it gives up", () => {
+    const named = notesOf(
+      exchange({ thought: ["Standing up Meilisearch means a second datastore to sync and back up. Not pursuing that for now."] }),
+    );
+    expect(named.dropped).toEqual(["Standing up Meilisearch means a second datastore to sync and back up. Not pursuing that for now."]);
+    // A sentence that names what it gives up stands alone.
+    const alone = notesOf(exchange({ thought: ["The queue lives in memory. Flushing on SIGTERM is not reliable under SIGKILL."] }));
+    expect(alone.dropped).toEqual(["Flushing on SIGTERM is not reliable under SIGKILL."]);
+  });
+
+  it("reads wanting and giving up in other words than a fixed list", () => {
+    const notes = notesOf(
+      exchange({
+        thought: [
+          "Environment variables turned out to be the wrong store for per-user rollout.",
+          "Twice the CPU is not the answer for the thumbnails.",
+          "The LaunchDarkly plan is too costly for six developers.",
+        ],
+      }),
+    );
+    expect(notes.dropped).toHaveLength(3);
+    // The same subjects said as plain facts give nothing up.
+    const facts = notesOf(
+      exchange({ thought: ["Environment variables hold the flags for every service.", "The thumbnails take twice the CPU here."] }),
+    );
+    expect(facts.dropped).toEqual([]);
+  });
+
+  it("takes a failing check for a check, not a dropped approach", () => {
+    expect(notesOf(exchange({ thought: ["The tests still fail on the date parsing after the change."] })).dropped).toEqual([]);
+    expect(notesOf(exchange({ thought: ["The in-memory cache did not help with the p95 latency at all."] })).dropped).toHaveLength(1);
+  });
+
+  it("takes weighing options and announcing the next step for nothing decided", () => {
+    const weighing = notesOf(exchange({ thought: ["Two options here: we could use Redis or keep Postgres for the sessions."] }));
+    expect(weighing.decided).toEqual([]);
+    const committed = notesOf(exchange({ thought: ["We'll use Redis for the session store rather than Postgres."] }));
+    expect(committed.decided).toEqual(["We'll use Redis for the session store rather than Postgres."]);
+  });
+
+  it("takes two figures set side by side for a measurement, not a choice", () => {
+    expect(notesOf(exchange({ answer: "With the trigram index the search takes 12 ms instead of 2.4 s." })).decided).toEqual([]);
+    expect(notesOf(exchange({ answer: "Search goes through the trigram index instead of a sequential scan." })).decided).toHaveLength(1);
+  });
+
+  it("gives up X and commits to Y in one sentence", () => {
+    const notes = notesOf(
+      exchange({ thought: ["Caching node_modules is not worth it here. I dropped the idea and kept npm's own download cache."] }),
+    );
+    expect(notes.dropped[0]).toContain("node_modules");
+    expect(notes.decided[0]).toContain("kept npm's own download cache");
+    // "Decided against X" gives X up and decides nothing.
+    const against = notesOf(exchange({ thought: ["I decided against test retries because they hide the race."] }));
+    expect([against.decided, against.dropped.length]).toEqual([[], 1]);
+  });
+
+  it("takes the answer's opening as the decision of an exchange that changed files and said none", () => {
+    const answer = "Webhooks are written to an outbox table and a worker delivers them: the simulation loses none of 500.";
+    expect(notesOf(exchange({ answer, edited: ["src/webhooks/outbox.ts"] })).decided).toEqual([answer]);
+    // An exchange that only read code decided nothing by answering.
+    expect(notesOf(exchange({ answer })).decided).toEqual([]);
+    // Nor does an opening that reports a finding or a figure.
+    const finding = notesOf(exchange({ answer: "The export was building every row in an array first.", edited: ["src/export.ts"] }));
+    expect(finding.decided).toEqual([]);
+    const figure = notesOf(exchange({ answer: "Upload p99 is 1.2 s in the load test.", edited: ["src/upload.ts"] }));
+    expect(figure.decided).toEqual([]);
+  });
+});
