@@ -1,10 +1,10 @@
 import { open } from "node:fs/promises";
-import { CITATION_NAMES } from "@cairn/openapi/code-paths";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { readPosition, savePosition, START, statePath, type CapturePosition } from "./capture-state.js";
 import { requestCairn } from "./cairn-request.js";
-import { currentBranch } from "./git.js";
-import { findProject, gitTopLevel } from "./project.js";
+import { checkoutOf, repositoryOf } from "./git.js";
+import { findProject } from "./project.js";
+import { citationOf } from "./transcript/code-citation.js";
 import type { AddMemoryRequest } from "./transcript/draft.js";
 import {
   exchangesOf,
@@ -94,8 +94,8 @@ export async function captureHook(stdin: string, settings: CaptureSettings): Pro
   const after = (i: number): CapturePosition => (i + 1 < exchanges.length ? exchanges[i + 1]!.start : end);
 
   const project = await findProject({ flag: settings.projectFlag, env: settings.env, hookCwd, cwd: settings.cwd });
-  // The branch the files were written on, so that a reader on another branch is told (`other_branch`).
-  const branch = finished.some((e) => e.edited.length > 0) ? await branchOf(project, deadline) : undefined;
+  // The repository and branch the files were written on, so that a reader on another branch is told (`other_branch`).
+  const where = finished.some((e) => e.edited.length > 0) ? await whereWritten(project, deadline) : undefined;
   const counts = { stored: 0, replayed: 0, byAgent: 0, unanswered: 0, conflicts: 0, refused: 0 };
   // Lines before the first exchange read (the end of one sent before) are passed over with it.
   let position: CapturePosition = finished.length === 0 ? (exchanges[0]?.start ?? end) : from;
@@ -108,7 +108,7 @@ export async function captureHook(stdin: string, settings: CaptureSettings): Pro
         key: `${KEY_PREFIX}${exchange.key}`,
         tags: [CAPTURED_TAG],
         notes: true,
-        code: codeOf(exchange, project, hookCwd, branch),
+        code: where && codeOf(exchange, where, hookCwd),
       });
       const sent = await send(memory, cairn, settings.token, deadline);
       if (typeof sent === "object") {
@@ -192,25 +192,31 @@ async function send(memory: AddMemoryRequest, cairn: URL, token: string, deadlin
   return { reason: `Cairn answered ${response.status}` };
 }
 
-/** The files the exchange wrote, as repository-relative paths of the project; none outside it. */
-function codeOf(exchange: Exchange, project: string, cwd: string, branch: string | undefined): AddMemoryRequest["code"] | undefined {
-  const paths: string[] = [];
-  for (const raw of exchange.edited) {
-    const path = relative(project, resolve(cwd, raw)).split(sep).join("/");
-    if (isAbsolute(path) || paths.includes(path) || !CITATION_NAMES.path(path)) continue;
-    paths.push(path);
-    if (paths.length === 64) break;
-  }
-  if (paths.length === 0) return undefined;
-  return { ...(branch ? { branch } : {}), paths: paths.map((path) => ({ path })) };
+/**
+ * The files the exchange wrote, as paths relative to the repository (none outside it), cited with the
+ * repository's name and branch as the importer cites a commit's files (`citationOf`: redacted, names the contract
+ * would refuse left out, folders named past its limit). No commit is cited: the files were written on top of HEAD
+ * and are not in a commit yet.
+ */
+function codeOf(exchange: Exchange, where: Written, cwd: string): AddMemoryRequest["code"] | undefined {
+  const { top, ...names } = where;
+  const paths = exchange.edited.map((raw) => relative(top, resolve(cwd, raw)).split(sep).join("/"));
+  return citationOf({ ...names, paths: paths.filter((path) => !isAbsolute(path) && !path.startsWith("../")) });
 }
 
-/** The project's checked-out branch, when it is a git repository and git answers in time; else none is cited. */
-async function branchOf(project: string, deadline: number): Promise<string | undefined> {
-  const top = await gitTopLevel(project);
-  if (!top) return undefined;
+interface Written {
+  top: string;
+  repository?: string;
+  branch?: string;
+}
+
+/** The project's repository, its name and checked-out branch, when git answers in time; else nothing is cited. */
+async function whereWritten(project: string, deadline: number): Promise<Written | undefined> {
   try {
-    return await currentBranch({ cwd: top, deadline });
+    const checkout = await checkoutOf(project, deadline);
+    if (!checkout) return undefined;
+    const repository = await repositoryOf(checkout.options);
+    return { top: checkout.options.cwd, ...(repository ? { repository } : {}), ...(checkout.branch ? { branch: checkout.branch } : {}) };
   } catch {
     return undefined;
   }

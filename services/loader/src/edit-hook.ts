@@ -2,8 +2,8 @@ import { realpath } from "node:fs/promises";
 import { citesAny } from "@cairn/openapi/code-paths";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { requestCairn } from "./cairn-request.js";
-import { branchNote, currentBranch, defaultBranch, GitTimeout, movedSince, type GitOptions } from "./git.js";
-import { findProject, gitTopLevel } from "./project.js";
+import { branchNote, checkoutOf, GitTimeout, movedSince } from "./git.js";
+import { findProject } from "./project.js";
 import { HOOK_OUTPUT_BYTES, type HookOutcome } from "./prompt-hook.js";
 
 /**
@@ -78,13 +78,12 @@ async function run(stdin: string, settings: EditHookSettings): Promise<string> {
 
   const hookCwd = typeof input.cwd === "string" && input.cwd ? resolve(settings.cwd, input.cwd) : settings.cwd;
   const project = await findProject({ flag: settings.projectFlag, env: settings.env, hookCwd, cwd: settings.cwd });
-  const top = await gitTopLevel(project);
-  if (!top) throw new Silent(`${project} is not in a git repository`);
-  const paths = await repositoryPaths(top, edited, hookCwd);
+  const checkout = await checkoutOf(project, deadline);
+  if (!checkout) throw new Silent(`${project} is not in a git repository`);
+  const { options: gitOptions, branch, mainBranch } = checkout;
+  const paths = await repositoryPaths(gitOptions.cwd, edited, hookCwd);
   if (paths.length === 0) throw new Silent("the file is outside the repository");
 
-  const gitOptions: GitOptions = { cwd: top, deadline };
-  const [branch, mainBranch] = await Promise.all([currentBranch(gitOptions), defaultBranch(gitOptions)]);
   const ask = (filter: Record<string, string>) =>
     post<{ hits: Array<{ memory: Brief }> }>(settings, "/v1/memories/query", deadline, {
       paths,

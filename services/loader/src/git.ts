@@ -1,4 +1,6 @@
 import { execFile } from "node:child_process";
+import { gitTopLevel } from "./project.js";
+import { folderName, repositoryName } from "./transcript/code-citation.js";
 
 /**
  * What the loader asks of the repository it runs in, through the `git` command: every call is a child process
@@ -49,6 +51,40 @@ export function git(args: string[], options: GitOptions): Promise<GitResult> {
       },
     );
   });
+}
+
+/** The repository a hook runs in, as the hooks name it to Cairn. */
+export interface Checkout {
+  /** Where git runs: the repository's top folder, with the hook's deadline. */
+  options: GitOptions;
+  /** The branch checked out; undefined on a detached HEAD. */
+  branch: string | undefined;
+  /** The default branch (`defaultBranch`). */
+  mainBranch: string | undefined;
+}
+
+/**
+ * The git repository holding `project`, with its checked-out and default branches; undefined when the project is
+ * in none. A git that cannot run or answer in time throws (`GitTimeout`): each hook decides what that means to it.
+ */
+export async function checkoutOf(project: string, deadline: number): Promise<Checkout | undefined> {
+  const top = await gitTopLevel(project);
+  if (!top) return undefined;
+  const options = { cwd: top, deadline };
+  const [branch, mainBranch] = await Promise.all([currentBranch(options), defaultBranch(options)]);
+  return { options, branch, mainBranch };
+}
+
+/**
+ * The repository's name as a citation gives it: from the URL of `origin`, else of the first remote (the URL's
+ * path, never its credentials or host: `repositoryName`), else the name of its top folder.
+ */
+export async function repositoryOf(options: GitOptions): Promise<string | undefined> {
+  const remotes = await git(["remote"], options);
+  const names = remotes.code === 0 ? remotes.stdout.split("\n").filter(Boolean) : [];
+  const remote = names.includes("origin") ? "origin" : names[0];
+  const url = remote ? await git(["remote", "get-url", "--", remote], options) : undefined;
+  return (url?.code === 0 && url.stdout.trim() ? repositoryName(url.stdout.trim()) : undefined) ?? folderName(options.cwd);
 }
 
 /** The branch checked out, or undefined on a detached HEAD. */

@@ -1,6 +1,6 @@
 import { requestCairn } from "./cairn-request.js";
-import { branchNote, currentBranch, defaultBranch, GitTimeout, type GitOptions } from "./git.js";
-import { findProject, gitTopLevel } from "./project.js";
+import { branchNote, checkoutOf, GitTimeout, type Checkout } from "./git.js";
+import { findProject } from "./project.js";
 
 /**
  * The prompt hook (`cairn-load --hook prompt`): for Claude Code's and Codex's UserPromptSubmit, a few pointers
@@ -80,19 +80,11 @@ export async function promptHook(stdin: string, settings: PromptHookSettings): P
 }
 
 /** The project's git repository and its branches, when the hook runs in one; git missing counts as none. */
-async function repository(
-  settings: PromptHookSettings,
-  hookCwd: string | undefined,
-  deadline: number,
-): Promise<{ options: GitOptions; branch: string | undefined; mainBranch: string | undefined } | undefined> {
+async function repository(settings: PromptHookSettings, hookCwd: string | undefined, deadline: number): Promise<Checkout | undefined> {
   if (!settings.project) return undefined;
   const project = await findProject({ ...settings.project, hookCwd });
-  const top = await gitTopLevel(project);
-  if (!top) return undefined;
-  const options = { cwd: top, deadline };
   try {
-    const [branch, mainBranch] = await Promise.all([currentBranch(options), defaultBranch(options)]);
-    return { options, branch, mainBranch };
+    return await checkoutOf(project, deadline);
   } catch (error) {
     if (error instanceof GitTimeout) throw error;
     return undefined;
@@ -100,12 +92,7 @@ async function repository(
 }
 
 /** For each hit written on another branch: what git says of it (read from its memory's `code`), by id. */
-async function branchNotes(
-  hits: Hit[],
-  git: { options: GitOptions; mainBranch: string | undefined },
-  settings: PromptHookSettings,
-  deadline: number,
-): Promise<Map<string, string>> {
+async function branchNotes(hits: Hit[], git: Checkout, settings: PromptHookSettings, deadline: number): Promise<Map<string, string>> {
   const notes = new Map<string, string>();
   for (const { memory } of hits) {
     if (!memory.flags?.includes("other_branch")) continue;

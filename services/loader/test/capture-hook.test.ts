@@ -165,6 +165,8 @@ beforeAll(async () => {
   project = join(root, "shop");
   await mkdir(join(project, "src", "payments"), { recursive: true });
   execFileSync("git", ["init", "-q", project]);
+  // A remote URL with credentials: the citation names the repository by the URL's path alone.
+  execFileSync("git", ["-C", project, "remote", "add", "origin", "https://deploy:s3cr3t@git.example.com/acme/shop.git"]);
   await mkdir(join(root, "claude", "-home-dev-shop"), { recursive: true });
 });
 afterAll(async () => {
@@ -230,6 +232,8 @@ describe("cairn-load --hook capture (Claude Code)", () => {
     const branch = execFileSync("git", ["symbolic-ref", "--short", "HEAD"], { cwd: project, encoding: "utf8" }).trim();
     expect(branch).toMatch(/\S/);
     expect(stored[1]!.code?.branch).toBe(branch);
+    expect(stored[1]!.code?.repository).toBe("acme/shop");
+    expect(JSON.stringify(stored)).not.toContain("s3cr3t");
     expect(stored[0]!.code).toBeUndefined();
 
     const again = await hook(input, envFor(state));

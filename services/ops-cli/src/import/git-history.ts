@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { stat } from "node:fs/promises";
 import { CliError, usageError } from "../io.js";
-import { citationOf, folderName, repositoryName } from "./code-citation.js";
+import { citationOf, folderName, repositoryName } from "@cairn/loader/transcript/code-citation";
 import { finalize, keyOf, ticketsIn, type AddMemoryRequest, type MemoryDraft } from "./draft.js";
 
 /** One commit as `git log` tells it. */

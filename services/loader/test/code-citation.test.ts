@@ -1,7 +1,7 @@
 import { loadContract } from "@cairn/openapi";
 import { describe, expect, it } from "vitest";
 import { CONTRACT_PATTERNS } from "@cairn/openapi/code-paths";
-import { CITED_PATHS, citationOf, citedPaths, folderName, repositoryName } from "../src/import/code-citation.js";
+import { CITED_PATHS, citationOf, citedPaths, folderName, repositoryName } from "../src/transcript/code-citation.js";
 
 describe("a repository's name from its remote", () => {
   it("is the URL's path, without scheme, credentials, host, port or .git", () => {
