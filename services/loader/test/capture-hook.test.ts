@@ -26,7 +26,7 @@ interface Memory {
   source: string;
   trusted: boolean;
   kind: string;
-  code?: { branch?: string; paths: Array<{ path: string }> };
+  code?: { repository?: string; branch?: string; paths: Array<{ path: string }> };
 }
 
 /** The hook as a harness runs it: a child process, the hook's JSON on stdin, the project as working dir. */

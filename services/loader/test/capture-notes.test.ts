@@ -92,4 +92,33 @@ describe("capture notes", () => {
     const figure = notesOf(exchange({ answer: "Upload p99 is 1.2 s in the load test.", edited: ["src/upload.ts"] }));
     expect(figure.decided).toEqual([]);
   });
+
+  it("reads a list the answer gives as one note per item: changes made are decisions, options weighed are not", () => {
+    const done = [
+      "Fixed. On SIGTERM the server now:",
+      "",
+      "1. sets the health status to `NOT_SERVING`, so readiness takes the pod out;",
+      "2. closes the DB pool only after the server has drained.",
+      "",
+      "- Tried a preStop sleep first: the image has no `sleep` binary; reverted.",
+    ].join("\n");
+    const notes = notesOf(exchange({ answer: done, edited: ["main.go"] }));
+    expect(notes.decided.some((d) => d.includes("NOT_SERVING")) && notes.decided.some((d) => d.includes("DB pool"))).toBe(true);
+    expect(notes.dropped).toEqual(["Tried a preStop sleep first: the image has no `sleep` binary; reverted."]);
+    // The same items as options to weigh commit to nothing.
+    const options = [
+      "Options:",
+      "1. sets the health status to `NOT_SERVING`, so readiness takes the pod out;",
+      "2. closes the DB pool only after the server has drained.",
+    ].join("\n");
+    expect(notesOf(exchange({ answer: options, edited: ["main.go"] })).decided).toEqual([]);
+    // Nor does a list of figures.
+    expect(notesOf(exchange({ answer: "Plans:\n- staging: 0 add / 0 change / 0 destroy", edited: ["main.tf"] })).decided).toEqual([]);
+  });
+
+  it("keeps a short verdict with what it is about", () => {
+    const notes = notesOf(exchange({ answer: "Tried mmap for the file reads with memmap2 as well. Reverted." }));
+    expect(notes.dropped).toEqual(["Tried mmap for the file reads with memmap2 as well. Reverted."]);
+    expect(notesOf(exchange({ answer: "Tried mmap for the file reads with memmap2 as well. Kept." })).dropped).toEqual([]);
+  });
 });

@@ -9,9 +9,12 @@ import type { Exchange } from "./exchanges.js";
  * A sentence is read for what it does, not for a fixed phrase: it gives up on something (abandons, reverts,
  * rules out), judges something wanting (does not work, is not enough, is the wrong store, too costly), or
  * commits to something (decides, goes with, keeps X rather than Y, replaces X with Y, says what the code now
- * does). Sentences that only weigh options, ask, suppose or announce the next step commit to nothing. A sentence
- * that points back ("not pursuing that") is kept with the sentence before it, which names what it is about. An
- * exchange that changed files and says no decision in so many words decided what its answer says first.
+ * does). Sentences that only weigh options, ask, suppose, try or announce the next step commit to nothing, and a
+ * check's result is neither. A sentence that points back ("not pursuing that", "Reverted.") is kept with the one
+ * before it, which names what it is about. A list is read item by item: in the answer of an exchange that changed
+ * files, an item that says what was changed is a decision, unless the list was introduced as options or the item
+ * reports figures. An exchange that changed files and says no decision in so many words decided what its answer
+ * says first.
  * docs/benchmarks.md has the precision and recall on sessions the rules were fixed on and on sessions never seen.
  */
 export interface Notes {
@@ -23,15 +26,20 @@ export interface Notes {
 const GIVE_UP = new RegExp(
   [
     String.raw`\babandon(?:s|ed|ing)?\b`,
-    String.raw`\bdrop(?:s|ped|ping)? (?:it|that|this|them|the (?:idea|approach|plan|change|patch)|the\b)`,
+    String.raw`\b(?:i|we)(?:'ve| have)? dropped\b|^dropping\b|\bdrop(?:ped|ping)? (?:it|that|this|them|the (?:idea|approach|plan|change|patch|attempt|version|shim|hack|workaround))\b`,
     String.raw`\b(?:scrap|discard|shelve|ditch)(?:s|ped|ed|d|ping|ing)?\b`,
     String.raw`\b(?:gave|give|giving) up\b`,
     String.raw`\bback(?:ed|ing)? (?:it |that |this |them |the \w+ )?out\b`,
     String.raw`\brevert(?:s|ed|ing)?\b`,
     String.raw`\b(?:undo|undoing|undid|undone)\b`,
     String.raw`\broll(?:s|ed|ing)? (?:it |that |this |them )?back\b`,
+    String.raw`\bmov(?:e|ed|ing) [^.;]{0,30}\bback\b`,
     String.raw`\b(?:rip|ripped|ripping|threw|throw|throwing) (?:it |that |this |them )?(?:out|away)\b`,
+    String.raw`\bremov(?:e|ed|ing) (?:it|that|this|them|the (?:shim|hack|workaround|guard|change|patch))\b`,
+    String.raw`\brejected\b`,
     String.raw`\bnot (?:pursu(?:e|ing)|going (?:that way|down that|with|to (?:use|pursue|go))|worth\b)`,
+    String.raw`^(?:so |and |but )?not \w+ing\b`,
+    String.raw`^(?:i |we )?(?:didn't|did not|won't|will not) (?:raise|add|use|switch|adopt|go|take|pursue|bump|increase|upgrade|introduce|keep|touch)\b`,
     String.raw`\bwon't (?:pursue|go (?:that way|with))\b`,
     String.raw`\brul(?:e|ed|ing) (?:it |that |this |them )?out\b`,
     String.raw`\bdecided against\b|\bchose not to\b|\bdecided not to\b`,
@@ -47,16 +55,16 @@ const GIVE_UP = new RegExp(
 /** Judging something tried or weighed as wanting. */
 const WANTING = new RegExp(
   [
-    String.raw`\b(?:didn't|did not|doesn't|does not|won't|will not|wouldn't|would not|can't|cannot|couldn't|could not) (?:really |actually |fully |even )?(?:work|help|fix|solve|scale|hold up|cut it|survive|cover|express|match|stop|prevent|do it|make a difference|change anything|pay off)\b`,
+    String.raw`\b(?:didn't|did not|doesn't|does not|won't|will not|wouldn't|would not|can't|cannot|couldn't|could not) (?:really |actually |fully |even )?(?:work|help|fix|solve|scale|hold|cut it|survive|cover|express|match|stop|prevent|do it|make a difference|change anything|pay off|start|run|fit)\b`,
     String.raw`\b(?:isn't|is not|wasn't|was not|aren't|are not|not) (?:enough|sufficient|reliable|viable|feasible|practical|an option|the answer|the fix|a fix|the solution|the way|worth it|safe|acceptable|going to work|good enough|fast enough|an improvement)\b`,
     String.raw`\b(?:isn't|is not|wasn't|was not|not) the (?:right|real) (?:fix|answer|cause|approach|tool|store|place|layer|choice)\b`,
-    String.raw`\bno (?:difference|improvement|better|effect|gain|real gain|help)\b`,
+    String.raw`\bno (?:difference|improvement|better|effect|gain|real gain|help)\b|\bwithin (?:the )?noise\b`,
     String.raw`\bmade (?:it |things |no )?(?:worse|difference)\b`,
     String.raw`\btoo (?:slow|costly|expensive|complex|complicated|risky|fragile|flaky|heavy|much|big|brittle|invasive|noisy|many|coarse|fine-grained|leaky|slow to)\b`,
     String.raw`\bwrong (?:approach|store|tool|fix|idea|place|layer|choice|direction|abstraction|level|way|call|trade-?off|default)\b`,
     String.raw`\b(?:overkill|backfired|a bust|counterproductive)\b`,
     String.raw`\b(?:turned out|turns out) (?:to be )?(?:worse|slower|wrong|useless|pointless|unreliable|unnecessary|a dead end|not)\b`,
-    String.raw`\bhelps? (?:a little|only a little|marginally|slightly)\b(?:[^.]{0,40}\bnot enough\b)?`,
+    String.raw`\bhelps? (?:a little|only a little|marginally|slightly)\b|\bonly helps\b`,
   ].join("|"),
   "i",
 );
@@ -72,101 +80,154 @@ const COMMIT = new RegExp(
     String.raw`\b(?:prefer|preferred|preferring|adopt|adopted|adopting|standardi[sz](?:e|ed|ing) on)\b`,
     String.raw`\b(?:the|my|our) (?:plan|fix|approach|solution|choice|way forward) (?:is|will be|here is|:)`,
     String.raw`\b(?:we|i)(?:'ll| will| should| are going to|'re going to) (?:use|keep|go|switch|move|store|put|run|make|rely|write|build|generate|deliver|handle|read)\b`,
-    String.raw`\binstead of\b|\brather than\b|\bin favou?r of\b|\bover\b[^.,;]{1,40}\bbecause\b`,
-    String.raw`\b(?:use|uses|using|used) [^.,;]{1,60} instead\b`,
+    String.raw`\binstead\b|\brather than\b|\bin favou?r of\b|\bover\b[^.,;]{1,40}\bbecause\b`,
     String.raw`\bswitch(?:ed|es|ing)?\b[^.;]{0,60}\bto\b`,
     String.raw`\breplac(?:e|ed|es|ing)\b[^.;]{0,80}\b(?:with|by)\b`,
     String.raw`\bmov(?:e|ed|es|ing)\b[^.;]{0,60}\b(?:into|out of|off|to (?:a|an|the|our|its))\b`,
-    String.raw`\bkeep(?:s|ing)?\b[^.;]{0,60}\b(?:rather|instead|as it is|as is)\b|\bkept\b`,
+    String.raw`\bkeep(?:s|ing)?\b[^.;]{0,60}\b(?:rather|as it is|as is)\b|\bkept\b`,
     String.raw`\b(?:from now on|going forward)\b`,
-    String.raw`\bstays? (?:on|off|in|as|at|behind)\b`,
+    String.raw`\bstays? (?:on|off|in|as|at|behind|a|an)\b|\bwill stay\b`,
   ].join("|"),
   "i",
 );
 
 /** What the change made true, said as the new state of the code: "the limiter now keeps…", "misses are now coalesced". */
 const NEW_STATE = /\bnow (?!(?:i|we|you|let|pass(?:es)?|fails?|that|the)\b)[a-z]+(?:s|ed)\b/i;
-/** The state of the tests, the build or a measurement is a check's result, not a decision or a dropped approach. */
+/** A try is an attempt on the way, whatever it did: not what was decided. */
+const TRIED = /\b(?:tried|try|trying|attempt(?:ed|ing)?|experiment(?:ed|ing)?)\b/i;
+/** A check's result (the tests pass, the lint is clean): not a decision nor a dropped approach. */
 const CHECK =
-  /^(?:(?:all|the|both|every|our|\d+)\s+)*(?:(?:[\w-]+ )?tests?|suite|specs?|build|ci|checks?|lint|linter|typecheck|type check|compil\w+|p\d\d|latency|the (?:load test|benchmark))\b/i;
+  /^(?:(?:all|the|both|every|our|unit|\d+)\s+)*(?:[\w:-]+ )?(?:tests?|suite|specs?|build|ci|checks?|lint|linter|typecheck|type check|compil\w+|checked|verified|measured|benchmarks?|numbers|results?)\b[^.]*?(?:\b(?:pass(?:es|ed|ing)?|fail(?:s|ed|ing)?|green|red|clean|succeed(?:s|ed)?|broke|broken|ok)\b|\d)/i;
 /** Weighing, asking, supposing or announcing the next step: nothing is committed to or given up. */
 const NOT_COMMITTED =
-  /^(?:let me|let's|i'll (?:read|check|look|run|start|try|see|test|measure|verify)|first,? (?:i|let)|now i|next,? i|if|when|whether|once|options?:|maybe|perhaps|possibly|either)\b|\b(?:could|might|may|would be|probably|perhaps|maybe|alternatively|options? (?:are|is|:)|two options|trade-?offs?:|(?:choice|decision) is between)\b|\?$/i;
+  /^(?:let me|let's|i'll (?:read|check|look|run|start|try|see|test|measure|verify)|first,? (?:i|let)|now i|next,? i|if|when|whether|once|options?:|maybe|perhaps|possibly|either)\b|\b(?:could|might|may|would be|probably|perhaps|maybe|alternatively|options? (?:are|is|:)|two options|two ways|trade-?offs?:|(?:choice|decision) is between)\b|\?$/i;
 /** A sentence that names nothing itself and points back at the one before: "Not pursuing that.", "It didn't help." */
 const POINTS_BACK =
-  /^(?:(?:so|but|and|then|that said|still|ok|okay|sadly|unfortunately),?\s+)?(?:that|this|it|these|those|they|not|no|the (?:idea|approach|change|patch|attempt|guard|experiment|option))\b|\b(?:that|this|the) (?:way|approach|idea|route|path|option)\b/i;
+  /^(?:(?:so|but|and|then|that said|still|ok|okay|sadly|unfortunately|as expected),?\s+)?(?:that|this|it|these|those|they|not|no|the (?:idea|approach|change|patch|attempt|guard|experiment|option))\b|\b(?:that|this|the) (?:way|approach|idea|route|path|option)\b|\b(?:revert\w*|drop\w*|undo\w*|undid|remov\w*|abandon\w*|scrap\w*) (?:it|that|this|them)\b/i;
 
-/** An answer's opening clause with a figure in it reports a measurement ("p99 is 1.2 s"), not the change. */
-const MEASURED = /\d/;
 /** Two figures set side by side ("12 ms instead of 2.4 s") are a measurement, whatever word joins them. */
 const COMPARED_FIGURES = /\d[^.;]{0,30}\b(?:instead of|rather than|against|vs\.?|versus|from|over)\b[^.;]{0,12}\d/i;
+/** A figure with its unit: a measurement. */
+const FIGURE = /\d[\d.,]*\s?(?:ms|s|sec|seconds?|min|minutes?|h|hours?|%|x|×|[kmgt]i?b|rps|req\/s)\b|\d+m\d+s\b|\bp\d\d\b/i;
 /** An answer's opening that names no change: "Done.", "I've fixed the issue.", "Here is what changed". */
 const GENERIC =
-  /^(?:done|fixed|all set|here(?:'s| is| are)|summary|changes?:|i(?:'ve| have)? (?:fixed|made|implemented|updated|finished|completed|addressed|resolved)\b[^.]{0,40}\b(?:changes?|issue|bug|problem|following|request|task)\b)/i;
+  /^(?:done|fixed|all set|green|here(?:'s| is| are)|summary|changes?:|i(?:'ve| have)? (?:fixed|made|implemented|updated|finished|completed|addressed|resolved)\b[^.]{0,40}\b(?:changes?|issue|bug|problem|following|request|task)\b)/i;
 /** What was wrong, said in the past: the finding, not what was decided. */
 const CAUSE = /^(?!.*\bnow\b).*\b(?:was|were|had|did)\b/i;
 /** The clause a sentence opens with, before a colon or semicolon adds the figures that bear it out. */
 const mainClause = (text: string) => text.split(/[:;]\s/)[0]!;
+
+/** An item whose opening sentence holds this many numbers reports figures ("staging: 0 add / 0 change / 0 destroy"). */
+const FIGURES_IN_A_MEASUREMENT = 3;
+/** The line introducing a list of options to weigh, not of things done. */
+const OPTIONS_LEAD = /\b(?:options?|alternatives?|choices|ways|approaches|candidates)\b[^.]*:$/i;
 
 /** A note says what it is about: "I reverted it." alone names nothing. */
 const MIN_WORDS = 5;
 /** At most this many characters of a note are kept (a note that points back keeps the sentence before it too). */
 const NOTE_CHARS = 320;
 
-interface Sentence {
+/** A sentence of the assistant's prose, or one item of a list it wrote (an item says one thing, in one or more sentences). */
+interface Unit {
   text: string;
   /** It is part of the answer, not reasoning or narration on the way. */
   answer: boolean;
+  item: boolean;
+  /** An item of a list the assistant introduced as options to weigh ("Options:", "Two ways:"). */
+  option?: boolean;
 }
 
 export function notesOf(exchange: Exchange): Notes {
-  const sentences: Sentence[] = [
-    ...exchange.thought
-      .filter((t) => !/^\s*(?:- |failed: )/.test(t))
-      .flatMap((t) => sentencesOf(t).map((text) => ({ text, answer: false }))),
-    ...exchange.pending.flatMap((t) => sentencesOf(t).map((text) => ({ text, answer: true }))),
+  const units: Unit[] = [
+    ...exchange.thought.filter((t) => !/^\s*(?:- |failed: )/.test(t)).flatMap((t) => unitsOf(t, false)),
+    ...exchange.pending.flatMap((t) => unitsOf(t, true)),
   ];
+  const wrote = exchange.edited.length > 0;
   const decided: string[] = [];
   const dropped: string[] = [];
   const add = (list: string[], i: number) => {
-    const { text } = sentences[i]!;
-    const before = i > 0 && POINTS_BACK.test(text) ? sentences[i - 1]!.text : "";
+    const { text, item } = units[i]!;
+    const short = text.split(/\s+/).length < MIN_WORDS;
+    const before = i > 0 && (short || (!item && POINTS_BACK.test(text))) ? units[i - 1]!.text : "";
     const whole = before ? `${before} ${text}` : text;
     if (whole.split(/\s+/).length < MIN_WORDS) return;
     const note = whole.length <= NOTE_CHARS ? whole : `${whole.slice(0, NOTE_CHARS - 1)}…`;
     if (!list.includes(note)) list.push(note);
   };
-  sentences.forEach(({ text }, i) => {
-    if (NOT_COMMITTED.test(text) || CHECK.test(text)) return;
+  units.forEach(({ text, answer, item }, i) => {
+    // An item is weighed by its opening sentence; its later sentences say why.
+    const opening = item ? (sentencesOf(text)[0] ?? text) : text;
+    if (units[i]!.option || NOT_COMMITTED.test(opening) || CHECK.test(opening)) return;
     const givesUp = GIVE_UP.test(text) || WANTING.test(text);
     if (givesUp) add(dropped, i);
-    // "Decided against X" and "X is not the answer" give X up; a sentence that also commits to something else
-    // ("Replacing them with flags.yaml", "kept npm's own cache") is a decision as well.
-    const commits = (COMMIT.test(text) || NEW_STATE.test(text)) && !COMPARED_FIGURES.test(mainClause(text));
-    if (commits && !/\b(?:decided against|chose not to|decided not to)\b/i.test(text)) add(decided, i);
+    if (TRIED.test(opening) || /\b(?:decided against|chose not to|decided not to)\b/i.test(text)) return;
+    // "Replacing them with flags.yaml", "kept npm's own cache": giving one thing up can commit to another.
+    const measured =
+      COMPARED_FIGURES.test(mainClause(opening)) ||
+      (item && (FIGURE.test(mainClause(opening)) || (opening.match(/\d+/g)?.length ?? 0) >= FIGURES_IN_A_MEASUREMENT));
+    const changed = wrote && (NEW_STATE.test(text) || (answer && item && !givesUp));
+    if ((COMMIT.test(text) || changed) && !measured) add(decided, i);
   });
   // An exchange that changed files decided what it changed: its answer's first sentence, when nothing said so.
-  if (decided.length === 0 && exchange.edited.length > 0) {
-    const headline = sentences.findIndex(
-      (s) =>
-        s.answer &&
-        !NOT_COMMITTED.test(s.text) &&
-        !CHECK.test(s.text) &&
-        !GENERIC.test(s.text) &&
-        !CAUSE.test(s.text) &&
-        !MEASURED.test(mainClause(s.text)),
+  if (decided.length === 0 && wrote) {
+    const headline = units.findIndex(
+      (u) =>
+        u.answer &&
+        !NOT_COMMITTED.test(u.text) &&
+        !CHECK.test(u.text) &&
+        !GENERIC.test(u.text) &&
+        !CAUSE.test(u.text) &&
+        !FIGURE.test(mainClause(u.text)),
     );
-    if (headline >= 0 && !dropped.some((d) => d.includes(sentences[headline]!.text))) add(decided, headline);
+    if (headline >= 0 && !dropped.some((d) => d.includes(units[headline]!.text))) add(decided, headline);
   }
   return { decided, dropped };
 }
 
+/**
+ * A text as the assistant wrote it, in units: each list item whole (its continuation lines joined), each other
+ * line's sentences one by one. Headings, tables and code blocks say nothing to note.
+ */
+function unitsOf(text: string, answer: boolean): Unit[] {
+  const units: Unit[] = [];
+  let item: string[] | undefined;
+  let fenced = false;
+  /** The list being read is one of options: the prose line before it introduced them as such. */
+  let options = false;
+  const close = () => {
+    if (item) units.push({ text: clean(item.join(" ")), answer, item: true, ...(options ? { option: true } : {}) });
+    item = undefined;
+  };
+  for (const line of text.split("\n")) {
+    if (/^\s*(?:```|~~~)/.test(line)) {
+      close();
+      fenced = !fenced;
+      continue;
+    }
+    if (fenced) continue;
+    const marker = /^\s*(?:[-*•]|\d+[.)])\s+(.*)$/.exec(line);
+    if (marker) {
+      close();
+      item = [marker[1]!];
+    } else if (!/\S/.test(line) || /^\s*(?:#|\|)/.test(line)) close();
+    else if (item && /^\s+\S/.test(line)) item.push(line.trim());
+    else {
+      close();
+      options = OPTIONS_LEAD.test(line.trim());
+      for (const sentence of sentencesOf(line)) units.push({ text: sentence, answer, item: false });
+    }
+  }
+  close();
+  return units.filter((u) => u.text.length > 0);
+}
+
+const clean = (text: string) => text.replace(/\*\*/g, "").trim();
+
 function sentencesOf(text: string): string[] {
-  return text
-    .replace(/\*\*/g, "")
-    .split(/\n+|(?<=[.!?])\s+(?=[A-Z`"(])/)
-    .map((s) => s.replace(/^\s*(?:[-*•]|\d+\.)\s+/, "").trim())
-    .filter((s) => s.length >= 12);
+  return clean(text)
+    .split(/(?<=[.!?])\s+(?=[A-Z0-9`"(])/)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
 }
 
 /** The notes as lines heading a memory's thought, and the kind they make it. */
