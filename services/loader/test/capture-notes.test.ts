@@ -121,4 +121,20 @@ describe("capture notes", () => {
     expect(notes.dropped).toEqual(["Tried mmap for the file reads with memmap2 as well. Reverted."]);
     expect(notesOf(exchange({ answer: "Tried mmap for the file reads with memmap2 as well. Kept." })).dropped).toEqual([]);
   });
+
+  it("takes a change listed with its reason for a decision, a routine one without for none, and items under a checks heading for checks", () => {
+    const opening = "Date-only values now stay as strings end to end.";
+    const item = (why: string) => `${opening}\n- \`formatDay()\` builds a local Date from the parts${why}.`;
+    const routine = notesOf(exchange({ answer: item(" for the label"), edited: ["src/lib/dates.ts"] }));
+    expect(routine.decided).toEqual([opening]);
+    const reasoned = notesOf(exchange({ answer: item(", so no time zone enters the path"), edited: ["src/lib/dates.ts"] }));
+    expect(reasoned.decided).toEqual([opening, "`formatDay()` builds a local Date from the parts, so no time zone enters the path."]);
+    const checks = notesOf(
+      exchange({
+        answer: `${opening}\n\n**Checks**\n- \`PutObject\` in the installed botocore takes \`IfNoneMatch\`, so the dedup works.`,
+        edited: ["pyproject.toml"],
+      }),
+    );
+    expect(checks.decided).toEqual([opening]);
+  });
 });

@@ -12,9 +12,9 @@ import type { Exchange } from "./exchanges.js";
  * does). Sentences that only weigh options, ask, suppose, try or announce the next step commit to nothing, and a
  * check's result is neither. A sentence that points back ("not pursuing that", "Reverted.") is kept with the one
  * before it, which names what it is about. A list is read item by item: in the answer of an exchange that changed
- * files, an item that says what was changed is a decision, unless the list was introduced as options or the item
- * reports figures. An exchange that changed files and says no decision in so many words decided what its answer
- * says first.
+ * files, an item that says what was changed and why (a reason, a purpose, what it replaces) is a decision, unless
+ * the list was introduced as options, sits under a heading of checks or results, or reports figures. An exchange
+ * that changed files and says no decision in so many words decided what its answer says first.
  * docs/benchmarks.md has the precision and recall on sessions the rules were fixed on and on sessions never seen.
  */
 export interface Notes {
@@ -93,11 +93,14 @@ const COMMIT = new RegExp(
 
 /** What the change made true, said as the new state of the code: "the limiter now keeps…", "misses are now coalesced". */
 const NEW_STATE = /\bnow (?!(?:i|we|you|let|pass(?:es)?|fails?|that|the)\b)[a-z]+(?:s|ed)\b/i;
+/** A reason or a purpose given for a change: what makes it a choice rather than a routine edit. */
+const REASON =
+  /\b(?:because|since|so that|so|to avoid|to keep|in order to|otherwise|which (?:avoids|keeps|means|lets|makes|stops|prevents)|instead of|rather than|only when|only after|never)\b/i;
 /** A try is an attempt on the way, whatever it did: not what was decided. */
 const TRIED = /\b(?:tried|try|trying|attempt(?:ed|ing)?|experiment(?:ed|ing)?)\b/i;
 /** A check's result (the tests pass, the lint is clean): not a decision nor a dropped approach. */
 const CHECK =
-  /^(?:(?:all|the|both|every|our|unit|\d+)\s+)*(?:[\w:-]+ )?(?:tests?|suite|specs?|build|ci|checks?|lint|linter|typecheck|type check|compil\w+|checked|verified|measured|benchmarks?|numbers|results?)\b[^.]*?(?:\b(?:pass(?:es|ed|ing)?|fail(?:s|ed|ing)?|green|red|clean|succeed(?:s|ed)?|broke|broken|ok)\b|\d)/i;
+  /^(?:(?:all|the|both|every|our|unit|full|\d+)\s+)*(?:[\w:-]+ )?(?:tests?|suite|specs?|build|ci|checks?|lint|linter|typecheck|type check|compil\w+|checked|verified|measured|benchmarks?|numbers|results?)\b[^\n]{0,80}?(?:\b(?:pass(?:es|ed|ing)?|fail(?:s|ed|ing)?|green|red|clean|succeed(?:s|ed)?|broke|broken|ok)\b|\d)|\b\d+ (?:passed|passing|failed|failures|tests)\b|^(?:all )?green\b/i;
 /** Weighing, asking, supposing or announcing the next step: nothing is committed to or given up. */
 const NOT_COMMITTED =
   /^(?:let me|let's|i'll (?:read|check|look|run|start|try|see|test|measure|verify)|first,? (?:i|let)|now i|next,? i|if|when|whether|once|options?:|maybe|perhaps|possibly|either)\b|\b(?:could|might|may|would be|probably|perhaps|maybe|alternatively|options? (?:are|is|:)|two options|two ways|trade-?offs?:|(?:choice|decision) is between)\b|\?$/i;
@@ -117,10 +120,20 @@ const CAUSE = /^(?!.*\bnow\b).*\b(?:was|were|had|did)\b/i;
 /** The clause a sentence opens with, before a colon or semicolon adds the figures that bear it out. */
 const mainClause = (text: string) => text.split(/[:;]\s/)[0]!;
 
-/** An item whose opening sentence holds this many numbers reports figures ("staging: 0 add / 0 change / 0 destroy"). */
-const FIGURES_IN_A_MEASUREMENT = 3;
+/**
+ * A text mostly of figures reports them ("staging: 0 add / 0 change / 0 destroy"): at least three numbers, one
+ * for every four words or fewer. A version ("1.35.36") counts once.
+ */
+function reportsFigures(text: string): boolean {
+  const numbers = text.match(/\d+(?:[.,]\d+)*/g)?.length ?? 0;
+  return numbers >= 3 && numbers * 4 >= text.split(/\s+/).length;
+}
 /** The line introducing a list of options to weigh, not of things done. */
 const OPTIONS_LEAD = /\b(?:options?|alternatives?|choices|ways|approaches|candidates)\b[^.]*:$/i;
+/** A heading over what was checked or measured: the items under it are checks. */
+const CHECKS_HEADING = /\b(?:tests?|checks?|checked|verif\w*|measured|measurements?|results?|numbers|benchmarks?)\b/i;
+/** A heading: markdown's, or a line in bold alone ("**Checks**", "**Measured (1 h, staging)**"). */
+const HEADING = /^\s*(?:#{1,6}\s+(.*)|\*\*([^*]+)\*\*\s*(?:\([^)]*\))?\s*:?\s*)$/;
 
 /** A note says what it is about: "I reverted it." alone names nothing. */
 const MIN_WORDS = 5;
@@ -133,8 +146,8 @@ interface Unit {
   /** It is part of the answer, not reasoning or narration on the way. */
   answer: boolean;
   item: boolean;
-  /** An item of a list the assistant introduced as options to weigh ("Options:", "Two ways:"). */
-  option?: boolean;
+  /** What the list an item belongs to holds, when its lead line or heading says: options to weigh, or checks made. */
+  list?: "options" | "checks";
 }
 
 export function notesOf(exchange: Exchange): Notes {
@@ -157,15 +170,13 @@ export function notesOf(exchange: Exchange): Notes {
   units.forEach(({ text, answer, item }, i) => {
     // An item is weighed by its opening sentence; its later sentences say why.
     const opening = item ? (sentencesOf(text)[0] ?? text) : text;
-    if (units[i]!.option || NOT_COMMITTED.test(opening) || CHECK.test(opening)) return;
+    if (units[i]!.list || NOT_COMMITTED.test(opening) || CHECK.test(opening)) return;
     const givesUp = GIVE_UP.test(text) || WANTING.test(text);
     if (givesUp) add(dropped, i);
     if (TRIED.test(opening) || /\b(?:decided against|chose not to|decided not to)\b/i.test(text)) return;
     // "Replacing them with flags.yaml", "kept npm's own cache": giving one thing up can commit to another.
-    const measured =
-      COMPARED_FIGURES.test(mainClause(opening)) ||
-      (item && (FIGURE.test(mainClause(opening)) || (opening.match(/\d+/g)?.length ?? 0) >= FIGURES_IN_A_MEASUREMENT));
-    const changed = wrote && (NEW_STATE.test(text) || (answer && item && !givesUp));
+    const measured = COMPARED_FIGURES.test(mainClause(opening)) || (item && reportsFigures(opening));
+    const changed = wrote && (NEW_STATE.test(text) || (answer && item && !givesUp && REASON.test(text)));
     if ((COMMIT.test(text) || changed) && !measured) add(decided, i);
   });
   // An exchange that changed files decided what it changed: its answer's first sentence, when nothing said so.
@@ -192,10 +203,10 @@ function unitsOf(text: string, answer: boolean): Unit[] {
   const units: Unit[] = [];
   let item: string[] | undefined;
   let fenced = false;
-  /** The list being read is one of options: the prose line before it introduced them as such. */
-  let options = false;
+  /** What the list being read holds, as the line or heading before it says. */
+  let list: Unit["list"];
   const close = () => {
-    if (item) units.push({ text: clean(item.join(" ")), answer, item: true, ...(options ? { option: true } : {}) });
+    if (item) units.push({ text: clean(item.join(" ")), answer, item: true, ...(list ? { list } : {}) });
     item = undefined;
   };
   for (const line of text.split("\n")) {
@@ -206,14 +217,18 @@ function unitsOf(text: string, answer: boolean): Unit[] {
     }
     if (fenced) continue;
     const marker = /^\s*(?:[-*•]|\d+[.)])\s+(.*)$/.exec(line);
+    const heading = HEADING.exec(line);
     if (marker) {
       close();
       item = [marker[1]!];
-    } else if (!/\S/.test(line) || /^\s*(?:#|\|)/.test(line)) close();
+    } else if (heading) {
+      close();
+      list = CHECKS_HEADING.test(heading[1] ?? heading[2]!) ? "checks" : undefined;
+    } else if (!/\S/.test(line) || /^\s*\|/.test(line)) close();
     else if (item && /^\s+\S/.test(line)) item.push(line.trim());
     else {
       close();
-      options = OPTIONS_LEAD.test(line.trim());
+      list = OPTIONS_LEAD.test(line.trim()) ? "options" : undefined;
       for (const sentence of sentencesOf(line)) units.push({ text: sentence, answer, item: false });
     }
   }
