@@ -137,4 +137,20 @@ describe("capture notes", () => {
     );
     expect(checks.decided).toEqual([opening]);
   });
+
+  it("gives up an option rejected in so many words even when the reason is hypothetical, and commits to nothing hedged", () => {
+    const rejected = "volatile-lru is out: under volatile-lru the sessions would be the only keys Redis could evict.";
+    expect(notesOf(exchange({ thought: [rejected] })).dropped).toEqual([rejected]);
+    // A hedge alone gives nothing up, and a hedged choice is no decision.
+    expect(notesOf(exchange({ thought: ["volatile-lru could evict the sessions first under memory pressure."] })).dropped).toEqual([]);
+    expect(notesOf(exchange({ thought: ["We could go with allkeys-lfu for the fragments cache."] })).decided).toEqual([]);
+  });
+
+  it("reads a sentence that opens with an identifier in lower case as a sentence of its own", () => {
+    const thought =
+      "Either detect the encoding or handle the known cases. charlock_holmes needs libicu-dev in the image, which is heavy for this.";
+    expect(notesOf(exchange({ thought: [thought] })).dropped).toEqual([
+      "charlock_holmes needs libicu-dev in the image, which is heavy for this.",
+    ]);
+  });
 });

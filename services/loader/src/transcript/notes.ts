@@ -9,8 +9,8 @@ import type { Exchange } from "./exchanges.js";
  * A sentence is read for what it does, not for a fixed phrase: it gives up on something (abandons, reverts,
  * rules out), judges something wanting (does not work, is not enough, is the wrong store, too costly), or
  * commits to something (decides, goes with, keeps X rather than Y, replaces X with Y, says what the code now
- * does). Sentences that only weigh options, ask, suppose, try or announce the next step commit to nothing, and a
- * check's result is neither. A sentence that points back ("not pursuing that", "Reverted.") is kept with the one
+ * does). Sentences that weigh options, hedge, ask, suppose, try or announce the next step commit to nothing (a
+ * hedged sentence can still reject an option), and a check's result is neither. A sentence that points back ("not pursuing that", "Reverted.") is kept with the one
  * before it, which names what it is about. A list is read item by item: in the answer of an exchange that changed
  * files, an item that says what was changed and why (a reason, a purpose, what it replaces) is a decision, unless
  * the list was introduced as options, sits under a heading of checks or results, or reports figures. An exchange
@@ -36,7 +36,9 @@ const GIVE_UP = new RegExp(
     String.raw`\bmov(?:e|ed|ing) [^.;]{0,30}\bback\b`,
     String.raw`\b(?:rip|ripped|ripping|threw|throw|throwing) (?:it |that |this |them )?(?:out|away)\b`,
     String.raw`\bremov(?:e|ed|ing) (?:it|that|this|them|the (?:shim|hack|workaround|guard|change|patch))\b`,
-    String.raw`\brejected\b`,
+    String.raw`\b(?:i|we|was|were|got|been) rejected\b`,
+    String.raw`\b(?:took|take|taking|taken) (?:it|that|this|them|\S+) out\b|\bleav(?:e|ing) (?:it|that|this|them|\S+)(?: \S+)? out\b`,
+    String.raw`\bso (?:i'm|i am|we're|we are|i'll|we'll|i|we) (?:removing|remove|taking|dropping|reverting|backing|undoing|leaving)\b`,
     String.raw`\bnot (?:pursu(?:e|ing)|going (?:that way|down that|with|to (?:use|pursue|go))|worth\b)`,
     String.raw`^(?:so |and |but )?not \w+ing\b`,
     String.raw`^(?:i |we )?(?:didn't|did not|won't|will not) (?:raise|add|use|switch|adopt|go|take|pursue|bump|increase|upgrade|introduce|keep|touch)\b`,
@@ -62,7 +64,8 @@ const WANTING = new RegExp(
     String.raw`\bmade (?:it |things |no )?(?:worse|difference)\b`,
     String.raw`\btoo (?:slow|costly|expensive|complex|complicated|risky|fragile|flaky|heavy|much|big|brittle|invasive|noisy|many|coarse|fine-grained|leaky|slow to)\b`,
     String.raw`\bwrong (?:approach|store|tool|fix|idea|place|layer|choice|direction|abstraction|level|way|call|trade-?off|default)\b`,
-    String.raw`\b(?:overkill|backfired|a bust|counterproductive)\b`,
+    String.raw`\b(?:overkill|backfired|a bust|counterproductive)\b|\b(?:heavy|expensive|costly|risky) for (?:this|us|our|what)\b`,
+    String.raw`\b(?:can't|cannot) be (?:combined|used|run|mixed|shared)\b`,
     String.raw`\b(?:turned out|turns out) (?:to be )?(?:worse|slower|wrong|useless|pointless|unreliable|unnecessary|a dead end|not)\b`,
     String.raw`\bhelps? (?:a little|only a little|marginally|slightly)\b|\bonly helps\b`,
   ].join("|"),
@@ -101,9 +104,15 @@ const TRIED = /\b(?:tried|try|trying|attempt(?:ed|ing)?|experiment(?:ed|ing)?)\b
 /** A check's result (the tests pass, the lint is clean): not a decision nor a dropped approach. */
 const CHECK =
   /^(?:(?:all|the|both|every|our|unit|full|\d+)\s+)*(?:[\w:-]+ )?(?:tests?|suite|specs?|build|ci|checks?|lint|linter|typecheck|type check|compil\w+|checked|verified|measured|benchmarks?|numbers|results?)\b[^\n]{0,80}?(?:\b(?:pass(?:es|ed|ing)?|fail(?:s|ed|ing)?|green|red|clean|succeed(?:s|ed)?|broke|broken|ok)\b|\d)|\b\d+ (?:passed|passing|failed|failures|tests)\b|^(?:all )?green\b/i;
-/** Weighing, asking, supposing or announcing the next step: nothing is committed to or given up. */
+/** Asking, supposing or announcing the next step: nothing is committed to or given up. */
 const NOT_COMMITTED =
-  /^(?:let me|let's|i'll (?:read|check|look|run|start|try|see|test|measure|verify)|first,? (?:i|let)|now i|next,? i|if|when|whether|once|options?:|maybe|perhaps|possibly|either)\b|\b(?:could|might|may|would be|probably|perhaps|maybe|alternatively|options? (?:are|is|:)|two options|two ways|trade-?offs?:|(?:choice|decision) is between)\b|\?$/i;
+  /^(?:let me|let's|i'll (?:read|check|look|run|start|try|see|test|measure|verify)|first,? (?:i|let)|now i|next,? i|if|when|whether|once|options?:|maybe|perhaps|possibly|either)\b|\?$/i;
+/**
+ * Weighing: a hedge or the options themselves. It commits to nothing, but it can give an option up — a rejection
+ * is often said hypothetically ("X would be read twice", "under X they'd be the only keys Redis could evict").
+ */
+const WEIGHING =
+  /\b(?:could|might|may|would be|probably|perhaps|maybe|alternatively|options? (?:are|is|:)|two options|two ways|trade-?offs?:|(?:choice|decision) is between)\b/i;
 /** A sentence that names nothing itself and points back at the one before: "Not pursuing that.", "It didn't help." */
 const POINTS_BACK =
   /^(?:(?:so|but|and|then|that said|still|ok|okay|sadly|unfortunately|as expected),?\s+)?(?:that|this|it|these|those|they|not|no|the (?:idea|approach|change|patch|attempt|guard|experiment|option))\b|\b(?:that|this|the) (?:way|approach|idea|route|path|option)\b|\b(?:revert\w*|drop\w*|undo\w*|undid|remov\w*|abandon\w*|scrap\w*) (?:it|that|this|them)\b/i;
@@ -173,7 +182,7 @@ export function notesOf(exchange: Exchange): Notes {
     if (units[i]!.list || NOT_COMMITTED.test(opening) || CHECK.test(opening)) return;
     const givesUp = GIVE_UP.test(text) || WANTING.test(text);
     if (givesUp) add(dropped, i);
-    if (TRIED.test(opening) || /\b(?:decided against|chose not to|decided not to)\b/i.test(text)) return;
+    if (WEIGHING.test(opening) || TRIED.test(opening) || /\b(?:decided against|chose not to|decided not to)\b/i.test(text)) return;
     // "Replacing them with flags.yaml", "kept npm's own cache": giving one thing up can commit to another.
     const measured = COMPARED_FIGURES.test(mainClause(opening)) || (item && reportsFigures(opening));
     const changed = wrote && (NEW_STATE.test(text) || (answer && item && !givesUp && REASON.test(text)));
@@ -185,6 +194,7 @@ export function notesOf(exchange: Exchange): Notes {
       (u) =>
         u.answer &&
         !NOT_COMMITTED.test(u.text) &&
+        !WEIGHING.test(u.text) &&
         !CHECK.test(u.text) &&
         !GENERIC.test(u.text) &&
         !CAUSE.test(u.text) &&
@@ -239,10 +249,13 @@ function unitsOf(text: string, answer: boolean): Unit[] {
 const clean = (text: string) => text.replace(/\*\*/g, "").trim();
 
 function sentencesOf(text: string): string[] {
-  return clean(text)
-    .split(/(?<=[.!?])\s+(?=[A-Z0-9`"(])/)
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
+  return (
+    clean(text)
+      // A sentence may open with an identifier in lower case ("charlock_holmes uses ICU"); abbreviations end none.
+      .split(/(?<![.\s](?:e\.g|i\.e|vs|etc|cf|approx))(?<=[.!?])\s+(?=[A-Za-z0-9`"(])/)
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0)
+  );
 }
 
 /** The notes as lines heading a memory's thought, and the kind they make it. */
