@@ -153,4 +153,22 @@ describe("capture notes", () => {
       "charlock_holmes needs libicu-dev in the image, which is heavy for this.",
     ]);
   });
+
+  it("takes an option weighed and turned down, or declined, for dropped and for no decision", () => {
+    const weighed = notesOf(exchange({ thought: ["I could take customer_email out of list_display, but support reads it off the list."] }));
+    expect([weighed.decided, weighed.dropped.length]).toEqual([[], 1]);
+    const declined = notesOf(exchange({ answer: "I wouldn't switch to distroless now: the healthcheck runs curl." }));
+    expect([declined.decided, declined.dropped.length]).toEqual([[], 1]);
+    // The same option taken.
+    const taken = notesOf(exchange({ answer: "I switched the runtime stage to distroless: the healthcheck now uses the node binary." }));
+    expect([taken.decided.length, taken.dropped]).toEqual([1, []]);
+  });
+
+  it("reads a listed change's figures after a dash as what it achieved, not as a measurement", () => {
+    const item = "`list_select_related` for customer and region — fixes the N+1, the page runs 4 queries instead of 203.";
+    expect(notesOf(exchange({ answer: `Done.\n- ${item}`, edited: ["orders/admin.py"] })).decided).toEqual([item]);
+    expect(
+      notesOf(exchange({ answer: "Done.\n- 4 queries instead of 203 on the orders page.", edited: ["orders/admin.py"] })).decided,
+    ).toEqual([]);
+  });
 });

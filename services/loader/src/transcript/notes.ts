@@ -22,6 +22,10 @@ export interface Notes {
   dropped: string[];
 }
 
+/** Declining an option: "We didn't raise the limit", "I wouldn't switch to distroless now". It decides nothing else. */
+const DECLINED =
+  /^(?:i |we )?(?:didn't|did not|won't|will not|wouldn't|would not) (?:raise|add|use|switch|adopt|go|take|pursue|bump|increase|upgrade|introduce|keep|touch|move|recommend)\b/i;
+
 /** Giving something up: the thing named in the sentence, or in the one before when the sentence points back. */
 const GIVE_UP = new RegExp(
   [
@@ -37,11 +41,13 @@ const GIVE_UP = new RegExp(
     String.raw`\b(?:rip|ripped|ripping|threw|throw|throwing) (?:it |that |this |them )?(?:out|away)\b`,
     String.raw`\bremov(?:e|ed|ing) (?:it|that|this|them|the (?:shim|hack|workaround|guard|change|patch))\b`,
     String.raw`\b(?:i|we|was|were|got|been) rejected\b`,
-    String.raw`\b(?:took|take|taking|taken) (?:it|that|this|them|\S+) out\b|\bleav(?:e|ing) (?:it|that|this|them|\S+)(?: \S+)? out\b`,
+    String.raw`\b(?:took|take|taking|taken) (?:it|that|this|them|\S+) out\b|\b(?:leav(?:e|ing)|left) (?:it|that|this|them|\S+)(?: \S+)? out\b`,
     String.raw`\bso (?:i'm|i am|we're|we are|i'll|we'll|i|we) (?:removing|remove|taking|dropping|reverting|backing|undoing|leaving)\b`,
     String.raw`\bnot (?:pursu(?:e|ing)|going (?:that way|down that|with|to (?:use|pursue|go))|worth\b)`,
     String.raw`^(?:so |and |but )?not \w+ing\b`,
-    String.raw`^(?:i |we )?(?:didn't|did not|won't|will not) (?:raise|add|use|switch|adopt|go|take|pursue|bump|increase|upgrade|introduce|keep|touch)\b`,
+    DECLINED.source,
+    // "We could X, but …", "X would also fix it, but …": an option weighed and turned down.
+    String.raw`^(?:i |we )?(?:could|can|might)\b[^.]*,? but\b|\bwould (?:also |too )?(?:work|fix|help|solve|do)\b[^.]*\bbut\b`,
     String.raw`\bwon't (?:pursue|go (?:that way|with))\b`,
     String.raw`\brul(?:e|ed|ing) (?:it |that |this |them )?out\b`,
     String.raw`\bdecided against\b|\bchose not to\b|\bdecided not to\b`,
@@ -83,7 +89,7 @@ const COMMIT = new RegExp(
     String.raw`\b(?:prefer|preferred|preferring|adopt|adopted|adopting|standardi[sz](?:e|ed|ing) on)\b`,
     String.raw`\b(?:the|my|our) (?:plan|fix|approach|solution|choice|way forward) (?:is|will be|here is|:)`,
     String.raw`\b(?:we|i)(?:'ll| will| should| are going to|'re going to) (?:use|keep|go|switch|move|store|put|run|make|rely|write|build|generate|deliver|handle|read)\b`,
-    String.raw`\binstead\b|\brather than\b|\bin favou?r of\b|\bover\b[^.,;]{1,40}\bbecause\b`,
+    String.raw`\binstead[.!]?$|\binstead of\b|\brather than\b|\bin favou?r of\b|\bover\b[^.,;]{1,40}\bbecause\b`,
     String.raw`\bswitch(?:ed|es|ing)?\b[^.;]{0,60}\bto\b`,
     String.raw`\breplac(?:e|ed|es|ing)\b[^.;]{0,80}\b(?:with|by)\b`,
     String.raw`\bmov(?:e|ed|es|ing)\b[^.;]{0,60}\b(?:into|out of|off|to (?:a|an|the|our|its))\b`,
@@ -112,7 +118,7 @@ const NOT_COMMITTED =
  * is often said hypothetically ("X would be read twice", "under X they'd be the only keys Redis could evict").
  */
 const WEIGHING =
-  /\b(?:could|might|may|would be|probably|perhaps|maybe|alternatively|options? (?:are|is|:)|two options|two ways|trade-?offs?:|(?:choice|decision) is between)\b/i;
+  /^(?:i |we )?can\b|\b(?:could|might|may|would be|probably|perhaps|maybe|alternatively|options? (?:are|is|:)|two options|two ways|trade-?offs?:|(?:choice|decision) is between)\b/i;
 /** A sentence that names nothing itself and points back at the one before: "Not pursuing that.", "It didn't help." */
 const POINTS_BACK =
   /^(?:(?:so|but|and|then|that said|still|ok|okay|sadly|unfortunately|as expected),?\s+)?(?:that|this|it|these|those|they|not|no|the (?:idea|approach|change|patch|attempt|guard|experiment|option))\b|\b(?:that|this|the) (?:way|approach|idea|route|path|option)\b|\b(?:revert\w*|drop\w*|undo\w*|undid|remov\w*|abandon\w*|scrap\w*) (?:it|that|this|them)\b/i;
@@ -127,7 +133,7 @@ const GENERIC =
 /** What was wrong, said in the past: the finding, not what was decided. */
 const CAUSE = /^(?!.*\bnow\b).*\b(?:was|were|had|did)\b/i;
 /** The clause a sentence opens with, before a colon or semicolon adds the figures that bear it out. */
-const mainClause = (text: string) => text.split(/[:;]\s/)[0]!;
+const mainClause = (text: string) => text.split(/[:;]\s|\s[—–]\s/)[0]!;
 
 /**
  * A text mostly of figures reports them ("staging: 0 add / 0 change / 0 destroy"): at least three numbers, one
@@ -180,9 +186,16 @@ export function notesOf(exchange: Exchange): Notes {
     // An item is weighed by its opening sentence; its later sentences say why.
     const opening = item ? (sentencesOf(text)[0] ?? text) : text;
     if (units[i]!.list || NOT_COMMITTED.test(opening) || CHECK.test(opening)) return;
-    const givesUp = GIVE_UP.test(text) || WANTING.test(text);
+    // In its reasoning, "No: …" turns down what the sentence before proposed.
+    const givesUp = GIVE_UP.test(text) || WANTING.test(text) || (!answer && /^no\b[:,]/i.test(text));
     if (givesUp) add(dropped, i);
-    if (WEIGHING.test(opening) || TRIED.test(opening) || /\b(?:decided against|chose not to|decided not to)\b/i.test(text)) return;
+    if (
+      WEIGHING.test(opening) ||
+      TRIED.test(opening) ||
+      DECLINED.test(opening) ||
+      /\b(?:decided against|chose not to|decided not to)\b/i.test(text)
+    )
+      return;
     // "Replacing them with flags.yaml", "kept npm's own cache": giving one thing up can commit to another.
     const measured = COMPARED_FIGURES.test(mainClause(opening)) || (item && reportsFigures(opening));
     const changed = wrote && (NEW_STATE.test(text) || (answer && item && !givesUp && REASON.test(text)));
@@ -198,7 +211,9 @@ export function notesOf(exchange: Exchange): Notes {
         !CHECK.test(u.text) &&
         !GENERIC.test(u.text) &&
         !CAUSE.test(u.text) &&
-        !FIGURE.test(mainClause(u.text)),
+        !FIGURE.test(mainClause(u.text)) &&
+        !COMPARED_FIGURES.test(mainClause(u.text)) &&
+        !reportsFigures(u.text),
     );
     if (headline >= 0 && !dropped.some((d) => d.includes(units[headline]!.text))) add(decided, headline);
   }
