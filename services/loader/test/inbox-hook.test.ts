@@ -60,7 +60,8 @@ afterAll(() => cairn?.close());
 describe("unread messages in the hooks", () => {
   it("puts the unread messages into the session at start, after compaction and at a prompt, until they are acknowledged", async () => {
     const ids: string[] = [];
-    for (let n = 1; n <= 7; n++) ids.push(await send({ to: "backend", subject: `Hand-over ${n}: finish the ledger migration`, body: `Step ${n}.` }));
+    for (let n = 1; n <= 7; n++)
+      ids.push(await send({ to: "backend", subject: `Hand-over ${n}: finish the ledger migration`, body: `Step ${n}.` }));
     const team = await send({ to: "team", subject: "Freeze from Friday noon", body: "No deploys." });
 
     for (const source of ["startup", "compact"]) {

@@ -59,7 +59,9 @@ export function composeServices(storage: Storage, embedder: Embedder, options: S
   const corrections = new Corrections(storage, now);
   const retrieval = new HybridRetrieval(storage.indexed, embedder, lexical, tuning);
   const messages = new MessageService(storage.mailbox, options.members ?? (() => new Set()), now);
-  const team = new TeamStatus(lexical, recency, options.importers ?? (() => new Set()), (workspace, agent) => messages.unread(workspace, agent));
+  const team = new TeamStatus(lexical, recency, options.importers ?? (() => new Set()), (workspace, agent) =>
+    messages.unread(workspace, agent),
+  );
   const bulk = new BulkWrites(storage, embedder, corrections);
   return {
     writes: new WriteService(storage, embedder, bulk, retrieval, now, options.log),

@@ -47,7 +47,8 @@ async function inbox(reader: TestToken, query = ""): Promise<Inbox> {
   return res.body;
 }
 
-const ack = (reader: TestToken, ids: string[]) => http(cairn.url, "POST", "/v1/messages/ack", { token: reader.token, body: { message_ids: ids } });
+const ack = (reader: TestToken, ids: string[]) =>
+  http(cairn.url, "POST", "/v1/messages/ack", { token: reader.token, body: { message_ids: ids } });
 const subjects = (box: Inbox) => box.messages.map((m) => m.subject);
 const idsOf = (box: Inbox) => box.messages.map((m) => m.id);
 
@@ -57,7 +58,12 @@ describe("send_message over REST", () => {
     const teamId = await send(direct.ops, { to: "team", subject: "Freeze on Friday", body: "No deploys after noon." });
 
     const bobs = await inbox(direct.bob);
-    expect(bobs.messages.find((m) => m.id === id)).toMatchObject({ from: "alice", to: "bob", subject: "Finish the migration", read: false });
+    expect(bobs.messages.find((m) => m.id === id)).toMatchObject({
+      from: "alice",
+      to: "bob",
+      subject: "Finish the migration",
+      read: false,
+    });
     expect(bobs.messages[0]).not.toHaveProperty("body");
     expect(bobs.unread).toBe(2);
     // Carol is of the same workspace: she has the team message and not bob's.
@@ -124,7 +130,11 @@ describe("send_message over REST", () => {
     expect(again.body).toEqual({ ...first.body, replayed: true });
     // The same key in the header replays too.
     const { idempotency_key: _key, ...rest } = body;
-    const header = await http(cairn.url, "POST", "/v1/messages", { token: keys.alice.token, body: rest, headers: { "idempotency-key": "handover-1" } });
+    const header = await http(cairn.url, "POST", "/v1/messages", {
+      token: keys.alice.token,
+      body: rest,
+      headers: { "idempotency-key": "handover-1" },
+    });
     expect([header.status, header.body.id]).toEqual([200, first.body.id]);
     const conflict = await http(cairn.url, "POST", "/v1/messages", { token: keys.alice.token, body: { ...body, body: "Something else." } });
     expect([conflict.status, conflict.body.code]).toEqual([409, "idempotency_conflict"]);
@@ -134,7 +144,12 @@ describe("send_message over REST", () => {
     expect(carols.status).toBe(201);
     expect(carols.body.id).not.toBe(first.body.id);
     const bobs = await inbox(keys.bob, "detail=full");
-    expect(bobs.messages.filter((m) => m.subject === "Hand-over").map((m) => m.from).sort()).toEqual(["alice", "carol"]);
+    expect(
+      bobs.messages
+        .filter((m) => m.subject === "Hand-over")
+        .map((m) => m.from)
+        .sort(),
+    ).toEqual(["alice", "carol"]);
     expect(bobs.messages.find((m) => m.id === first.body.id)?.body).toBe("The flaky test is quarantined.");
   });
 
@@ -238,7 +253,9 @@ describe("query_team_status over REST: unread messages", () => {
       const res = await http(cairn.url, "GET", "/v1/team", { token: status.alice.token });
       expect(res.status).toBe(200);
       expectContractOutput("query_team_status", res.body);
-      return Object.fromEntries((res.body.agents as Array<{ agent: string; unread_messages: number }>).map((a) => [a.agent, a.unread_messages]));
+      return Object.fromEntries(
+        (res.body.agents as Array<{ agent: string; unread_messages: number }>).map((a) => [a.agent, a.unread_messages]),
+      );
     };
     // bob read carol's direct message in the test above; he has the team message left.
     expect(await unread()).toEqual({ alice: 1, bob: 1, carol: 2 });
@@ -302,7 +319,11 @@ describe("send_message over MCP", () => {
     expect(theirs.structuredContent.messages.map((m: Message) => m.id)).not.toContain(sent.structuredContent.id);
     const ours = await call(client(viaMcp.bob), "query_inbox", { detail: "full" });
     expect(ours.structuredContent.messages).toEqual([
-      expect.objectContaining({ id: sent.structuredContent.id, body: "The cache key changed.", memory_ids: ["t_0123456789abcdef0123456789abcdef"] }),
+      expect.objectContaining({
+        id: sent.structuredContent.id,
+        body: "The cache key changed.",
+        memory_ids: ["t_0123456789abcdef0123456789abcdef"],
+      }),
     ]);
   });
 });

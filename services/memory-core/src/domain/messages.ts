@@ -165,7 +165,10 @@ export class MessageService {
       assertWithinListing(t, teamLength, "cursor");
       assertWithinListing(pass, 1, "cursor");
     }
-    const streams = [new BoxReader(this.mailbox, workspace, owner, direct, d), new BoxReader(this.mailbox, workspace, owner, TEAM_STREAM, t)];
+    const streams = [
+      new BoxReader(this.mailbox, workspace, owner, direct, d),
+      new BoxReader(this.mailbox, workspace, owner, TEAM_STREAM, t),
+    ];
     const page: Message[] = [];
     const shown = new Set<string>();
     let scanned = 0;
