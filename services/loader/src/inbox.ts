@@ -22,11 +22,19 @@ export interface UnreadMessage {
   sent_at: string;
 }
 
-/** The newest unread messages, or why there are none to give (an answer other than 200, no token). */
-export async function unreadMessages(cairn: URL, token: string, deadline: number): Promise<UnreadMessage[]> {
+export interface Unread {
+  /** The newest unread messages the server's first page found. */
+  messages: UnreadMessage[];
+  /** How many are unread in all. */
+  count: number;
+}
+
+/** The newest unread messages and their count; throws when Cairn answers otherwise than 200. */
+export async function unreadMessages(cairn: URL, token: string, deadline: number): Promise<Unread> {
   const response = await requestCairn(cairn, token, `/v1/messages?unread_only=true&limit=${INBOX_LINES}`, deadline);
   if (!response.ok) throw new Error(`Cairn answered ${response.status} for the inbox`);
-  return ((await response.json()) as { messages: UnreadMessage[] }).messages.slice(0, INBOX_LINES);
+  const page = (await response.json()) as { messages: UnreadMessage[]; unread: number };
+  return { messages: page.messages.slice(0, INBOX_LINES), count: page.unread };
 }
 
 /**
@@ -34,12 +42,18 @@ export async function unreadMessages(cairn: URL, token: string, deadline: number
  * measures what it prints, JSON and all). Each subject is cut to the same share of what the budget leaves, so the
  * fifth message is named as well as the first; when a share would leave too few words, the oldest are left out.
  */
-export function inboxBlock(messages: readonly UnreadMessage[], fits: (lines: string[]) => boolean = byteBudget(INBOX_BYTES)): string[] {
+export function inboxBlock(unread: Unread, fits: (lines: string[]) => boolean = byteBudget(INBOX_BYTES)): string[] {
+  const { messages } = unread;
+  // The server reads a bounded stretch of the inbox per call: unread messages behind many read ones are counted
+  // but not on its first page. Saying how many more there are keeps them from waiting unseen.
+  const rest = (shown: number) =>
+    unread.count > shown ? [`- and ${unread.count - shown} more unread: query_inbox with unread_only, following next_cursor`] : [];
+  if (messages.length === 0) return unread.count > 0 ? [HEADER, ...rest(0)] : [];
   for (let n = Math.min(INBOX_LINES, messages.length); n > 0; n--) {
     const shown = messages.slice(0, n);
     let share = Math.max(...shown.map((m) => subjectOf(m).length));
     while (share >= SUBJECT_MIN) {
-      const lines = [HEADER, ...shown.map((m) => lineOf(m, share))];
+      const lines = [HEADER, ...shown.map((m) => lineOf(m, share)), ...rest(n)];
       if (fits(lines)) return lines;
       share = Math.floor(share * 0.9);
     }

@@ -1,6 +1,6 @@
 import { requestCairn } from "./cairn-request.js";
 import { branchNote, currentBranch, defaultBranch, GitTimeout, type GitOptions } from "./git.js";
-import { inboxBlock, unreadMessages, type UnreadMessage } from "./inbox.js";
+import { inboxBlock, unreadMessages, type Unread } from "./inbox.js";
 import { findProject, gitTopLevel } from "./project.js";
 
 /**
@@ -56,7 +56,7 @@ export async function promptHook(stdin: string, settings: PromptHookSettings): P
   let hits: Hit[];
   let notes: Map<string, string>;
   // Asked beside the memories; an inbox that cannot be read (an older Cairn, a slow answer) leaves the memories.
-  const unread = unreadMessages(settings.memoryCoreUrl, settings.token, deadline).catch((): UnreadMessage[] => []);
+  const unread = unreadMessages(settings.memoryCoreUrl, settings.token, deadline).catch((): Unread => ({ messages: [], count: 0 }));
   try {
     const git = await repository(settings, typeof input.cwd === "string" ? input.cwd : undefined, deadline);
     const response = await requestCairn(settings.memoryCoreUrl, settings.token, "/v1/memories/query", deadline, {
@@ -128,7 +128,7 @@ async function branchNotes(
  * The unread messages' lines, then one line per memory: id, day, who, what, in as many words as the budget
  * leaves after the messages.
  */
-function render(hits: Hit[], notes: Map<string, string>, unread: UnreadMessage[]): string | undefined {
+function render(hits: Hit[], notes: Map<string, string>, unread: Unread): string | undefined {
   const context = (inbox: string[], lines: string[]) => [...inbox, ...(lines.length > 0 ? [HEADER, ...lines] : [])].join("\n");
   const print = (inbox: string[], lines: string[]) =>
     `${JSON.stringify({ hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext: context(inbox, lines) } })}\n`;

@@ -14,8 +14,11 @@ const reader = makeToken(workspace, "backend");
 const sender = makeToken(workspace, "frontend");
 const quiet = makeToken(workspace, "docs");
 const stranger = makeToken(uniqueWorkspace("inbox-hook-other"), "backend");
+const archivist = makeToken(workspace, "archivist");
 let cairn: TestCairn;
 let root: string;
+/** The team message of the first test: unread for every other agent of the workspace until it marks it. */
+let teamMessage = "";
 
 /** A hook as a harness runs it: a child process in the project, its JSON on stdin. */
 function hook(args: string[], stdin: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -50,7 +53,7 @@ async function send(body: Record<string, unknown>): Promise<string> {
 }
 
 beforeAll(async () => {
-  cairn = await startCairn([reader, sender, quiet, stranger]);
+  cairn = await startCairn([reader, sender, quiet, stranger, archivist]);
   root = await mkdtemp(join(tmpdir(), "cairn-inbox-hook-"));
   await mkdir(join(root, "agents", "backend"), { recursive: true });
   await writeFile(join(root, "agents", "backend", "MEMORY.md"), "- Lesson: retry payments only with an idempotency key.\n");
@@ -63,6 +66,7 @@ describe("unread messages in the hooks", () => {
     for (let n = 1; n <= 7; n++)
       ids.push(await send({ to: "backend", subject: `Hand-over ${n}: finish the ledger migration`, body: `Step ${n}.` }));
     const team = await send({ to: "team", subject: "Freeze from Friday noon", body: "No deploys." });
+    teamMessage = team;
 
     for (const source of ["startup", "compact"]) {
       const start = await session(reader.token, source);
@@ -73,7 +77,9 @@ describe("unread messages in the hooks", () => {
       const lines = messageLines(context);
       expect(lines).toHaveLength(INBOX_LINES);
       expect(lines[0]).toContain(team);
-      expect(lines[0]).toMatch(/^- m_[0-9a-f]{32} \d{4}-\d\d-\d\d \d\d:\d\d frontend to team: Freeze from Friday noon$/);
+      expect(lines[0]).toMatch(/^- m_[0-9a-f]{32} \d{4}-\d\d-\d\d \d\d:\d\d frontend to team: Freeze from Friday/);
+      // The three older ones are counted, for query_inbox to page to.
+      expect(context).toContain("- and 3 more unread: query_inbox");
       expect(lines[1]).toContain(ids[6]);
       expect(lines[1]).toContain("Hand-over 7");
       const block = context.slice(context.indexOf("Unread Cairn messages"));
@@ -107,6 +113,42 @@ describe("unread messages in the hooks", () => {
     // The same workspace's other agent has the team message, unread.
     const docs = await prompt(quiet.token, "Write a limerick about a giraffe who learns to play the cello");
     expect(messageLines(contextOf(docs.stdout))).toHaveLength(1);
+  });
+
+  it("counts unread messages that lie behind many read ones, so that they do not wait unseen", async () => {
+    const oldest = await send({ to: "archivist", subject: "The oldest hand-over", body: "Still unread." });
+    const read: string[] = [];
+    // More read messages after it than a query_inbox call examines (200 slots); sent 20 at a time.
+    for (let n = 0; n < 201; n += 20) {
+      const batch = Array.from({ length: Math.min(20, 201 - n) }, (_, i) =>
+        send({ to: "archivist", subject: `Routine note ${n + i}`, body: "Read at once." }),
+      );
+      read.push(...(await Promise.all(batch)));
+    }
+    for (let i = 0; i < read.length; i += 100) {
+      const res = await http(cairn.url, "POST", "/v1/messages/ack", {
+        token: archivist.token,
+        body: { message_ids: read.slice(i, i + 100) },
+      });
+      expect(res.status).toBe(200);
+    }
+    const team = await http(cairn.url, "POST", "/v1/messages/ack", { token: archivist.token, body: { message_ids: [teamMessage] } });
+    expect(team.body.marked).toBe(1);
+    const asked = await prompt(archivist.token, "Write a limerick about a giraffe who learns to play the cello");
+    const context = contextOf(asked.stdout);
+    expect(context).toContain("- and 1 more unread: query_inbox with unread_only, following next_cursor");
+    expect(messageLines(context)).toEqual([]);
+    // Paging as the line says finds it.
+    let cursor: string | null = null;
+    const found: string[] = [];
+    for (let page = 0; page < 5 && found.length === 0; page++) {
+      const res = await http(cairn.url, "GET", `/v1/messages?unread_only=true${cursor ? `&cursor=${cursor}` : ""}`, {
+        token: archivist.token,
+      });
+      found.push(...res.body.messages.map((m: { id: string }) => m.id));
+      cursor = res.body.next_cursor;
+    }
+    expect(found).toEqual([oldest]);
   });
 
   it("starts the session with the index alone when Cairn cannot answer, and says why on stderr", async () => {
