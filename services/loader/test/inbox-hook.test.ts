@@ -142,9 +142,14 @@ describe("unread messages in the hooks", () => {
     let cursor: string | null = null;
     const found: string[] = [];
     for (let page = 0; page < 5 && found.length === 0; page++) {
-      const res = await http(cairn.url, "GET", `/v1/messages?unread_only=true${cursor ? `&cursor=${cursor}` : ""}`, {
-        token: archivist.token,
-      });
+      const res: { body: { messages: Array<{ id: string }>; next_cursor: string | null } } = await http(
+        cairn.url,
+        "GET",
+        `/v1/messages?unread_only=true${cursor ? `&cursor=${cursor}` : ""}`,
+        {
+          token: archivist.token,
+        },
+      );
       found.push(...res.body.messages.map((m: { id: string }) => m.id));
       cursor = res.body.next_cursor;
     }
