@@ -12,6 +12,7 @@ import { benchHostile } from "./hostile.js";
 import { benchLexical } from "./lexical.js";
 import { benchLocomo } from "./locomo.js";
 import { benchLongText } from "./long-text.js";
+import { benchMailbox } from "./mailbox.js";
 import { tuneLocomo } from "./locomo-tune.js";
 import { benchMemoryCore } from "./memory-core.js";
 import { benchSummarizer } from "./summarizer.js";
@@ -46,6 +47,7 @@ const benches: Record<string, (argv: string[]) => void | Promise<void>> = {
   lexical: benchLexical,
   locomo: benchLocomo,
   "long-text": benchLongText,
+  mailbox: benchMailbox,
   "locomo-tune": tuneLocomo,
   summarizer: benchSummarizer,
   "summaries-quality": benchSummariesQuality,

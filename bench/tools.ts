@@ -8,7 +8,7 @@ import { INSTRUCTIONS } from "../services/memory-core/src/mcp/server.js";
  */
 export async function benchTools(argv: string[]): Promise<void> {
   const contract = await loadContract();
-  const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+  const bytes = (value: unknown) => (value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value)));
   const report: Record<string, unknown> = { instructions_bytes: Buffer.byteLength(INSTRUCTIONS) };
   for (const role of ["agent", "admin"] as const) {
     const tools = toolsFor(contract.operations, role);

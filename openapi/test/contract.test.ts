@@ -33,6 +33,9 @@ describe("the contract", () => {
         "get_store_status",
         "repair_store",
         "reembed_records",
+        "send_message",
+        "query_inbox",
+        "ack_messages",
       ].sort(),
     );
     for (const op of contract.operations) {

@@ -275,7 +275,7 @@ export interface paths {
         /**
          * Where each agent of the workspace stands.
          * @description Per agent: its newest turn (when, session, task), the next step it wrote, its failed checks still
-         *     standing; newest first. A fresh start's first call.
+         *     standing, its unread messages; newest first. A fresh start's first call.
          */
         get: operations["query_team_status"];
         put?: never;
@@ -537,6 +537,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your messages, unread first, then newest first.
+         * @description Each message in brief (no body) unless `detail: full`; `ack_messages` marks them read.
+         */
+        get: operations["query_inbox"];
+        put?: never;
+        /**
+         * Send a message to an agent of your workspace, or to `team`.
+         * @description For a hand-over, a review to do, a freeze to respect: it reaches the reader's next session until read.
+         *     Retry with the same `idempotency_key`: the same message answers 200 `replayed: true`, another 409.
+         */
+        post: operations["send_message"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/messages/ack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark messages read.
+         * @description Read for you only (a team message stays unread for the others). Again is harmless; ids you cannot read
+         *     come back in `not_found`.
+         */
+        post: operations["ack_messages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -553,6 +599,8 @@ export interface components {
         };
         AgentStatus: {
             agent: components["schemas"]["AgentName"];
+            /** @description Messages to the agent (its own and the team's) it has not marked read. */
+            unread_messages: number;
             memory_id: components["schemas"]["MemoryId"];
             recorded_at: components["schemas"]["Timestamp"];
             session_id: components["schemas"]["SessionId"];
@@ -743,15 +791,19 @@ export interface components {
         };
         AuditEntry: {
             /**
-             * @description What was done to the memory. `named_replacement`: the memory was named the replacement of the memory `replaces` names, which was superseded by it (its `supersedes` list gained that memory), by the actor.
+             * @description What was done to the memory. `named_replacement`: the memory was named the replacement of the memory `replaces` names, which was superseded by it (its `supersedes` list gained that memory), by the actor. `send_message` and `ack_messages` name messages (`message_ids`) instead of a memory.
              * @enum {string}
              */
-            action: "add" | "supersede" | "named_replacement" | "mark_outdated" | "forget" | "restore" | "repair" | "approve" | "reject";
+            action: "add" | "supersede" | "named_replacement" | "mark_outdated" | "forget" | "restore" | "repair" | "approve" | "reject" | "send_message" | "ack_messages";
             actor: components["schemas"]["AgentName"];
-            memory_id: components["schemas"]["MemoryId"];
+            memory_id?: components["schemas"]["MemoryId"];
             /** @description For `named_replacement`, the memory it replaces. */
             replaces?: components["schemas"]["MemoryId"];
             reason?: string;
+            /** @description For `send_message`, the message sent; for `ack_messages`, the messages it marked read. */
+            message_ids?: components["schemas"]["MessageId"][];
+            /** @description For `send_message`, its recipient (an agent, or `team`). */
+            to?: components["schemas"]["AgentName"];
             at: components["schemas"]["Timestamp"];
         };
         AuditLog: {
@@ -1171,6 +1223,56 @@ export interface components {
                 path: string;
                 message: string;
             }[];
+        };
+        /** @example m_0c3f8a1e5b7d49f2a6c1e0b3d5f7a9c2 */
+        MessageId: string;
+        SendMessageRequest: {
+            /** @description An agent of your workspace, or `team` for every agent of it. */
+            to: components["schemas"]["AgentName"];
+            subject: string;
+            body: string;
+            memory_ids?: components["schemas"]["MemoryId"][];
+            session_ids?: components["schemas"]["SessionId"][];
+            idempotency_key?: components["schemas"]["IdempotencyKey"];
+        };
+        SendMessageResult: {
+            id: components["schemas"]["MessageId"];
+            from: components["schemas"]["AgentName"];
+            to: components["schemas"]["AgentName"];
+            sent_at: components["schemas"]["Timestamp"];
+            replayed: boolean;
+        };
+        Message: {
+            id: components["schemas"]["MessageId"];
+            from: components["schemas"]["AgentName"];
+            /** @description The agent it was sent to, or `team`. */
+            to: components["schemas"]["AgentName"];
+            subject: string;
+            sent_at: components["schemas"]["Timestamp"];
+            /** @description Read by the box's owner (a message one sent counts as read by its sender). */
+            read: boolean;
+            /** @description With `detail` full. */
+            body?: string;
+            memory_ids?: components["schemas"]["MemoryId"][];
+            session_ids?: components["schemas"]["SessionId"][];
+        };
+        Inbox: {
+            messages: components["schemas"]["Message"][];
+            /** @description The box owner's unread messages in all. */
+            unread: number;
+            /** @description The next page's `cursor`; null at the end. A page may hold fewer than `limit` messages and still have one. */
+            next_cursor: string | null;
+        };
+        AckMessagesRequest: {
+            message_ids: components["schemas"]["MessageId"][];
+        };
+        AckMessagesResult: {
+            /** @description The ids named that are read by you now. */
+            read: components["schemas"]["MessageId"][];
+            /** @description How many of them this call marked read (the others were already). */
+            marked: number;
+            /** @description The ids named that are no message you can read. */
+            not_found: string[];
         };
     };
     responses: {
@@ -1968,6 +2070,120 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    query_inbox: {
+        parameters: {
+            query?: {
+                unread_only?: boolean;
+                /** @description `sent`: the messages you sent. */
+                box?: "inbox" | "sent";
+                /** @description Whose messages (admin only). */
+                agent?: components["schemas"]["AgentName"];
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: components["schemas"]["Cursor"];
+                detail?: "brief" | "full";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of messages, unread first, then newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Inbox"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    send_message: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Same as the body's `idempotency_key`; when both are given they must be equal. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendMessageRequest"];
+            };
+        };
+        responses: {
+            /** @description A replay of an earlier send with the same key and message; nothing new was sent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SendMessageResult"];
+                };
+            };
+            /** @description Sent. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SendMessageResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description No agent of the workspace has that name (`not_found`); nothing was sent. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    ack_messages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AckMessagesRequest"];
+            };
+        };
+        responses: {
+            /** @description Which messages are read now, and which ids name none you can read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AckMessagesResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             503: components["responses"]["Unavailable"];
         };
     };

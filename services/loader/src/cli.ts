@@ -9,6 +9,7 @@ import { lintPointers } from "./lint.js";
 import { project } from "./projection.js";
 import { findProject, gitTopLevel, hookCwd } from "./project.js";
 import { promptHook, type HookOutcome } from "./prompt-hook.js";
+import { inboxBlock, unreadMessages } from "./inbox.js";
 import { editHook } from "./edit-hook.js";
 
 export interface Io {
@@ -126,7 +127,8 @@ async function run(argv: string[], io: Io): Promise<number> {
     const stdin = values.hook === "session" && io.stdin ? await io.stdin() : "";
     const projectDir = await findProject({ flag: values.project, env: io.env, hookCwd: hookCwd(stdin), cwd: io.cwd });
     const agentIndex = await readAgentIndex(resolve(projectDir, values["index-dir"]), values.agent);
-    // The SessionStart hook answers from the project's files alone: it never waits on Cairn.
+    // The SessionStart hook gives the index from the project's files, unlinted: its one call to Cairn is for the
+    // agent's unread messages (sessionInbox).
     if (config.memoryCoreUrl && values.hook !== "session") {
       const findings = await lintPointers(agentIndex.index, config.memoryCoreUrl, config.token, await gitTopLevel(projectDir));
       for (const f of findings) io.stderr.write(`cairn-load: lint: ${f.pointer} is ${f.problem}: ${f.fix}\n`);
@@ -146,7 +148,9 @@ async function run(argv: string[], io: Io): Promise<number> {
     }
     if (values.hook === "session") {
       // Claude Code and Codex both take this from a SessionStart hook (sources startup, resume, clear, compact).
-      io.stdout.write(`${JSON.stringify({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: content } })}\n`);
+      const inbox = await sessionInbox(config, io);
+      const context = inbox.length > 0 ? `${content.trimEnd()}\n\n${inbox.join("\n")}\n` : content;
+      io.stdout.write(`${JSON.stringify({ hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: context } })}\n`);
       return 0;
     }
     if (!harness.file) {
@@ -162,6 +166,23 @@ async function run(argv: string[], io: Io): Promise<number> {
   } catch (error) {
     if (error instanceof LoaderError) return fail(1, error.message);
     return fail(1, `failed: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The agent's unread messages for the SessionStart hook (inbox.ts), after its index: the one call the hook makes
+ * to Cairn, within the hook's timeout, and only with CAIRN_URL and CAIRN_TOKEN. Without an answer the index is
+ * given alone, and stderr says why.
+ */
+async function sessionInbox(config: ReturnType<typeof loadLoaderConfig>, io: Io): Promise<string[]> {
+  if (!config.memoryCoreUrl || !config.token) return [];
+  try {
+    return inboxBlock(await unreadMessages(config.memoryCoreUrl, config.token, Date.now() + config.hookTimeoutMs));
+  } catch (error) {
+    const name = (error as Error).name;
+    const why = name === "TimeoutError" ? `no answer within ${config.hookTimeoutMs} ms` : (error as Error).message;
+    io.stderr.write(`cairn-load: session hook: unread messages left out: ${why}\n`);
+    return [];
   }
 }
 

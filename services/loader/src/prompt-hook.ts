@@ -1,10 +1,12 @@
 import { requestCairn } from "./cairn-request.js";
 import { branchNote, checkoutOf, GitTimeout, type Checkout } from "./git.js";
+import { inboxBlock, unreadMessages, type Unread } from "./inbox.js";
 import { findProject } from "./project.js";
 
 /**
  * The prompt hook (`cairn-load --hook prompt`): for Claude Code's and Codex's UserPromptSubmit, a few pointers
- * to memories that bear on the prompt, and only when Cairn is sure. In a git repository it passes the caller's
+ * to memories that bear on the prompt, and only when Cairn is sure; before them, the agent's unread messages
+ * (inbox.ts), one line each, until it marks them read. In a git repository it passes the caller's
  * branch and the default branch, and a memory written on another branch whose commit is not merged yet says so.
  * Whatever goes wrong — no prompt, no settings, a slow or unreachable Cairn, a refused token — it prints nothing
  * and exits 0, with the reason on stderr: a hook must never block or break the prompt it runs for.
@@ -53,6 +55,8 @@ export async function promptHook(stdin: string, settings: PromptHookSettings): P
 
   let hits: Hit[];
   let notes: Map<string, string>;
+  // Asked beside the memories; an inbox that cannot be read (an older Cairn, a slow answer) leaves the memories.
+  const unread = unreadMessages(settings.memoryCoreUrl, settings.token, deadline).catch((): Unread => ({ messages: [], count: 0 }));
   try {
     const git = await repository(settings, typeof input.cwd === "string" ? input.cwd : undefined, deadline);
     const response = await requestCairn(settings.memoryCoreUrl, settings.token, "/v1/memories/query", deadline, {
@@ -67,7 +71,10 @@ export async function promptHook(stdin: string, settings: PromptHookSettings): P
         ...(git?.mainBranch ? { default_branch: git.mainBranch } : {}),
       },
     });
-    if (!response.ok) return { silent: `Cairn answered ${response.status}` };
+    if (!response.ok) {
+      await unread;
+      return { silent: `Cairn answered ${response.status}` };
+    }
     hits = ((await response.json()) as { hits: Hit[] }).hits.filter((h) => h.confidence === "high");
     notes = git ? await branchNotes(hits, git, settings, deadline) : new Map();
   } catch (error) {
@@ -75,7 +82,7 @@ export async function promptHook(stdin: string, settings: PromptHookSettings): P
     if (error instanceof GitTimeout || name === "TimeoutError") return { silent: `no answer within ${settings.timeoutMs} ms` };
     return { silent: "Cairn is unreachable" };
   }
-  const output = hits.length === 0 ? undefined : render(hits, notes);
+  const output = render(hits, notes, await unread);
   return output ? { output } : { silent: "nothing here with high confidence" };
 }
 
@@ -104,10 +111,16 @@ async function branchNotes(hits: Hit[], git: Checkout, settings: PromptHookSetti
   return notes;
 }
 
-/** One line per memory: id, day, who, what, in as many words as the budget leaves. */
-function render(hits: Hit[], notes: Map<string, string>): string | undefined {
-  const wrap = (lines: string[]) =>
-    `${JSON.stringify({ hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext: [HEADER, ...lines].join("\n") } })}\n`;
+/**
+ * The unread messages' lines, then one line per memory: id, day, who, what, in as many words as the budget
+ * leaves after the messages.
+ */
+function render(hits: Hit[], notes: Map<string, string>, unread: Unread): string | undefined {
+  const context = (inbox: string[], lines: string[]) => [...inbox, ...(lines.length > 0 ? [HEADER, ...lines] : [])].join("\n");
+  const print = (inbox: string[], lines: string[]) =>
+    `${JSON.stringify({ hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext: context(inbox, lines) } })}\n`;
+  const inbox = inboxBlock(unread, (lines) => Buffer.byteLength(print(lines, [])) <= HOOK_OUTPUT_BYTES);
+  const wrap = (lines: string[]) => print(inbox, lines);
   const lines: string[] = [];
   for (const { memory } of hits) {
     const note = notes.get(memory.id);
@@ -122,5 +135,5 @@ function render(hits: Hit[], notes: Map<string, string>): string | undefined {
     if (cut.length < 12) break;
     lines.push(line(cut));
   }
-  return lines.length === 0 ? undefined : wrap(lines);
+  return lines.length === 0 && inbox.length === 0 ? undefined : wrap(lines);
 }

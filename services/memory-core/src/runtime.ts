@@ -138,6 +138,7 @@ async function assembleRuntime(
   const services = composeServices(storage, embedder, {
     log: options.log,
     importers: (workspace) => options.tokens.importers(workspace),
+    members: (workspace) => options.tokens.agents(workspace),
     ...(options.tuning ? { tuning: options.tuning } : {}),
     ...(options.indexDir ? { snapshots: { dir: options.indexDir } } : {}),
   });

@@ -5,6 +5,7 @@ import { RecordImport } from "./admin/record-import.js";
 import { Reembedding } from "./records/reembedding.js";
 import { BulkWrites } from "./domain/bulk-writes.js";
 import { CorrectionService } from "./domain/correction-service.js";
+import { MessageService } from "./domain/messages.js";
 import { Corrections } from "./domain/corrections.js";
 import { QueryService } from "./domain/query-service.js";
 import { RecencyIndex } from "./domain/recency.js";
@@ -24,6 +25,7 @@ export interface Services {
   queries: QueryService;
   corrections: CorrectionService;
   admin: AdminService;
+  messages: MessageService;
 }
 
 export interface ServiceOptions {
@@ -33,6 +35,8 @@ export interface ServiceOptions {
   snapshots?: SnapshotOptions;
   /** The agents of a workspace that import history (importer tokens): not teammates in query_team_status. */
   importers?: (workspace: string) => ReadonlySet<string>;
+  /** The agents of a workspace a message can be sent to (its tokens' agents). */
+  members?: (workspace: string) => ReadonlySet<string>;
 }
 
 /** The services and the lexical indexes they share; the indexes' ranking thread stops with `close`. */
@@ -54,7 +58,10 @@ export function composeServices(storage: Storage, embedder: Embedder, options: S
   const recency = new RecencyIndex(storage.turns, storage.sequences, sessions);
   const corrections = new Corrections(storage, now);
   const retrieval = new HybridRetrieval(storage.indexed, embedder, lexical, tuning);
-  const team = new TeamStatus(lexical, recency, options.importers ?? (() => new Set()));
+  const messages = new MessageService(storage.mailbox, options.members ?? (() => new Set()), now);
+  const team = new TeamStatus(lexical, recency, options.importers ?? (() => new Set()), (workspace, agent) =>
+    messages.unread(workspace, agent),
+  );
   const bulk = new BulkWrites(storage, embedder, corrections);
   return {
     writes: new WriteService(storage, embedder, bulk, retrieval, now, options.log),
@@ -70,6 +77,7 @@ export function composeServices(storage: Storage, embedder: Embedder, options: S
       },
       now,
     ),
+    messages,
     lexical,
     close: () => lexical.close(),
   };

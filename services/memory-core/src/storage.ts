@@ -2,6 +2,7 @@ import { AuditLog } from "./ledger/audit-log.js";
 import { ChangeFeed } from "./ledger/change-feed.js";
 import { KeyedMarkers } from "./ledger/keyed-markers.js";
 import { Ledger } from "./ledger/ledger.js";
+import { Mailbox } from "./ledger/mailbox.js";
 import { Quarantine } from "./ledger/quarantine.js";
 import { Sequences } from "./ledger/sequences.js";
 import { SessionLeases } from "./ledger/session-leases.js";
@@ -36,6 +37,8 @@ export interface Storage {
   readonly quarantine: Quarantine;
   readonly markers: KeyedMarkers;
   readonly verifications: Verifications;
+  /** Messages between a workspace's agents and their read marks (see ledger/mailbox.ts). */
+  readonly mailbox: Mailbox;
   /** A summarizer's leases of sessions, held under its own name (see ledger/session-leases.ts). */
   sessionLeases(options: { ttlMs: number; holder: string; now?: () => number }): SessionLeases;
 }
@@ -60,6 +63,7 @@ export function openStorage(store: ChromaStore, now: () => number = Date.now): S
     quarantine,
     markers: new KeyedMarkers(ledger),
     verifications: new Verifications(ledger),
+    mailbox: new Mailbox(ledger, sequences, now),
     sessionLeases: ({ ttlMs, holder, now: clock }) => new SessionLeases(ledger, ttlMs, holder, clock ?? now),
   };
 }

@@ -66,22 +66,27 @@ describe("tool listing", () => {
     expect([refused.isError, errorOf(refused).code]).toEqual([true, "forbidden"]);
   });
 
-  it("lists every tool with its input schema, an outline of its output, and annotations", async () => {
+  it("lists every tool with its input schema and annotations, and no output schema; answers still carry their structure", async () => {
     const { tools } = await client.listTools();
     const add = tools.find((t) => t.name === "add_memory")!;
     expect(add.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: true });
     expect(add.inputSchema.required).toEqual(expect.arrayContaining(["session_id", "prompt", "thought", "response"]));
-    expect(add.outputSchema?.properties).toHaveProperty("replayed");
     const recent = tools.find((t) => t.name === "query_recent_turns")!;
     expect(recent.annotations?.readOnlyHint).toBe(true);
     // The destructive and idempotent hints mean something only for a tool that writes: add_memory keeps them above.
     expect(recent.annotations).not.toHaveProperty("destructiveHint");
     expect(recent.annotations).not.toHaveProperty("idempotentHint");
-    // The outline names the fields every answer has; a field an answer may lack is left out (and allowed).
-    const open = tools.find((t) => t.name === "get_memory")!;
-    expect(open.outputSchema?.properties).toHaveProperty("prompt");
-    expect(open.outputSchema?.properties).not.toHaveProperty("superseded_by");
     expect(Object.keys(recent.inputSchema.properties ?? {})).toEqual(["agent", "session_id", "limit", "before", "detail"]);
+    // Output schemas are the contract's (GET /openapi.json), not the listing's: MCP makes them optional.
+    expect(tools.filter((t) => t.outputSchema !== undefined).map((t) => t.name)).toEqual([]);
+    expect(tools.length).toBeGreaterThan(5);
+    // An answer is the contract's structure all the same, as structuredContent and as the text beside it.
+    const stored = await call(client, "add_memory", turn("mcp-structure", 1));
+    expectContractOutput("add_memory", stored.structuredContent);
+    const opened = await call(client, "get_memory", { memory_id: stored.structuredContent.id });
+    expectContractOutput("get_memory", opened.structuredContent);
+    expect(opened.structuredContent).toMatchObject({ id: stored.structuredContent.id, prompt: turn("mcp-structure", 1).prompt });
+    expect(JSON.parse(opened.content[0]!.text!)).toEqual(opened.structuredContent);
   });
 });
 

@@ -49,6 +49,10 @@ describe("the runbooks", () => {
     expect(recovery.indexOf("query_recent_turns")).toBeLessThan(recovery.indexOf("query_raw_memories"));
     expect(recovery.indexOf("query_raw_memories")).toBeLessThan(recovery.indexOf("query_summaries"));
     expect(await toolsOf("fresh-start.md")).toEqual(expect.arrayContaining(["query_recent_turns", "query_summaries", "add_memory"]));
+    // Both read the inbox and mark what they read.
+    for (const name of ["recovery-after-compaction.md", "fresh-start.md"]) {
+      expect(await toolsOf(name)).toEqual(expect.arrayContaining(["query_inbox", "ack_messages"]));
+    }
     expect(await toolsOf("before-design-review-or-ticket.md")).toEqual(
       expect.arrayContaining(["query_raw_memories", "query_summaries", "assess_change"]),
     );

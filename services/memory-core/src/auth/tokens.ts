@@ -45,6 +45,11 @@ export class TokenRegistry {
     return new Set([...this.byHash.values()].filter((p) => p.workspace === workspace && p.role === "importer").map((p) => p.agent));
   }
 
+  /** The agents that hold a token of the workspace, whatever its role. */
+  agents(workspace: string): Set<string> {
+    return new Set([...this.byHash.values()].filter((p) => p.workspace === workspace).map((p) => p.agent));
+  }
+
   workspaces(): string[] {
     return [...new Set([...this.byHash.values()].map((p) => p.workspace))].sort();
   }

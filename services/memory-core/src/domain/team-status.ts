@@ -15,13 +15,15 @@ const NEXT_STEP_CHARS = 160;
 /**
  * Where each agent of a workspace stands: its newest turn (from its recency sequence, as query_recent_turns
  * would list it), the next step that turn wrote, and its failed checks that still stand. The agents are the
- * ones the caught-up lexical index holds turns of, less the workspace's importers (history, not teammates).
+ * ones the caught-up lexical index holds turns of, less the workspace's importers (history, not teammates); each
+ * with its unread messages (three stream lengths, see ledger/mailbox.ts).
  */
 export class TeamStatus {
   constructor(
     private readonly lexical: LexicalIndexes,
     private readonly recency: RecencyIndex,
     private readonly importers: (workspace: string) => ReadonlySet<string>,
+    private readonly unread: (workspace: string, agent: string) => Promise<number> = () => Promise.resolve(0),
   ) {}
 
   async query(workspace: string, limit: number): Promise<TeamStatusResult> {
@@ -50,9 +52,10 @@ export class TeamStatus {
           .filter((r) => !isSuperseded(r) && !isOutdated(r))
           .sort((a, b) => b.recordedAt - a.recordedAt)
           .slice(0, FAILED_PER_AGENT);
-        const failing = await index.turns(chosen.map((r) => r.id));
+        const [failing, unread] = await Promise.all([index.turns(chosen.map((r) => r.id)), this.unread(workspace, agent)]);
         return {
           agent,
+          unread_messages: unread,
           memory_id: turn.id,
           recorded_at: new Date(turn.recordedAt).toISOString(),
           session_id: turn.sessionId,

@@ -33,10 +33,15 @@ export interface AuditFilter {
 export interface NewAuditEntry {
   action: AuditAction;
   actor: string;
-  memoryId: string;
+  /** The memory it was done to; a message's entry names its messages instead. */
+  memoryId?: string;
   reason?: string;
   /** For `named_replacement`: the memory it was named the replacement of. */
   replaces?: string;
+  /** For `send_message` and `ack_messages`: the messages sent or marked read (a bounded list: ack_messages takes 100 at most). */
+  messageIds?: readonly string[];
+  /** For `send_message`: its recipient, an agent or `team`. */
+  to?: string;
 }
 
 /**
@@ -59,10 +64,16 @@ const FIRST_SPAN = 8;
 const payloadOf = (e: NewAuditEntry): Metadata => ({
   action: e.action,
   actor: e.actor,
-  memory_id: e.memoryId,
+  ...(e.memoryId !== undefined ? { memory_id: e.memoryId } : {}),
   ...(e.replaces ? { replaces: e.replaces } : {}),
   ...(e.reason ? { reason: e.reason } : {}),
+  // A slot's fields are flat values: message ids (which hold no comma) as one comma-separated string.
+  ...(e.messageIds ? { message_ids: e.messageIds.join(",") } : {}),
+  ...(e.to !== undefined ? { to: e.to } : {}),
 });
+
+/** An entry that stands as it is written, appended with the other slots of the change it records (see Sequences.appendAcross). */
+export const auditAppend = (entry: NewAuditEntry): AppendRequest => ({ stream: AUDIT_STREAM, payload: payloadOf(entry) });
 
 /**
  * An entry that stands once the memory it names is stored with the write id it is appended with (see above):
@@ -174,9 +185,11 @@ export function entryOf(entry: Metadata): AuditEntry {
   return {
     action: String(entry.action) as AuditAction,
     actor: String(entry.actor),
-    memory_id: String(entry.memory_id),
+    ...(typeof entry.memory_id === "string" ? { memory_id: entry.memory_id } : {}),
     ...(typeof entry.replaces === "string" ? { replaces: entry.replaces } : {}),
     ...(typeof entry.reason === "string" ? { reason: entry.reason } : {}),
+    ...(typeof entry.message_ids === "string" ? { message_ids: entry.message_ids.split(",").filter(Boolean) } : {}),
+    ...(typeof entry.to === "string" ? { to: entry.to } : {}),
     at: new Date(Number(entry.recorded_at)).toISOString(),
   };
 }

@@ -22,13 +22,14 @@ import { packFields, unpackFields } from "../store/metadata-layout.js";
  *   quarantine:<record id> a damaged record taken out of its collection by repair_store, kept whole (quarantine.ts)
  *   keyed:<content id>     the id a write with an idempotency key stored a turn under (keyed-markers.ts)
  *   lease:<session>:<n>    a summarizer's lease of a session (session-leases.ts)
+ *   mail:…                 the mailbox (mailbox.ts): messages, read marks, and the slots of its streams `mail:…`
  *
  * Every record is written with Chroma's `add`, which keeps the first record of an id: an insert-if-absent, so
  * whoever reads back its own write id won. Ids are looked up, never scanned for, except where noted.
  *
  * Each kind that a write adds keeps a collection of its own (see `home`): agents' slots `ledger-slots`, the change
- * feeds `ledger-feed`, the audit log `ledger-audit`, keyed markers `ledger-keyed`; the rest, which are few, stay
- * in `recency`. Chroma writes a collection's vector index back every so many records, and with it a map of all
+ * feeds `ledger-feed`, the audit log `ledger-audit`, keyed markers `ledger-keyed`, the mailbox `ledger-mail`; the
+ * rest, which are few, stay in `recency`. Chroma writes a collection's vector index back every so many records, and with it a map of all
  * the collection's ids, so an `add` costs more as its collection grows; a turn adds one record to each of four
  * collections instead of four to one four times the size (docs/benchmarks.md, "A store of N turns": "each kind
  * of ledger entry in a collection of its own"). A store may also hold every kind in `recency` (the one-collection
@@ -63,6 +64,9 @@ export const recordOfQuarantine = (id: string) => id.slice(QUARANTINE_PREFIX.len
 
 export const keyedMarkerId = (contentId: string) => `${KEYED_PREFIX}${contentId}`;
 
+/** The mailbox's records and streams (mailbox.ts): agents' names cannot hold `:`, so no agent's stream starts so. */
+export const MAIL_PREFIX = "mail:";
+
 export const leaseId = (sessionId: string, n: number) => `lease:${sessionId}:${n}`;
 
 /** The one record of a workspace that says how its last integrity check went. */
@@ -95,6 +99,7 @@ export interface LedgerEntry {
 /** The collection an entry of this id is written to: its kind's. */
 function home(id: string): LedgerCollectionName {
   const stream = streamOf(id);
+  if (id.startsWith(MAIL_PREFIX) || stream?.startsWith(MAIL_PREFIX)) return "ledger-mail";
   if (stream === undefined) return id.startsWith(KEYED_PREFIX) ? "ledger-keyed" : "recency";
   if (stream === "@audit") return "ledger-audit";
   // Agents' names cannot start with `@` (auth/tokens.ts): the other streams are the change feeds.

@@ -18,6 +18,7 @@ export const INSTRUCTIONS = `Cairn keeps what is not in git: what was tried and 
 - After a compaction or at a fresh start: query_recent_turns first (your own newest turns), then query_raw_memories with anchors from them, then query_summaries.
 - Before a design decision or a ticket: query_raw_memories for earlier decisions on the subject; before a change, assess_change for how similar ones ended.
 - Before editing a file: query_raw_memories with paths: [the file] for what the team decided or tried there.
+- Messages: the hooks show your unread ones; read them with query_inbox, then ack_messages; hand work over with send_message (to an agent or team).
 - At the end of each turn: add_memory with the task (prompt), the decisions and evidence (thought), and the outcome and next step (response); cite the files in code.paths.
 Answers are brief (each memory in a few words); open the ones that matter with get_memory.
 Memory proposes; the live repository decides: check what you recall against it.`;

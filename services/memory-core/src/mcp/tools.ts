@@ -1,14 +1,17 @@
-import { mayCall, type JsonSchema, type Operation } from "@cairn/openapi";
+import { mayCall, type Operation } from "@cairn/openapi";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Role } from "../auth/principal.js";
 
 /**
  * The tool list a caller is shown. Every session that connects pays for it in context, so it holds only the
  * tools the caller's role may call (an admin tool still answers an agent that calls it by name with 403),
- * each with the contract's description, its input schema made lean (see LEFT_OUT), an outline of its output
- * (the top-level fields every answer has, and their types) and its annotations. The full output schemas are in
- * the contract (`GET /openapi.json`); answers still conform to the outline, so a client that validates
- * structured results against it accepts them.
+ * each with the contract's description, its input schema made lean (see LEFT_OUT) and its annotations.
+ *
+ * No tool lists an `outputSchema`. MCP makes it optional: a tool answers `structuredContent` (and the same JSON
+ * as text) whether or not it advertises one, and a client validates the structure only against a schema the
+ * tool advertises. The output schemas are the contract's (`GET /openapi.json`), and every answer conforms to
+ * them. Outlined in the listing, they took a large share of an agent's budget (a whole `Memory` for each tool
+ * answering one), paid by every session whether or not it calls those tools (docs/benchmarks.md).
  */
 export function toolsFor(operations: readonly Operation[], role: Role): Tool[] {
   return operations.filter((op) => mayCall(op.requiredRole, role)).map(toTool);
@@ -20,7 +23,6 @@ function toTool(operation: Operation): Tool {
     title: operation.title,
     description: [operation.summary, operation.description].filter(Boolean).join("\n\n").trim(),
     inputSchema: lean(operation.inputSchema) as Tool["inputSchema"],
-    outputSchema: outline(operation.outputSchema) as Tool["outputSchema"],
     annotations: hints(operation.annotations),
   };
 }
@@ -33,23 +35,6 @@ function hints(annotations: Operation["annotations"]): Operation["annotations"] 
   if (annotations.readOnlyHint !== true) return annotations;
   const { destructiveHint: _destructive, idempotentHint: _idempotent, ...rest } = annotations;
   return rest;
-}
-
-/**
- * An object schema reduced to the fields it requires and their types, one level deep; what it leaves out (the
- * fields an answer may lack, the fields' parts and constraints), it allows.
- */
-export function outline(schema: JsonSchema): JsonSchema {
-  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
-  const required = new Set((schema.required as string[] | undefined) ?? []);
-  return {
-    type: "object",
-    properties: Object.fromEntries(
-      Object.entries(properties)
-        .filter(([name]) => required.has(name))
-        .map(([name, field]) => [name, typeOf(field)]),
-    ),
-  };
 }
 
 /**
@@ -72,19 +57,3 @@ function lean(schema: unknown): unknown {
 
 const mapValues = (object: unknown, f: (v: unknown) => unknown) =>
   Object.fromEntries(Object.entries(object as Record<string, unknown>).map(([k, v]) => [k, f(v)]));
-
-/** A field's JSON types, without its constraints or its parts. */
-function typeOf(field: JsonSchema): JsonSchema {
-  const types = new Set<string>();
-  const collect = (s: JsonSchema) => {
-    if (typeof s.type === "string") types.add(s.type);
-    else if (Array.isArray(s.type)) for (const t of s.type) types.add(String(t));
-    for (const branch of [...((s.oneOf as JsonSchema[]) ?? []), ...((s.anyOf as JsonSchema[]) ?? [])]) collect(branch);
-    if (s.enum !== undefined && s.type === undefined) for (const v of s.enum as unknown[]) types.add(v === null ? "null" : typeof v);
-  };
-  collect(field);
-  if (types.size === 0) return {};
-  const list = [...types].map((t) => (t === "integer" && types.has("number") ? "number" : t));
-  const unique = [...new Set(list)];
-  return { type: unique.length === 1 ? unique[0]! : unique };
-}

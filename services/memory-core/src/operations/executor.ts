@@ -64,13 +64,14 @@ export class OperationExecutor {
     assertInputDepth(input);
     const validated = this.validators.validate(operationId, input);
     if (!validated.ok) throw validationFailed(validated.errors);
-    const { writes, queries, corrections, admin } = this.services;
+    const { writes, queries, corrections, admin, messages } = this.services;
     const context: OperationContext = {
       principal,
       writes,
       queries,
       corrections,
       admin,
+      messages,
       ...(this.summarizer ? { summarizer: this.summarizer } : {}),
     };
     const handler = handlers[operationId] as Handlers[K];

@@ -30,6 +30,12 @@ export const handlers: Handlers = {
   assess_change: (input, { principal, queries }) => ok(queries.assessChange(principal, input)),
   query_summaries: (input, { principal, queries }) => ok(queries.querySummaries(principal, input)),
   get_session: (input, { principal, queries }) => ok(queries.getSession(principal, input)),
+  send_message: async (input, { principal, messages }) => {
+    const outcome = await messages.send(principal, input);
+    return outcome.created ? { status: 201, body: outcome.result } : { status: 200, body: outcome.result };
+  },
+  query_inbox: (input, { principal, messages }) => ok(messages.inbox(principal, input)),
+  ack_messages: (input, { principal, messages }) => ok(messages.ack(principal, input)),
   get_caller: (_input, { principal }) =>
     ok(Promise.resolve({ workspace: principal.workspace, agent: principal.agent, role: principal.role })),
   get_memory: (input, { principal, queries }) => ok(queries.getMemory(principal, input.memory_id)),

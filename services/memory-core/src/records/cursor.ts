@@ -14,7 +14,7 @@ import { invalidCursor } from "../errors.js";
  * add a key every replica must share and rotate, for no protection a position needs.
  */
 export interface Listing {
-  name: "recent" | "session" | "review" | "audit" | "export";
+  name: "recent" | "session" | "review" | "audit" | "export" | "inbox";
   workspace: string;
   scope: ReadonlyArray<string | number | undefined>;
 }
@@ -79,6 +79,16 @@ export interface ItemPosition {
 }
 
 export const encodeItemCursor = (listing: Listing, position: ItemPosition): string => issue(listing, [position.at, position.item]);
+
+/** A cursor at a place given by several counts (a mailbox's place in each stream it merges: see domain/messages.ts). */
+export const encodeCountsCursor = (listing: Listing, counts: readonly number[]): string => issue(listing, counts);
+
+/** Reads back the `size` counts `encodeCountsCursor` wrote for this listing. */
+export function countsFrom(cursor: string, field: string, listing: Listing, size: number): number[] {
+  const counts = read(cursor, field, listing, size);
+  if (counts.every(isCount)) return counts as number[];
+  throw invalidCursor(field);
+}
 
 /** Reads back what `encodeItemCursor` wrote for this listing; an entry past its slot's last reads as the slot's end. */
 export function itemPositionFrom(cursor: string, field: string, listing: Listing): ItemPosition {

@@ -63,13 +63,14 @@ export const EMBEDDED_COLLECTIONS: readonly EmbeddedCollectionName[] = ["turns",
  * comes first: a store may hold every kind there (the one-collection layout, ledger.ts), and an id found there
  * and in another was written there first.
  */
-export type LedgerCollectionName = "recency" | "ledger-slots" | "ledger-feed" | "ledger-audit" | "ledger-keyed";
+export type LedgerCollectionName = "recency" | "ledger-slots" | "ledger-feed" | "ledger-audit" | "ledger-keyed" | "ledger-mail";
 export const LEDGER_COLLECTIONS: readonly LedgerCollectionName[] = [
   "recency",
   "ledger-slots",
   "ledger-feed",
   "ledger-audit",
   "ledger-keyed",
+  "ledger-mail",
 ];
 export type CollectionName = EmbeddedCollectionName | LedgerCollectionName;
 export const COLLECTIONS: readonly CollectionName[] = [...EMBEDDED_COLLECTIONS, ...LEDGER_COLLECTIONS];
