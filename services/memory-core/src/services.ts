@@ -1,3 +1,4 @@
+import { DEFAULT_REVIEW_PER_CALL } from "./config.js";
 import { AdminService } from "./admin/admin-service.js";
 import { IntegrityCheck } from "./admin/integrity.js";
 import { RecordExport } from "./admin/record-export.js";
@@ -33,6 +34,8 @@ export interface ServiceOptions {
   snapshots?: SnapshotOptions;
   /** The agents of a workspace that import history (importer tokens): not teammates in query_team_status. */
   importers?: (workspace: string) => ReadonlySet<string>;
+  /** The most memories one `review_matching` call reviews (Config.reviewPerCall). */
+  reviewPerCall?: number;
 }
 
 /** The services and the lexical indexes they share; the indexes' ranking thread stops with `close`. */
@@ -59,7 +62,7 @@ export function composeServices(storage: Storage, embedder: Embedder, options: S
   return {
     writes: new WriteService(storage, embedder, bulk, retrieval, now, options.log),
     queries: new QueryService(storage, { recency, sessions, retrieval, corrections, team }, now),
-    corrections: new CorrectionService(storage, corrections, lexical),
+    corrections: new CorrectionService(storage, corrections, lexical, options.reviewPerCall ?? DEFAULT_REVIEW_PER_CALL),
     admin: new AdminService(
       storage,
       {
