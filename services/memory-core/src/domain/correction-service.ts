@@ -199,8 +199,11 @@ function reviewFilter(input: { source?: string; agent?: string; session_id?: str
   };
 }
 
-/** Instants as numbers, so that two spellings of one instant page the same listing. */
-const filterScope = (f: ReviewFilter) => [f.source, f.agent, f.sessionId, f.since, f.until];
+/** Instants as numbers, so that two spellings of one instant page the same listing; the whole queue's scope is empty. */
+function filterScope(f: ReviewFilter): Array<string | number | undefined> {
+  const scope = [f.source, f.agent, f.sessionId, f.since, f.until];
+  return scope.every((v) => v === undefined) ? [] : scope;
+}
 
 /** Pending, and what the filter asks: conditions the lexical index judges from the pending ones' key run. */
 function pendingConditions(f: ReviewFilter): Condition[] {
