@@ -83,7 +83,8 @@ export async function benchReview(argv: string[]): Promise<void> {
       oneByOne.push(...page.memories.map((m) => m.id).filter((id) => !oneByOne.includes(id)));
     }
     const singleStart = performance.now();
-    for (const id of oneByOne.slice(0, singles)) await client.call("review_memory", { memory_id: id, decision: "approve", reason: "bench" });
+    for (const id of oneByOne.slice(0, singles))
+      await client.call("review_memory", { memory_id: id, decision: "approve", reason: "bench" });
     const singleSeconds = (performance.now() - singleStart) / 1000;
 
     const bulkStart = performance.now();
@@ -109,7 +110,13 @@ export async function benchReview(argv: string[]): Promise<void> {
       queue_by_session_ms: queueSession,
       queue_since_ms: queueSince,
       review_matching_dry_run_ms: dryRun,
-      review_matching: { memories: reviewed, calls, per_call: perCall, seconds: round(bulkSeconds, 1), per_s: round(reviewed / bulkSeconds, 1) },
+      review_matching: {
+        memories: reviewed,
+        calls,
+        per_call: perCall,
+        seconds: round(bulkSeconds, 1),
+        per_s: round(reviewed / bulkSeconds, 1),
+      },
       review_memory_one_at_a_time: { memories: singles, seconds: round(singleSeconds, 1), per_s: round(singles / singleSeconds, 1) },
       heap_mb: { before: heapBefore, after: heapAfter },
     };
@@ -123,7 +130,9 @@ export async function benchReview(argv: string[]): Promise<void> {
       process.stdout.write(`review_matching dry run (count)                     ${dryRun} ms\n`);
       const b = report.review_matching;
       const s = report.review_memory_one_at_a_time;
-      process.stdout.write(`review_matching, all ${b.memories}: ${b.calls} calls of ${b.per_call}, ${b.seconds} s, ${b.per_s} memories/s\n`);
+      process.stdout.write(
+        `review_matching, all ${b.memories}: ${b.calls} calls of ${b.per_call}, ${b.seconds} s, ${b.per_s} memories/s\n`,
+      );
       process.stdout.write(`review_memory one at a time, ${s.memories}: ${s.seconds} s, ${s.per_s} memories/s\n`);
       process.stdout.write(`review_matching / review_memory: ${round(b.per_s / s.per_s, 1)}×\n`);
       process.stdout.write(`memory-core and client heap: ${heapBefore} MB before, ${heapAfter} MB after\n`);

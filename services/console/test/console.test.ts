@@ -449,9 +449,13 @@ describe("the review page at the scale of an import", () => {
         await all.getByLabel("Reason for all matching").fill("the cache move is in main");
         await all.getByRole("button", { name: "Approve all 3" }).click();
         const confirm = all.getByRole("group", { name: "Confirm" });
-        expect(await confirm.textContent()).toContain("Approve 3 memories matching these filters, each with the reason “the cache move is in main”?");
+        expect(await confirm.textContent()).toContain(
+          "Approve 3 memories matching these filters, each with the reason “the cache move is in main”?",
+        );
         // Nothing is reviewed before Confirm.
-        expect((await http(cairn.url, "GET", `/v1/memories/${bulkA[0]}`, { token: admin.token })).body.review).toEqual({ state: "pending" });
+        expect((await http(cairn.url, "GET", `/v1/memories/${bulkA[0]}`, { token: admin.token })).body.review).toEqual({
+          state: "pending",
+        });
         await confirm.getByRole("button", { name: "Confirm" }).click();
         await expect.poll(() => page.locator(".outcome").textContent()).toBe("Approved 3.");
         await expect.poll(() => page.locator(".empty").textContent()).toContain("Nothing waiting matches these filters");

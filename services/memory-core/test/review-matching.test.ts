@@ -197,7 +197,7 @@ describe("review at scale over REST and MCP", () => {
           content: Array<{ text: string }>;
         };
         expect(refused.isError).toBe(true);
-        expect(refused.content[0]!.text).toMatch(/forbidden|not found|unknown/i);
+        expect(JSON.parse(refused.content[0]!.text)).toMatchObject({ code: "forbidden", status: 403 });
 
         const result = (await admin.callTool({
           name: "review_matching",

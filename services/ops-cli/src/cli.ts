@@ -199,7 +199,8 @@ async function run(command: Command, values: Record<string, string | boolean | u
     else await revokeToken(file, { agent: string("agent"), workspace: string("workspace") }, io);
     return 0;
   }
-  const review = command === "review list" || command === "review approve" || command === "review reject" ? reviewArguments(command, string) : undefined;
+  const review =
+    command === "review list" || command === "review approve" || command === "review reject" ? reviewArguments(command, string) : undefined;
   let batch = 100;
   if (command === "reembed" && string("batch") !== undefined) {
     const raw = string("batch")!;
@@ -244,7 +245,8 @@ async function run(command: Command, values: Record<string, string | boolean | u
     const dryRun = values["dry-run"] === true;
     const runs = await reviewAll(targets, { ...review.filter, decision, reason: review.reason!, dry_run: dryRun }, io);
     for (const r of runs) {
-      if (dryRun) io.stdout.write(`${r.workspace}: ${r.matched} waiting memories match; would ${decision} them (dry run, nothing changed)\n`);
+      if (dryRun)
+        io.stdout.write(`${r.workspace}: ${r.matched} waiting memories match; would ${decision} them (dry run, nothing changed)\n`);
       else if (r.matched === 0) io.stdout.write(`${r.workspace}: nothing waiting matches; nothing changed\n`);
       else
         io.stdout.write(
@@ -340,7 +342,8 @@ function reviewArguments(
   }
   if (command === "review list") return { filter, limit };
   const reason = string("reason");
-  if (reason === undefined || reason.trim() === "") throw usageError(`${command}: --reason R is required (it is recorded on every memory reviewed)`);
+  if (reason === undefined || reason.trim() === "")
+    throw usageError(`${command}: --reason R is required (it is recorded on every memory reviewed)`);
   return { filter, limit, reason };
 }
 
@@ -350,7 +353,9 @@ function instant(command: string, flag: string, raw: string): string {
   const withZone = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(raw);
   const at = Date.parse(dateOnly ? `${raw}T00:00:00Z` : raw);
   if ((!dateOnly && !withZone) || Number.isNaN(at)) {
-    throw usageError(`${command}: --${flag} takes a date (2026-12-01) or a date and time with its zone (2026-12-01T09:30:00Z), not "${raw}"`);
+    throw usageError(
+      `${command}: --${flag} takes a date (2026-12-01) or a date and time with its zone (2026-12-01T09:30:00Z), not "${raw}"`,
+    );
   }
   return new Date(at).toISOString();
 }

@@ -144,14 +144,23 @@ export class Corrections {
    * `review` of several memories waiting for review, one verdict and one reason for all, written together: one
    * rewrite of the collection, announced on the change feed as one batch before and one after.
    */
-  async reviewMany(principal: Principal, records: readonly StoredTurn[], decision: "approve" | "reject", reason: string): Promise<StoredTurn[]> {
+  async reviewMany(
+    principal: Principal,
+    records: readonly StoredTurn[],
+    decision: "approve" | "reject",
+    reason: string,
+  ): Promise<StoredTurn[]> {
     const at = this.now();
     const review: TurnAmendment["review"] = { state: verdictState(decision), by: principal.agent, at, reason };
     return this.feed.announcedRewrites(
       principal.workspace,
       "turns",
       records.map((r) => ({ record_id: r.id, session_id: r.sessionId })),
-      () => this.turns.amendMany(principal.workspace, records.map((turn) => ({ turn, amendment: { review } }))),
+      () =>
+        this.turns.amendMany(
+          principal.workspace,
+          records.map((turn) => ({ turn, amendment: { review } })),
+        ),
     );
   }
 

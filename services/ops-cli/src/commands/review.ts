@@ -29,7 +29,9 @@ export async function listReview(targets: Target[], filter: ReviewFilter, limit:
   }
   for (const a of answers) {
     const filtered = a.total === a.pending ? "" : ` (${a.pending} in all)`;
-    io.stdout.write(`${a.workspace}: ${a.total} waiting for review${filtered}${a.memories.length < a.total ? `, the oldest ${a.memories.length}:` : a.total > 0 ? ":" : ""}\n`);
+    io.stdout.write(
+      `${a.workspace}: ${a.total} waiting for review${filtered}${a.memories.length < a.total ? `, the oldest ${a.memories.length}:` : a.total > 0 ? ":" : ""}\n`,
+    );
     for (const m of a.memories) {
       io.stdout.write(`  ${m.id}  ${m.recorded_at}  ${m.agent}  ${m.session_id}  ${oneLine(m.text)}\n`);
     }

@@ -191,7 +191,9 @@ function ReviewAll({
       } while (answer.remaining > 0 && answer.reviewed > 0);
       setPhase({ step: "idle" });
       setReason("");
-      onDone(`${decision === "approve" ? "Approved" : "Rejected"} ${done}${answer.remaining > 0 ? `; ${answer.remaining} still match` : ""}.`);
+      onDone(
+        `${decision === "approve" ? "Approved" : "Rejected"} ${done}${answer.remaining > 0 ? `; ${answer.remaining} still match` : ""}.`,
+      );
     } catch (caught) {
       setPhase({ step: "idle" });
       setError(caught);
