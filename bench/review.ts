@@ -77,10 +77,15 @@ export async function benchReview(argv: string[]): Promise<void> {
     const dryRun = await median(20, () => client.call("review_matching", { decision: "approve", reason: "bench", dry_run: true }));
 
     // review_memory one at a time over the first `singles` of the queue, for the ratio.
-    const oneByOne = (await client.call("query_review_queue", { limit: 100 })).memories.map((m) => m.id);
-    while (oneByOne.length < singles) {
-      const page = await client.call("query_review_queue", { limit: 100 });
-      oneByOne.push(...page.memories.map((m) => m.id).filter((id) => !oneByOne.includes(id)));
+    const oneByOne: string[] = [];
+    for (let after: string | null = null; oneByOne.length < singles; ) {
+      const page: Awaited<ReturnType<typeof client.call<"query_review_queue">>> = await client.call("query_review_queue", {
+        limit: 100,
+        ...(after ? { after } : {}),
+      });
+      oneByOne.push(...page.memories.map((m) => m.id));
+      after = page.next_cursor;
+      if (after === null) break;
     }
     const singleStart = performance.now();
     for (const id of oneByOne.slice(0, singles))
