@@ -142,11 +142,12 @@ const MAX_REVIEW_PER_CALL = 1000;
 export const DEFAULT_REVIEW_PER_CALL = 200;
 
 function reviewPerCall(env: Env): number {
-  const value = positive(env, "CAIRN_REVIEW_PER_CALL", DEFAULT_REVIEW_PER_CALL);
-  if (value > MAX_REVIEW_PER_CALL) {
+  const value = nonEmpty(env, "CAIRN_REVIEW_PER_CALL");
+  if (value === undefined) return DEFAULT_REVIEW_PER_CALL;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > MAX_REVIEW_PER_CALL) {
     throw new ConfigError("CAIRN_REVIEW_PER_CALL", `must be a whole number from 1 to ${MAX_REVIEW_PER_CALL}, not "${value}"`);
   }
-  return value;
+  return Number(value);
 }
 
 function indexDir(env: Env, cwd: string, dataDir: string): string | undefined {
