@@ -456,8 +456,18 @@ describe("the review page at the scale of an import", () => {
         expect((await http(cairn.url, "GET", `/v1/memories/${bulkA[0]}`, { token: admin.token })).body.review).toEqual({
           state: "pending",
         });
+        // One more arrives before Confirm: the count confirmed no longer holds, so nothing is reviewed and the page says so.
+        bulkA.push(await imported("console-bulk-a", 4));
         await confirm.getByRole("button", { name: "Confirm" }).click();
-        await expect.poll(() => page.locator(".outcome").textContent()).toBe("Approved 3.");
+        await expect.poll(() => all.getByRole("alert").textContent()).toContain("4 match these filters now, not 3: nothing was reviewed");
+        for (const id of bulkA) {
+          expect((await http(cairn.url, "GET", `/v1/memories/${id}`, { token: admin.token })).body.review).toEqual({ state: "pending" });
+        }
+        await expect.poll(() => count.textContent()).toBe(`4 of ${waiting + 1} waiting match these filters`);
+        await all.getByRole("button", { name: "Approve all 4" }).click();
+        expect(await all.getByRole("group", { name: "Confirm" }).textContent()).toContain("Approve 4 memories matching these filters");
+        await all.getByRole("group", { name: "Confirm" }).getByRole("button", { name: "Confirm" }).click();
+        await expect.poll(() => page.locator(".outcome").textContent()).toBe("Approved 4.");
         await expect.poll(() => page.locator(".empty").textContent()).toContain("Nothing waiting matches these filters");
         for (const id of bulkA) {
           const stored = await http(cairn.url, "GET", `/v1/memories/${id}`, { token: admin.token });

@@ -157,8 +157,9 @@ function ReviewFilters({ onApply }: { onApply: (filter: Filter) => void }) {
 type Phase = { step: "idle" } | { step: "confirm"; decision: "approve" | "reject" } | { step: "running"; done: number; of: number };
 
 /**
- * Approve or reject every memory the filters select, with one reason: the confirmation states how many, then
- * `review_matching` is called until none is left (memory-core reviews a bounded share per call).
+ * Approve or reject every memory the filters select, with one reason: the confirmation states how many, a dry
+ * run checks that as many match still, then `review_matching` is called until none is left (memory-core reviews
+ * a bounded share per call).
  */
 function ReviewAll({
   call,
@@ -183,6 +184,14 @@ function ReviewAll({
     let done = 0;
     setPhase({ step: "running", done, of: count });
     try {
+      // The count confirmed is the count reviewed: when more or fewer match now, nothing is done and the page reads them again.
+      const now = await call("review_matching", { ...filter, decision, reason: reason.trim(), dry_run: true });
+      if (now.matched !== count) {
+        setPhase({ step: "idle" });
+        setError(`${now.matched} match these filters now, not ${count}: nothing was reviewed. Read them again, then confirm.`);
+        onDone(undefined);
+        return;
+      }
       let answer: Schemas["ReviewMatchingResult"];
       do {
         answer = await call("review_matching", { ...filter, decision, reason: reason.trim() });
