@@ -78,7 +78,7 @@ export async function benchReview(argv: string[]): Promise<void> {
 
     // review_memory one at a time over the first `singles` of the queue, for the ratio.
     const oneByOne: string[] = [];
-    for (let after: string | null = null; oneByOne.length < singles; ) {
+    for (let after: string | null = null; oneByOne.length < singles;) {
       const page: Awaited<ReturnType<typeof client.call<"query_review_queue">>> = await client.call("query_review_queue", {
         limit: 100,
         ...(after ? { after } : {}),
