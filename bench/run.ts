@@ -26,6 +26,7 @@ import { benchRecordChecks } from "./record-checks.js";
 import { benchScale } from "./scale.js";
 import { benchResident } from "./resident.js";
 import { benchRestart } from "./restart.js";
+import { benchReview } from "./review.js";
 import { benchSupersessions } from "./supersessions.js";
 import { benchTools } from "./tools.js";
 import { benchWrites } from "./writes.js";
@@ -60,6 +61,7 @@ const benches: Record<string, (argv: string[]) => void | Promise<void>> = {
   scale: benchScale,
   resident: benchResident,
   restart: benchRestart,
+  review: benchReview,
   supersessions: benchSupersessions,
   tools: benchTools,
   writes: benchWrites,

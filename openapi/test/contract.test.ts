@@ -25,6 +25,7 @@ describe("the contract", () => {
         "query_team_status",
         "query_review_queue",
         "review_memory",
+        "review_matching",
         "summarize_session",
         "supersede_memory",
         "export_records",

@@ -18,11 +18,12 @@ export interface DefaultedInputs {
   query_inbox: "box" | "detail" | "limit" | "unread_only";
   query_raw_memories: "detail" | "include_superseded" | "limit" | "mode";
   query_recent_turns: "detail" | "limit";
-  query_review_queue: "limit";
+  query_review_queue: "detail" | "limit";
   query_summaries: "limit" | "mode";
   query_team_status: "limit";
   reembed_records: "limit";
   repair_store: "apply";
+  review_matching: "dry_run";
   review_memory: never;
   send_message: never;
   summarize_session: "force";
@@ -48,11 +49,12 @@ export const operationRoutes = {
   query_inbox: { method: "get", path: "/v1/messages", pathFields: [], queryFields: ["unread_only","box","agent","limit","cursor","detail"] },
   query_raw_memories: { method: "post", path: "/v1/memories/query", pathFields: [], queryFields: [] },
   query_recent_turns: { method: "get", path: "/v1/memories/recent", pathFields: [], queryFields: ["agent","session_id","limit","before","detail"] },
-  query_review_queue: { method: "get", path: "/v1/review", pathFields: [], queryFields: ["limit","after"] },
+  query_review_queue: { method: "get", path: "/v1/review", pathFields: [], queryFields: ["limit","after","source","agent","session_id","since","until","detail"] },
   query_summaries: { method: "post", path: "/v1/summaries/query", pathFields: [], queryFields: [] },
   query_team_status: { method: "get", path: "/v1/team", pathFields: [], queryFields: ["limit"] },
   reembed_records: { method: "post", path: "/v1/admin/reembed", pathFields: [], queryFields: [] },
   repair_store: { method: "post", path: "/v1/admin/repair", pathFields: [], queryFields: [] },
+  review_matching: { method: "post", path: "/v1/review/matching", pathFields: [], queryFields: [] },
   review_memory: { method: "post", path: "/v1/memories/{memory_id}/review", pathFields: ["memory_id"], queryFields: [] },
   send_message: { method: "post", path: "/v1/messages", pathFields: [], queryFields: [] },
   summarize_session: { method: "post", path: "/v1/sessions/{session_id}/summarize", pathFields: ["session_id"], queryFields: [] },

@@ -186,13 +186,42 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The memories waiting for a person's review, oldest first.
+         * The memories waiting for a person's review, oldest first, how many wait, and filters.
          * @description Memories whose `review.state` is `pending` (imported ones until an admin approves or rejects them with
-         *     `review_memory`), oldest first, briefly; page with `after`.
+         *     `review_memory` or `review_matching`), oldest first; page with `after`. `total` counts every pending
+         *     memory the filters select (not only the page), `pending` every one of the workspace. The filters are
+         *     those of `review_matching`: `source`, `agent`, `session_id`, and `since`/`until` on when Cairn stored
+         *     the memory (`recorded_at`, the order of the queue), not when what it tells happened.
          */
         get: operations["query_review_queue"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/review/matching": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve or reject every pending memory a filter selects, with one reason, a bounded share per call.
+         * @description One verdict and one reason for every memory waiting for review that the filters select (those of
+         *     `query_review_queue`; none selects the whole queue), each recorded as `review_memory` records it: its
+         *     review, a rewrite on the change feed, and one `approve`/`reject` audit entry with the reason. A call
+         *     reviews at most `per_call` memories (the server's bound), oldest first, and answers how many it did and
+         *     how many still match: call again with the same body until `remaining` is 0. A call that finds nothing
+         *     pending changes nothing and says so (`reviewed: 0, remaining: 0`), so a run repeated after it completed,
+         *     or resumed after a failure, is safe. `dry_run: true` only counts.
+         */
+        post: operations["review_matching"];
         delete?: never;
         options?: never;
         head?: never;
@@ -824,9 +853,52 @@ export interface components {
             reason?: string;
         };
         ReviewQueue: {
-            memories: components["schemas"]["MemoryBrief"][];
+            memories: (components["schemas"]["MemoryBrief"] | components["schemas"]["Memory"])[];
             /** @description Pass as `after` for the next page; null when there is none. */
             next_cursor: string | null;
+            /** @description How many pending memories the filters select, in all pages. */
+            total: number;
+            /** @description How many memories of the workspace wait for review, whatever the filters. */
+            pending: number;
+        };
+        ReviewMatchingRequest: {
+            /** @enum {string} */
+            decision: "approve" | "reject";
+            /** @description Why, recorded on each memory and in each audit entry. */
+            reason: string;
+            /**
+             * @description Only memories of this source.
+             * @enum {string}
+             */
+            source?: "agent" | "human" | "import";
+            /** @description Only memories written by this agent. */
+            agent?: components["schemas"]["AgentName"];
+            /** @description Only memories of this session. */
+            session_id?: components["schemas"]["SessionId"];
+            /** @description Only memories stored (`recorded_at`) at or after this instant. */
+            since?: components["schemas"]["Timestamp"];
+            /** @description Only memories stored (`recorded_at`) before this instant. */
+            until?: components["schemas"]["Timestamp"];
+            /**
+             * @description Count what matches and change nothing.
+             * @default false
+             */
+            dry_run: boolean;
+        };
+        ReviewMatchingResult: {
+            /** @enum {string} */
+            decision: "approve" | "reject";
+            dry_run: boolean;
+            /** @description How many pending memories matched when the call began. */
+            matched: number;
+            /** @description How many this call reviewed (0 on a dry run, or when nothing matched). */
+            reviewed: number;
+            /** @description How many still match and wait; call again with the same body while it is above 0. */
+            remaining: number;
+            /** @description The most memories one call reviews (the server's bound). */
+            per_call: number;
+            /** @description The memories this call reviewed, oldest first. */
+            ids: components["schemas"]["MemoryId"][];
         };
         OutdatedRequest: {
             reason: string;
@@ -1620,8 +1692,20 @@ export interface operations {
             query?: {
                 /** @description Memories per page. */
                 limit?: number;
-                /** @description The `next_cursor` of the previous page. */
+                /** @description The `next_cursor` of the previous page (of the same filters). */
                 after?: components["schemas"]["Cursor"];
+                /** @description Only memories of this source (`import` for imported history). */
+                source?: "agent" | "human" | "import";
+                /** @description Only memories written by this agent (an importer's token names the import's agent). */
+                agent?: components["schemas"]["AgentName"];
+                /** @description Only memories of this session. */
+                session_id?: components["schemas"]["SessionId"];
+                /** @description Only memories stored (`recorded_at`) at or after this instant. */
+                since?: components["schemas"]["Timestamp"];
+                /** @description Only memories stored (`recorded_at`) before this instant. */
+                until?: components["schemas"]["Timestamp"];
+                /** @description `brief` (default) task and outcome; `summary` every field, long ones cut, as the memory will be trusted; `full` whole. */
+                detail?: "brief" | "summary" | "full";
             };
             header?: never;
             path?: never;
@@ -1629,7 +1713,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of memories waiting for review. */
+            /** @description A page of memories waiting for review, and how many wait. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1641,6 +1725,36 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    review_matching: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReviewMatchingRequest"];
+            };
+        };
+        responses: {
+            /** @description What this call reviewed and what still waits. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewMatchingResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             503: components["responses"]["Unavailable"];
         };
     };

@@ -86,6 +86,26 @@ describe("the console's files", () => {
     expect([missing.status, missing.body.code]).toEqual([404, "not_found"]);
   });
 
+  it("name an icon Cairn serves, so that loading the console asks for nothing that answers 404", async () => {
+    const page = await browser.newPage();
+    const answers: Array<[string, number]> = [];
+    page.on("response", (response) => answers.push([new URL(response.url()).pathname, response.status()]));
+    await page.goto(new URL("/console", cairn.url).href);
+    await page.getByLabel("Token").waitFor();
+    await page.waitForLoadState("networkidle");
+    expect(answers.filter(([, status]) => status >= 400)).toEqual([]);
+    expect(answers.map(([path]) => path)).toEqual(
+      expect.arrayContaining(["/console", "/console/app.js", "/console/app.css", "/console/favicon.svg"]),
+    );
+    expect(answers.filter(([path]) => path === "/console/favicon.svg").map(([, status]) => status)).toContain(200);
+    await page.close();
+    const icon = await http(cairn.url, "GET", "/console/favicon.svg");
+    expect([icon.status, icon.headers.get("content-type")]).toEqual([200, "image/svg+xml; charset=utf-8"]);
+    expect(icon.text).toContain("<svg");
+    const page2 = await http(cairn.url, "GET", "/console");
+    expect(page2.text).toContain('<link rel="icon" href="/console/favicon.svg"');
+  });
+
   it("load nothing from anywhere but Cairn", async () => {
     const page = await browser.newPage();
     const origins = new Set<string>();
@@ -166,6 +186,28 @@ describe("the timeline", () => {
     await page.getByRole("button", { name: "Show" }).click();
     await expect.poll(() => rows.count()).toBe(20);
     expect(await rows.first().textContent()).toContain("console-s3");
+    await page.close();
+  });
+
+  it("opens a row's memory from anywhere on the row, and a link inside the row still goes where it says", async () => {
+    const page = await signedIn(alice.token);
+    await page.goto(new URL("/console#/timeline?agent=bob", cairn.url).href);
+    const row = page.locator(".rows > li").first();
+    await expect.poll(() => row.textContent()).toContain("Bob's task on the billing export");
+    await row.locator(".session").click();
+    await expect.poll(() => page.evaluate(() => (globalThis as any).location.hash)).toBe("#/session/console-bob");
+    await page.goto(new URL("/console#/timeline?agent=bob", cairn.url).href);
+    await page.locator(".rows > li .row-text").first().click();
+    await expect.poll(() => page.evaluate(() => (globalThis as any).location.hash)).toBe(`#/memory/${ids.bob}`);
+    await page.getByRole("heading", { name: "Prompt" }).waitFor();
+
+    await page.goto(new URL("/console#/search", cairn.url).href);
+    await page.getByLabel("Search memories").fill("billing export");
+    await page.getByRole("button", { name: "Search" }).click();
+    const hit = page.locator(".rows > li", { hasText: "billing export" }).first();
+    await hit.waitFor();
+    await hit.locator(".agent").click();
+    await expect.poll(() => page.evaluate(() => (globalThis as any).location.hash)).toBe(`#/memory/${ids.bob}`);
     await page.close();
   });
 
@@ -250,13 +292,17 @@ describe("a memory and its corrections", () => {
     await page.getByRole("button", { name: "Mark outdated" }).click();
     expect(await page.getByRole("button", { name: "Confirm" }).isDisabled()).toBe(true);
     await page.getByLabel("Reason").fill("sessions moved to the edge cache");
+    await page.getByLabel("Commit that changed things (optional)").fill("def5678");
     await page.getByRole("button", { name: "Confirm" }).click();
     await expect.poll(() => main.textContent()).toContain("marked it outdated (sessions moved to the edge cache)");
     await expect.poll(() => page.locator(".audit").textContent()).toContain("mark_outdated by ops");
 
     const stored = await http(cairn.url, "GET", `/v1/memories/${ids.decision}`, { token: alice.token });
     expect(stored.body.outdated).toBe(true);
-    expect(stored.body.corrections).toMatchObject([{ kind: "outdated", reason: "sessions moved to the edge cache", by: "ops" }]);
+    expect(stored.body.corrections).toMatchObject([
+      { kind: "outdated", reason: "sessions moved to the edge cache", by: "ops", commit: "def5678" },
+    ]);
+    await expect.poll(() => main.textContent()).toContain("(sessions moved to the edge cache) at commit def5678");
     await page.close();
   });
 
@@ -331,10 +377,12 @@ describe("the review page", () => {
     const rows = page.locator(".rows > li");
     await expect.poll(() => rows.count()).toBe(2);
     // An imported memory shows when it happened (the commit's time); one that does not say, when it was stored.
-    const shown = await rows.locator("time").evaluateAll((els) => els.map((e) => e.getAttribute("datetime")));
-    expect(shown).toContain("2024-05-01T10:00:00Z");
-    expect(shown.filter((at) => at !== "2024-05-01T10:00:00Z")).toHaveLength(1);
-    expect(shown.find((at) => at !== "2024-05-01T10:00:00Z")!.slice(0, 4)).toBe(new Date().toISOString().slice(0, 4));
+    const shown = (await rows.locator("time").evaluateAll((els) => els.map((e) => e.getAttribute("datetime")!))).map((at) =>
+      new Date(at).toISOString(),
+    );
+    expect(shown).toContain("2024-05-01T10:00:00.000Z");
+    expect(shown.filter((at) => at !== "2024-05-01T10:00:00.000Z")).toHaveLength(1);
+    expect(shown.find((at) => at !== "2024-05-01T10:00:00.000Z")!.slice(0, 4)).toBe(new Date().toISOString().slice(0, 4));
     const first = page.getByRole("form", { name: `Review ${ids.imported1}` });
     expect(await first.getByRole("button", { name: "Approve" }).isDisabled()).toBe(true);
     await first.getByLabel("Reason").fill("the SDK is pinned in package.json");
@@ -356,6 +404,96 @@ describe("the review page", () => {
     const agentPage = await signedIn(alice.token);
     expect(await agentPage.getByRole("link", { name: "Review" }).count()).toBe(0);
     await agentPage.close();
+  });
+});
+
+describe("the review page at the scale of an import", () => {
+  it("shows how many wait, filters, each row's content as it will be trusted, and approves all matching after a confirmation that states the count", async () => {
+    const imported = async (session: string, n: number) =>
+      write(
+        admin.token,
+        turn(session, n, {
+          source: "import",
+          prompt: `Imported ${session} commit ${n}`,
+          thought: `Evidence ${n}: the diff moves the cache`,
+          response: `Outcome ${n}: cache moved`,
+        }),
+      );
+    const bulkA = [await imported("console-bulk-a", 1), await imported("console-bulk-a", 2), await imported("console-bulk-a", 3)];
+    const bulkB = await imported("console-bulk-b", 1);
+    // What waits besides (what earlier tests of this file left pending), as the API counts it.
+    const waiting = (await http(cairn.url, "GET", "/v1/review", { token: admin.token })).body.pending as number;
+    for (const width of [390, 1280]) {
+      const page = await signedIn(admin.token, { width, height: 844 });
+      await page.getByRole("link", { name: "Review" }).click();
+      const count = page.getByRole("status", { name: "Waiting for review" });
+      const rows = page.locator(".rows > li");
+      if (width === 390) {
+        await expect.poll(() => count.textContent()).toBe(`${waiting} waiting for review`);
+        await expect.poll(() => rows.count()).toBe(waiting);
+        // What will be trusted, not only the task: the thought and the response are on the row.
+        const content = page.getByLabel(`Content of ${bulkA[1]}`);
+        expect(await content.textContent()).toBe(
+          "PromptImported console-bulk-a commit 2ThoughtEvidence 2: the diff moves the cacheResponseOutcome 2: cache moved",
+        );
+        expect(await noHorizontalScroll(page)).toBe(true);
+
+        await page.getByRole("form", { name: "Review filters" }).getByLabel("Session").fill("console-bulk-a");
+        await page.getByRole("button", { name: "Filter" }).click();
+        await expect.poll(() => count.textContent()).toBe(`3 of ${waiting} waiting match these filters`);
+        await expect.poll(() => rows.count()).toBe(3);
+        expect(await rows.allTextContents()).not.toEqual(expect.arrayContaining([expect.stringContaining("console-bulk-b")]));
+
+        const all = page.getByRole("form", { name: "Review all matching" });
+        expect(await all.getByRole("button", { name: "Approve all 3" }).isDisabled()).toBe(true);
+        await all.getByLabel("Reason for all matching").fill("the cache move is in main");
+        await all.getByRole("button", { name: "Approve all 3" }).click();
+        const confirm = all.getByRole("group", { name: "Confirm" });
+        expect(await confirm.textContent()).toContain(
+          "Approve 3 memories matching these filters, each with the reason “the cache move is in main”?",
+        );
+        // Nothing is reviewed before Confirm.
+        expect((await http(cairn.url, "GET", `/v1/memories/${bulkA[0]}`, { token: admin.token })).body.review).toEqual({
+          state: "pending",
+        });
+        // One more arrives before Confirm: the count confirmed no longer holds, so nothing is reviewed and the page says so.
+        bulkA.push(await imported("console-bulk-a", 4));
+        await confirm.getByRole("button", { name: "Confirm" }).click();
+        await expect.poll(() => all.getByRole("alert").textContent()).toContain("4 match these filters now, not 3: nothing was reviewed");
+        for (const id of bulkA) {
+          expect((await http(cairn.url, "GET", `/v1/memories/${id}`, { token: admin.token })).body.review).toEqual({ state: "pending" });
+        }
+        await expect.poll(() => count.textContent()).toBe(`4 of ${waiting + 1} waiting match these filters`);
+        await all.getByRole("button", { name: "Approve all 4" }).click();
+        expect(await all.getByRole("group", { name: "Confirm" }).textContent()).toContain("Approve 4 memories matching these filters");
+        await all.getByRole("group", { name: "Confirm" }).getByRole("button", { name: "Confirm" }).click();
+        await expect.poll(() => page.locator(".outcome").textContent()).toBe("Approved 4.");
+        await expect.poll(() => page.locator(".empty").textContent()).toContain("Nothing waiting matches these filters");
+        for (const id of bulkA) {
+          const stored = await http(cairn.url, "GET", `/v1/memories/${id}`, { token: admin.token });
+          expect(stored.body.review).toMatchObject({ state: "approved", by: "ops", reason: "the cache move is in main" });
+          const audit = await http(cairn.url, "GET", `/v1/audit?memory_id=${id}`, { token: admin.token });
+          expect(audit.body.entries.map((e: { action: string; reason?: string }) => [e.action, e.reason ?? null])).toEqual([
+            ["add", null],
+            ["approve", "the cache move is in main"],
+          ]);
+        }
+        expect((await http(cairn.url, "GET", `/v1/memories/${bulkB}`, { token: admin.token })).body.review).toEqual({ state: "pending" });
+      } else {
+        // What stayed pending is what the filter left out: one waits, and its content is shown.
+        await expect.poll(() => count.textContent()).toBe(`${waiting - 3} waiting for review`);
+        await expect.poll(() => rows.count()).toBe(waiting - 3);
+        expect(await page.getByLabel(`Content of ${bulkB}`).textContent()).toContain("Outcome 1: cache moved");
+        const all = page.getByRole("form", { name: "Review all matching" });
+        await all.getByLabel("Reason for all matching").fill("not ours");
+        await all.getByRole("button", { name: `Reject all ${waiting - 3}` }).click();
+        await all.getByRole("group", { name: "Confirm" }).getByRole("button", { name: "Cancel" }).click();
+        expect(await all.getByRole("group", { name: "Confirm" }).count()).toBe(0);
+        expect((await http(cairn.url, "GET", `/v1/memories/${bulkB}`, { token: admin.token })).body.review).toEqual({ state: "pending" });
+        expect(await noHorizontalScroll(page)).toBe(true);
+      }
+      await page.close();
+    }
   });
 });
 

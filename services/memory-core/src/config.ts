@@ -34,6 +34,11 @@ export interface Config {
   indexDir: string | undefined;
   /** How the HTTP server treats its connections (http/server.ts). */
   http: HttpServerSettings;
+  /**
+   * `CAIRN_REVIEW_PER_CALL`: the most memories one `review_matching` call reviews (1 to 1000), so that a call's
+   * work and memory stay bounded whatever a filter selects; a caller continues with another call.
+   */
+  reviewPerCall: number;
 }
 
 /**
@@ -99,6 +104,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd(), 
     memoryLimit: memoryLimit(env, cgroupRoot),
     indexDir: indexDir(env, cwd, dataDir),
     http: httpServer(env),
+    reviewPerCall: reviewPerCall(env),
   };
 }
 
@@ -127,6 +133,19 @@ function positive(env: Env, name: string, fallback: number): number {
   if (value === undefined) return fallback;
   if (!/^\d+$/.test(value) || Number(value) === 0 || Number(value) > MAX_TIMER_MS) {
     throw new ConfigError(name, `must be a whole number from 1 to ${MAX_TIMER_MS}, not "${value}"`);
+  }
+  return Number(value);
+}
+
+/** The most a review of many may take per call: one collection write and one audit batch of this many. */
+const MAX_REVIEW_PER_CALL = 1000;
+export const DEFAULT_REVIEW_PER_CALL = 200;
+
+function reviewPerCall(env: Env): number {
+  const value = nonEmpty(env, "CAIRN_REVIEW_PER_CALL");
+  if (value === undefined) return DEFAULT_REVIEW_PER_CALL;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > MAX_REVIEW_PER_CALL) {
+    throw new ConfigError("CAIRN_REVIEW_PER_CALL", `must be a whole number from 1 to ${MAX_REVIEW_PER_CALL}, not "${value}"`);
   }
   return Number(value);
 }

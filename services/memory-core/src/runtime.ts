@@ -71,6 +71,8 @@ export interface RuntimeOptions {
   memoryLimit?: MemoryLimit;
   /** Where the lexical indexes' snapshots go (Config.indexDir); none, every start reads them out of Chroma. */
   indexDir?: string;
+  /** The most memories one `review_matching` call reviews (Config.reviewPerCall). */
+  reviewPerCall?: number;
 }
 
 /** How many times the warm-up is tried while Chroma is up but slow to answer its first reads (see createRuntime). */
@@ -141,6 +143,7 @@ async function assembleRuntime(
     members: (workspace) => options.tokens.agents(workspace),
     ...(options.tuning ? { tuning: options.tuning } : {}),
     ...(options.indexDir ? { snapshots: { dir: options.indexDir } } : {}),
+    ...(options.reviewPerCall ? { reviewPerCall: options.reviewPerCall } : {}),
   });
   metrics.observeResources({ memoryLimit: options.memoryLimit, lexical: () => services.lexical.stats() });
   // Watched from before the warm-up, which is where a store too large for the limit first shows.

@@ -1,3 +1,4 @@
+import { DEFAULT_REVIEW_PER_CALL } from "./config.js";
 import { AdminService } from "./admin/admin-service.js";
 import { IntegrityCheck } from "./admin/integrity.js";
 import { RecordExport } from "./admin/record-export.js";
@@ -37,6 +38,8 @@ export interface ServiceOptions {
   importers?: (workspace: string) => ReadonlySet<string>;
   /** The agents of a workspace a message can be sent to (its tokens' agents). */
   members?: (workspace: string) => ReadonlySet<string>;
+  /** The most memories one `review_matching` call reviews (Config.reviewPerCall). */
+  reviewPerCall?: number;
 }
 
 /** The services and the lexical indexes they share; the indexes' ranking thread stops with `close`. */
@@ -66,7 +69,7 @@ export function composeServices(storage: Storage, embedder: Embedder, options: S
   return {
     writes: new WriteService(storage, embedder, bulk, retrieval, now, options.log),
     queries: new QueryService(storage, { recency, sessions, retrieval, corrections, team }, now),
-    corrections: new CorrectionService(storage, corrections, lexical),
+    corrections: new CorrectionService(storage, corrections, lexical, options.reviewPerCall ?? DEFAULT_REVIEW_PER_CALL),
     admin: new AdminService(
       storage,
       {

@@ -67,6 +67,7 @@ export async function startStack({ config, log, embedder, summarizer, console: c
       maintenance: config.maintenance,
       ...(config.memoryLimit ? { memoryLimit: config.memoryLimit } : {}),
       ...(config.indexDir ? { indexDir: config.indexDir } : {}),
+      reviewPerCall: config.reviewPerCall,
       ...(embedder ? { embedder } : {}),
       ...(summarizer ? { summarizer } : {}),
     });

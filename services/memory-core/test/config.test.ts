@@ -46,6 +46,15 @@ describe("configuration", () => {
     expect(loadConfig({ CAIRN_INDEX_DIR: "off" }, "/srv").indexDir).toBeUndefined();
   });
 
+  it("bounds a review_matching call by CAIRN_REVIEW_PER_CALL, 1 to 1000, 200 unless set", () => {
+    expect(loadConfig({}, "/srv").reviewPerCall).toBe(200);
+    expect(loadConfig({ CAIRN_REVIEW_PER_CALL: "1" }, "/srv").reviewPerCall).toBe(1);
+    expect(loadConfig({ CAIRN_REVIEW_PER_CALL: "1000" }, "/srv").reviewPerCall).toBe(1000);
+    for (const value of ["0", "1001", "ten", "-5", "2.5"]) {
+      expect(fail({ CAIRN_REVIEW_PER_CALL: value })).toBe(`CAIRN_REVIEW_PER_CALL: must be a whole number from 1 to 1000, not "${value}"`);
+    }
+  });
+
   it("reads every setting", () => {
     const config = loadConfig(
       {

@@ -7,6 +7,7 @@ import { importGit, importTranscripts } from "./commands/import.js";
 import { reembed } from "./commands/reembed.js";
 import { checkFile, restore } from "./commands/restore.js";
 import { addToken, listTokens, revokeToken, tokensFilePath } from "./commands/tokens.js";
+import { listReview, REVIEW_SOURCES, reviewAll, type ReviewFilter } from "./commands/review.js";
 import { repair, verify } from "./commands/verify.js";
 import { loadCliConfig, loadImportConfig, urlOf } from "./config.js";
 import { HARNESSES, type Harness } from "./import/transcripts.js";
@@ -31,6 +32,12 @@ const USAGE = `usage: cairn <command> [--url URL] [--token TOKEN | --tokens-file
                                 one memory per commit of a branch; reverts mark what they reverted outdated
   import transcripts --harness claude-code|codex --path FILE|DIR
                                 one memory per exchange of Claude Code or Codex session files
+  review list [--source S] [--agent A] [--session S] [--since D] [--until D] [--limit N] [--json]
+                                how many memories wait for review (those the filters select, and all),
+                                and the oldest of them; --since/--until on when memory-core stored them
+  review approve|reject --reason R [the same filters] [--dry-run]
+                                one verdict and one reason for every waiting memory the filters select,
+                                each audited; resumable, and a run repeated changes nothing; --dry-run counts
   tokens add --agent NAME [--workspace W] [--role agent|importer|admin]
                                 a new token, printed once; memory-core applies it while serving
   tokens list [--json]          who holds a token (no secrets shown)
@@ -48,6 +55,14 @@ const COMMON = {
   token: { type: "string" },
   "tokens-file": { type: "string" },
   help: { type: "boolean", default: false },
+} as const;
+
+const REVIEW_FILTERS = {
+  source: { type: "string" },
+  agent: { type: "string" },
+  session: { type: "string" },
+  since: { type: "string" },
+  until: { type: "string" },
 } as const;
 
 const TOKENS_FILE = { "tokens-file": { type: "string" }, help: { type: "boolean", default: false } } as const;
@@ -68,13 +83,16 @@ const COMMANDS = {
   reembed: { ...COMMON, batch: { type: "string" } },
   "import git": { ...COMMON, repo: { type: "string" }, since: { type: "string" }, branch: { type: "string" } },
   "import transcripts": { ...COMMON, harness: { type: "string" }, path: { type: "string" } },
+  "review list": { ...COMMON, ...REVIEW_FILTERS, limit: { type: "string" }, json: { type: "boolean", default: false } },
+  "review approve": { ...COMMON, ...REVIEW_FILTERS, reason: { type: "string" }, "dry-run": { type: "boolean", default: false } },
+  "review reject": { ...COMMON, ...REVIEW_FILTERS, reason: { type: "string" }, "dry-run": { type: "boolean", default: false } },
   "tokens add": { ...TOKENS_FILE, agent: { type: "string" }, workspace: { type: "string" }, role: { type: "string" } },
   "tokens list": { ...TOKENS_FILE, json: { type: "boolean", default: false } },
   "tokens revoke": { ...TOKENS_FILE, agent: { type: "string" }, workspace: { type: "string" } },
 } as const;
 
 /** Commands that take what to do as a second word: `cairn import git`, `cairn tokens add`. */
-const GROUPS = { import: ["git", "transcripts"], tokens: ["add", "list", "revoke"] } as const;
+const GROUPS = { import: ["git", "transcripts"], review: ["list", "approve", "reject"], tokens: ["add", "list", "revoke"] } as const;
 
 type Command = keyof typeof COMMANDS;
 const isCommand = (name: string | undefined): name is Command => name !== undefined && Object.hasOwn(COMMANDS, name);
@@ -93,6 +111,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
       throw usageError(
         "import: say what to import: cairn import git --repo PATH, or cairn import transcripts --harness claude-code|codex --path FILE|DIR",
       );
+    if (command === "review")
+      throw usageError("review: say what to do: cairn review list, review approve --reason R, or review reject --reason R");
     if (command === "tokens")
       throw usageError("tokens: say what to do: cairn tokens add --agent NAME, tokens list, or tokens revoke --agent NAME");
     if (group && !isCommand(command)) {
@@ -135,7 +155,7 @@ function refusal(error: ApiError): string {
   if (error.code === "unreachable") return `cannot reach memory-core at ${url.origin} (is it running? pass --url)`;
   if (error.status === 401) return "memory-core does not know this token (401): check --token or the tokens file";
   // The admin routes are the contract's admin operations; elsewhere a 403 is about the memory, not the role.
-  if (error.status === 403 && url.pathname.startsWith("/v1/admin/")) {
+  if (error.status === 403 && (url.pathname.startsWith("/v1/admin/") || url.pathname.startsWith("/v1/review"))) {
     return "this token is not an admin token (403): the cairn commands need role admin";
   }
   if (error.code === "not_json") return `memory-core answered ${error.method} ${url.pathname}${url.search} with something that is not JSON`;
@@ -179,6 +199,8 @@ async function run(command: Command, values: Record<string, string | boolean | u
     else await revokeToken(file, { agent: string("agent"), workspace: string("workspace") }, io);
     return 0;
   }
+  const review =
+    command === "review list" || command === "review approve" || command === "review reject" ? reviewArguments(command, string) : undefined;
   let batch = 100;
   if (command === "reembed" && string("batch") !== undefined) {
     const raw = string("batch")!;
@@ -213,6 +235,26 @@ async function run(command: Command, values: Record<string, string | boolean | u
     }
     io.stdout.write(`wrote ${summary.records} records (${summary.bytes} bytes) to ${out}\n`);
     return 0;
+  }
+  if (review) {
+    if (command === "review list") {
+      await listReview(targets, review.filter, review.limit, values.json === true, io);
+      return 0;
+    }
+    const decision = command === "review approve" ? "approve" : "reject";
+    const dryRun = values["dry-run"] === true;
+    const runs = await reviewAll(targets, { ...review.filter, decision, reason: review.reason!, dry_run: dryRun }, io);
+    for (const r of runs) {
+      if (dryRun)
+        io.stdout.write(`${r.workspace}: ${r.matched} waiting memories match; would ${decision} them (dry run, nothing changed)\n`);
+      else if (r.matched === 0) io.stdout.write(`${r.workspace}: nothing waiting matches; nothing changed\n`);
+      else
+        io.stdout.write(
+          `${r.workspace}: ${decision === "approve" ? "approved" : "rejected"} ${r.reviewed} of ${r.matched} matching` +
+            `${r.remaining > 0 ? `; ${r.remaining} still match (run again)` : ""}\n`,
+        );
+    }
+    return runs.some((r) => r.remaining > 0 && !dryRun) ? 1 : 0;
   }
   if (command === "verify") return (await verify(targets, values.json === true, io)) ? 0 : 1;
   if (command === "repair") return (await repair(targets, values.apply === true, values.json === true, io)) ? 0 : 1;
@@ -269,4 +311,51 @@ async function runImport(
       `${s.unanswered ? `; ${s.unanswered} requests with no answer passed over` : ""}\n`,
   );
   return 0;
+}
+
+/** The filters, page size and reason of a `cairn review` command, checked before anything is asked of memory-core. */
+function reviewArguments(
+  command: "review list" | "review approve" | "review reject",
+  string: (name: string) => string | undefined,
+): { filter: ReviewFilter; limit: number; reason?: string } {
+  const filter: ReviewFilter = {};
+  const source = string("source");
+  if (source !== undefined) {
+    if (!(REVIEW_SOURCES as readonly string[]).includes(source))
+      throw usageError(`${command}: unknown --source "${source}"; one of ${REVIEW_SOURCES.join(", ")}`);
+    filter.source = source as ReviewFilter["source"];
+  }
+  const agent = string("agent");
+  if (agent !== undefined) filter.agent = agent;
+  const session = string("session");
+  if (session !== undefined) filter.session_id = session;
+  for (const name of ["since", "until"] as const) {
+    const raw = string(name);
+    if (raw !== undefined) filter[name] = instant(command, name, raw);
+  }
+  let limit = 20;
+  const rawLimit = string("limit");
+  if (rawLimit !== undefined) {
+    if (!/^\d+$/.test(rawLimit) || Number(rawLimit) < 1 || Number(rawLimit) > 100)
+      throw usageError(`${command}: --limit must be a whole number from 1 to 100, not "${rawLimit}"`);
+    limit = Number(rawLimit);
+  }
+  if (command === "review list") return { filter, limit };
+  const reason = string("reason");
+  if (reason === undefined || reason.trim() === "")
+    throw usageError(`${command}: --reason R is required (it is recorded on every memory reviewed)`);
+  return { filter, limit, reason };
+}
+
+/** A date (`2026-12-01`, midnight UTC) or a date and time with its zone, as the instant the contract takes. */
+function instant(command: string, flag: string, raw: string): string {
+  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(raw);
+  const withZone = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(raw);
+  const at = Date.parse(dateOnly ? `${raw}T00:00:00Z` : raw);
+  if ((!dateOnly && !withZone) || Number.isNaN(at)) {
+    throw usageError(
+      `${command}: --${flag} takes a date (2026-12-01) or a date and time with its zone (2026-12-01T09:30:00Z), not "${raw}"`,
+    );
+  }
+  return new Date(at).toISOString();
 }

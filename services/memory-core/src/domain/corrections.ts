@@ -128,6 +128,42 @@ export class Corrections {
     });
   }
 
+  /**
+   * The memories of these ids, in their order, whose stored review is pending: those stored damaged, forgotten
+   * or reviewed since the index was read are left out.
+   */
+  async pendingReview(workspace: string, ids: readonly string[]): Promise<StoredTurn[]> {
+    const byId = new Map((await this.turns.byIds(workspace, ids, { withText: true })).map((r) => [r.id, r]));
+    return ids.flatMap((id) => {
+      const record = byId.get(id);
+      return record?.review?.state === "pending" ? [record] : [];
+    });
+  }
+
+  /**
+   * `review` of several memories waiting for review, one verdict and one reason for all, written together: one
+   * rewrite of the collection, announced on the change feed as one batch before and one after.
+   */
+  async reviewMany(
+    principal: Principal,
+    records: readonly StoredTurn[],
+    decision: "approve" | "reject",
+    reason: string,
+  ): Promise<StoredTurn[]> {
+    const at = this.now();
+    const review: TurnAmendment["review"] = { state: verdictState(decision), by: principal.agent, at, reason };
+    return this.feed.announcedRewrites(
+      principal.workspace,
+      "turns",
+      records.map((r) => ({ record_id: r.id, session_id: r.sessionId })),
+      () =>
+        this.turns.amendMany(
+          principal.workspace,
+          records.map((turn) => ({ turn, amendment: { review } })),
+        ),
+    );
+  }
+
   /** Rewrites what the amendment changes of the turn in place, announced so that every lexical index reads it again. */
   private async amend(workspace: string, record: StoredTurn, amendment: TurnAmendment): Promise<StoredTurn> {
     return this.feed.announcedRewrite(workspace, "turns", { record_id: record.id, session_id: record.sessionId }, () =>

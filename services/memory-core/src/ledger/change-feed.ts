@@ -68,6 +68,25 @@ export class ChangeFeed {
     return written;
   }
 
+  /** `announcedRewrite` of several records written in one `write`: each announcement is one batch of entries. */
+  async announcedRewrites<T>(
+    workspace: string,
+    collection: FeedCollection,
+    entries: ReadonlyArray<Metadata & { record_id: string }>,
+    write: () => Promise<T>,
+  ): Promise<T> {
+    const announce = () =>
+      this.appendMany(
+        workspace,
+        collection,
+        entries.map((e) => ({ ...e, op: "put" as const })),
+      );
+    await announce();
+    const written = await write();
+    await announce();
+    return written;
+  }
+
   length(workspace: string, collection: FeedCollection): Promise<number> {
     return this.sequences.length(workspace, feedStream(collection));
   }

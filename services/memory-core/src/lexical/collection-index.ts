@@ -9,6 +9,7 @@ import type { RankingHandle } from "./ranking-host.js";
 import type { AnalyzedDocument, LexicalHit } from "./ranking.js";
 import type { SnapshotStretch } from "./snapshot.js";
 import type { StoredTurn } from "../records/stored-turn.js";
+import { oldestFirst, type Position } from "../records/cursor.js";
 
 export type { LexicalHit } from "./ranking.js";
 
@@ -240,6 +241,40 @@ export class CollectionIndex {
       .sort((a, b) => b.happened - a.happened || b.stored - a.stored || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
       .slice(0, limit)
       .map((r) => r.id);
+  }
+
+  /**
+   * The records that meet the conditions (`matching`: one of them must be on a key field), oldest stored first
+   * (`recorded_at`, then id, as `oldestFirst` orders a listing): how many there are in all, and the first
+   * `limit` of them after `after` (`following`: how many come after it). What it holds beyond the matching ids
+   * is the page, whatever their number.
+   */
+  oldestStored(
+    conditions: readonly Condition[],
+    limit: number,
+    after?: Position,
+  ): { total: number; following: number; ids: string[] } | undefined {
+    const ids = this.matching(conditions);
+    if (ids === undefined) return undefined;
+    const stored = this.facts.reader("recorded_at");
+    const positionOf = (id: string): Position => {
+      const at = stored(this.numbers.get(id)!);
+      return { at: typeof at === "number" ? at : 0, id };
+    };
+    const page: Position[] = [];
+    let following = 0;
+    for (const id of ids) {
+      const position = positionOf(id);
+      if (after && oldestFirst(after, position) >= 0) continue;
+      following += 1;
+      // Kept sorted and at most `limit` long: a record enters only ahead of the page's last.
+      if (page.length === limit && (limit === 0 || oldestFirst(position, page[limit - 1]!) >= 0)) continue;
+      let at = page.length;
+      while (at > 0 && oldestFirst(position, page[at - 1]!) < 0) at -= 1;
+      page.splice(at, 0, position);
+      if (page.length > limit) page.pop();
+    }
+    return { total: ids.length, following, ids: page.map((p) => p.id) };
   }
 
   /** A record's filterable metadata (all but UNFILTERED) as of the last catch-up; undefined when not indexed. */

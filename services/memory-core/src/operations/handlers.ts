@@ -43,6 +43,7 @@ export const handlers: Handlers = {
   mark_outdated: (input, { principal, corrections }) => ok(corrections.markOutdated(principal, input)),
   review_memory: (input, { principal, corrections }) => ok(corrections.reviewMemory(principal, input)),
   query_review_queue: (input, { principal, corrections }) => ok(corrections.reviewQueue(principal, input)),
+  review_matching: (input, { principal, corrections }) => ok(corrections.reviewMatching(principal, input)),
   forget_memory: (input, { principal, corrections }) => ok(corrections.forgetMemory(principal, input.memory_id, input.reason)),
   get_audit_log: (input, { principal, corrections }) => ok(corrections.auditLog(principal, input)),
   summarize_session: (input, { principal, summarizer }) => {

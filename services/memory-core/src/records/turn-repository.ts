@@ -67,22 +67,20 @@ export class TurnRepository {
 
   /** Rewrites what a correction changes of a stored turn; its text and vector stay. Answers the turn as it is now. */
   async amend(workspace: string, turn: StoredTurn, amendment: TurnAmendment): Promise<StoredTurn> {
-    const record = storedRecordOf(turn);
-    const metadata: Metadata = { ...record.metadata };
-    if (amendment.correction) metadata.corrections = JSON.stringify([...turn.corrections, amendment.correction]);
-    if (amendment.validUntil !== undefined) metadata.valid_until = amendment.validUntil;
-    if (amendment.supersededBy !== undefined) metadata.superseded_by = amendment.supersededBy;
-    if (amendment.supersededReason !== undefined) metadata.superseded_reason = amendment.supersededReason;
-    if (amendment.supersedes !== undefined) metadata.supersedes = JSON.stringify(amendment.supersedes);
-    if (amendment.review) {
-      metadata.review_state = amendment.review.state;
-      metadata.review_by = amendment.review.by;
-      metadata.review_at = amendment.review.at;
-      metadata.review_reason = amendment.review.reason;
-    }
+    const [amended] = await this.amendMany(workspace, [{ turn, amendment }]);
+    return amended!;
+  }
+
+  /** `amend` of several turns in one write to the collection; answers them as they are now, in their order. */
+  async amendMany(workspace: string, changes: ReadonlyArray<{ turn: StoredTurn; amendment: TurnAmendment }>): Promise<StoredTurn[]> {
+    if (changes.length === 0) return [];
+    const records = changes.map(({ turn, amendment }) => {
+      const record = storedRecordOf(turn);
+      return { ...record, metadata: amendedMetadata(turn, record.metadata, amendment) };
+    });
     const turns = await this.store.collection(workspace, "turns");
-    await turns.updateMetadata([{ id: turn.id, metadata }]);
-    return turnOf({ ...record, metadata });
+    await turns.updateMetadata(records.map((r) => ({ id: r.id, metadata: r.metadata })));
+    return records.map(turnOf);
   }
 
   /** Removes turns, text and vectors. */
@@ -106,4 +104,20 @@ export class TurnRepository {
       yield page.map(turnOf);
     }
   }
+}
+
+function amendedMetadata(turn: StoredTurn, stored: Metadata, amendment: TurnAmendment): Metadata {
+  const metadata: Metadata = { ...stored };
+  if (amendment.correction) metadata.corrections = JSON.stringify([...turn.corrections, amendment.correction]);
+  if (amendment.validUntil !== undefined) metadata.valid_until = amendment.validUntil;
+  if (amendment.supersededBy !== undefined) metadata.superseded_by = amendment.supersededBy;
+  if (amendment.supersededReason !== undefined) metadata.superseded_reason = amendment.supersededReason;
+  if (amendment.supersedes !== undefined) metadata.supersedes = JSON.stringify(amendment.supersedes);
+  if (amendment.review) {
+    metadata.review_state = amendment.review.state;
+    metadata.review_by = amendment.review.by;
+    metadata.review_at = amendment.review.at;
+    metadata.review_reason = amendment.review.reason;
+  }
+  return metadata;
 }

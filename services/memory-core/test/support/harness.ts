@@ -79,6 +79,8 @@ export async function startCairn(
     runtimeLog?: Logger;
     /** The HTTP server's connection limits over the defaults (config.ts). */
     http?: Partial<HttpServerSettings>;
+    /** The most memories one review_matching call reviews (Config.reviewPerCall, `CAIRN_REVIEW_PER_CALL`). */
+    reviewPerCall?: number;
   } = {},
 ): Promise<TestCairn> {
   // Through the real tokens-file parser, as an operator's file would go.
@@ -94,6 +96,7 @@ export async function startCairn(
     ...(options.summarizer ? { summarizer: options.summarizer } : {}),
     ...(options.tuning ? { tuning: options.tuning } : {}),
     ...(options.indexDir ? { indexDir: options.indexDir } : {}),
+    ...(options.reviewPerCall ? { reviewPerCall: options.reviewPerCall } : {}),
   });
   const app = createApp({
     executor: runtime.executor,

@@ -250,6 +250,7 @@ function Corrections({ call, memory, onDone }: { call: Call; memory: Memory; onD
   const [action, setAction] = useState<Action | undefined>(undefined);
   const [reason, setReason] = useState("");
   const [by, setBy] = useState("");
+  const [commit, setCommit] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
 
@@ -261,7 +262,11 @@ function Corrections({ call, memory, onDone }: { call: Call; memory: Memory; onD
       if (action === "forget") {
         onDone({ kind: "forgotten", tombstone: await call("forget_memory", { memory_id: memory.id, reason: reason.trim() }) });
       } else if (action === "outdated") {
-        onDone({ kind: "corrected", memory: await call("mark_outdated", { memory_id: memory.id, reason: reason.trim() }) });
+        const changedBy = commit.trim();
+        onDone({
+          kind: "corrected",
+          memory: await call("mark_outdated", { memory_id: memory.id, reason: reason.trim(), ...(changedBy ? { commit: changedBy } : {}) }),
+        });
       } else {
         const replacement = by.trim();
         onDone({
@@ -276,6 +281,7 @@ function Corrections({ call, memory, onDone }: { call: Call; memory: Memory; onD
       setAction(undefined);
       setReason("");
       setBy("");
+      setCommit("");
     } catch (caught) {
       setError(caught);
     } finally {
@@ -303,6 +309,20 @@ function Corrections({ call, memory, onDone }: { call: Call; memory: Memory; onD
           }}
         >
           {action === "forget" ? <p>Forgetting removes the memory's text for good; who forgot it, when and why are kept.</p> : null}
+          {action === "outdated" ? (
+            <label>
+              Commit that changed things (optional)
+              <input
+                name="commit"
+                value={commit}
+                onInput={(e) => setCommit(e.currentTarget.value)}
+                autocomplete="off"
+                spellcheck={false}
+                maxLength={64}
+                placeholder="a1b2c3d"
+              />
+            </label>
+          ) : null}
           {action === "supersede" ? (
             <label>
               Replaced by (memory id, optional)

@@ -142,6 +142,7 @@ export function Search({ call }: { call: Call }) {
                 <MemoryRow
                   key={hit.memory.id}
                   memory={hit.memory}
+                  opens
                   extra={
                     <span class={`confidence confidence-${hit.confidence}`}>
                       {hit.confidence} · {hit.matched_by.join(" + ")}

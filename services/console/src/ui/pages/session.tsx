@@ -46,7 +46,7 @@ export function SessionPage({ call, id }: { call: Call; id: string }) {
       {pages.items.length > 0 ? (
         <ol class="rows">
           {pages.items.map((turn) => (
-            <MemoryRow key={turn.id} memory={turn} />
+            <MemoryRow key={turn.id} memory={turn} opens />
           ))}
         </ol>
       ) : pages.loading || pages.error ? null : (

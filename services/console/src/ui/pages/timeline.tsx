@@ -59,7 +59,7 @@ export function Timeline({ call, caller, agent }: { call: Call; caller: Caller; 
       {pages.items.length > 0 ? (
         <ol class="rows">
           {pages.items.map((turn) => (
-            <MemoryRow key={turn.id} memory={turn} />
+            <MemoryRow key={turn.id} memory={turn} opens />
           ))}
         </ol>
       ) : pages.loading || pages.error ? null : (
