@@ -17,6 +17,7 @@ import { benchMemoryCore } from "./memory-core.js";
 import { benchSummarizer } from "./summarizer.js";
 import { benchSummariesQuality } from "./summaries-quality.js";
 import { benchOpsCli } from "./ops-cli.js";
+import { benchParaphrase } from "./paraphrase.js";
 import { benchPathQuery } from "./path-query.js";
 import { benchEditHookHistory } from "./edit-hook-history.js";
 import { benchPromptHook } from "./prompt-hook.js";
@@ -50,6 +51,7 @@ const benches: Record<string, (argv: string[]) => void | Promise<void>> = {
   summarizer: benchSummarizer,
   "summaries-quality": benchSummariesQuality,
   "ops-cli": benchOpsCli,
+  paraphrase: benchParaphrase,
   "path-query": benchPathQuery,
   "edit-hook-history": benchEditHookHistory,
   "prompt-hook": benchPromptHook,
