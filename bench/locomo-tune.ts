@@ -429,7 +429,8 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
     }
     case "meaning": {
       // Issue 39: levels that follow the rank (always on), the lexical low floor, similarity alone read as medium
-      // when sure, and the dense list's weight when the lexical side holds little of the query (docs/benchmarks.md,
+      // when sure, the dense list's weight when the lexical side holds little of the query, and BM25's head kept
+      // with the dense list's nearest voting below it; on session 7's fusion unless said (docs/benchmarks.md,
       // "Meaning: fusion and confidence").
       const t = (
         label: string,
@@ -438,12 +439,12 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
         weakLexical?: RetrievalTuning["fusion"]["weakLexical"],
         fusion: Partial<RetrievalTuning["fusion"]> = {},
       ): [string, RetrievalTuning] => {
-        const { weakLexical: _, ...plain } = base.fusion;
         return [
           label,
           {
             ...base,
-            fusion: { ...plain, ...fusion, ...(weakLexical ? { weakLexical } : {}) },
+            semanticGate: "low",
+            fusion: { lexical: 1, semantic: 0.1, k: 60, lexicalK: 20, ...fusion, ...(weakLexical ? { weakLexical } : {}) },
             confidence: { ...base.confidence, lexical: { ...base.confidence.lexical, low }, semanticSure },
           },
         ];
@@ -454,7 +455,7 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
         t("follow rank, low 0.4", 0.4, false),
         t("follow rank, low 0.43", 0.43, false),
         t("follow rank, low 0.43, sure", 0.43, true),
-        t("follow rank, low 0.43, sure, weak<0.3 sem 1 (default)", 0.43, true, { below: 0.3, semantic: 1 }),
+        t("follow rank, low 0.43, sure, weak<0.3 sem 1", 0.43, true, { below: 0.3, semantic: 1 }),
         t("follow rank, low 0.4, sure, weak<0.3 sem 1", 0.4, true, { below: 0.3, semantic: 1 }),
         t("follow rank, low 0.45, sure, weak<0.3 sem 1", 0.45, true, { below: 0.3, semantic: 1 }),
         t("follow rank, low 0.43, sure, weak<0.3 sem 0.3", 0.43, true, { below: 0.3, semantic: 0.3 }),
@@ -463,6 +464,7 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
           "follow rank, low 0.43, sure, head 3 sem k 5 gate medium",
           { ...t("", 0.43, true, undefined, recall7)[1], semanticGate: "medium" },
         ],
+        ["default: follow rank, low 0.43, sure, head 3 sem k 5 gate medium, weak<0.05 gate low", base],
         [
           "follow rank, low 0.43, sure, head 3 sem k 5 gate medium, weak<0.3 sem 1 gate low",
           { ...t("", 0.43, true, { below: 0.3, semantic: 1, gate: "low" }, recall7)[1], semanticGate: "medium" },

@@ -38,9 +38,18 @@ export interface RetrievalTuning extends LexicalTuning {
 }
 
 export const DEFAULT_TUNING: RetrievalTuning = {
-  fusion: { lexical: 1, semantic: 0.1, k: 60, lexicalK: 20, weakLexical: { below: 0.3, semantic: 1 } },
+  fusion: {
+    lexical: 1,
+    semantic: 0.1,
+    k: 60,
+    lexicalK: 20,
+    semanticK: 5,
+    lexicalHead: 3,
+    semanticPerHit: 1,
+    weakLexical: { below: 0.05, semantic: 0.1, gate: "low" },
+  },
   confidence: DEFAULT_CONFIDENCE,
-  semanticGate: "low",
+  semanticGate: "medium",
   turnFields: { agent: 2, prompt: 0.5, thought: 1, response: 1, labels: 1 },
   summaryFields: { title: 2, summary: 1, details: 1, agents: 1 },
   neighbourShare: 0.3,
