@@ -72,7 +72,12 @@ export async function benchParaphrase(argv: string[]): Promise<void> {
     // Each memory in a session of its own, so that turn context links none of them.
     const idOf = new Map<string, string>();
     for (const m of fixture.memories) {
-      const written = await post("/v1/memories", { session_id: `paraphrase-${m.id}`, prompt: m.prompt, thought: m.thought, response: m.response });
+      const written = await post("/v1/memories", {
+        session_id: `paraphrase-${m.id}`,
+        prompt: m.prompt,
+        thought: m.thought,
+        response: m.response,
+      });
       idOf.set(m.id, written.id);
     }
     const groups = [...new Set(fixture.questions.map((q) => q.group))];
@@ -97,7 +102,10 @@ export async function benchParaphrase(argv: string[]): Promise<void> {
             rows[mode] = {
               recall_at_1: share(ranks.filter((r) => r === 1).length, ranks.length),
               recall_at_5: share(ranks.filter((r) => r >= 1 && r <= 5).length, ranks.length),
-              mrr: share(ranks.reduce((s, r) => s + (r > 0 ? 1 / r : 0), 0), ranks.length),
+              mrr: share(
+                ranks.reduce((s, r) => s + (r > 0 ? 1 / r : 0), 0),
+                ranks.length,
+              ),
               ...(mode === "hybrid"
                 ? { response_confidence: Object.fromEntries(responseConfidence), hit_confidence: Object.fromEntries(hitConfidence) }
                 : {}),
@@ -133,7 +141,8 @@ function print(report: Record<string, unknown>) {
       if (!r) continue;
       if (r.recall_at_5 !== undefined)
         console.log(`  ${mode.padEnd(9)} R@1 ${fmt(r.recall_at_1)}  R@5 ${fmt(r.recall_at_5)}  MRR ${fmt(r.mrr)}`);
-      if (r.response_confidence) console.log(`  ${mode.padEnd(9)} response confidence: ${dist(r.response_confidence as Record<string, number>)}`);
+      if (r.response_confidence)
+        console.log(`  ${mode.padEnd(9)} response confidence: ${dist(r.response_confidence as Record<string, number>)}`);
       if (r.hit_confidence) console.log(`  ${mode.padEnd(9)} asked memory's hit:  ${dist(r.hit_confidence as Record<string, number>)}`);
       if (r.no_hits_at_low !== undefined) console.log(`  ${mode.padEnd(9)} no hits at min_confidence low: ${fmt(r.no_hits_at_low)}`);
     }

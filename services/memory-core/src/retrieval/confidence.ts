@@ -74,7 +74,13 @@ export function hitConfidence(evidence: HitEvidence, embeddingModel: string, tun
   const lexical = evidence.informative === undefined ? "none" : level(evidence.informative, tuning.lexical);
   if (lexical === "none") {
     // The embedder sure, and no record's words hold the query: a paraphrase, not noise.
-    if (semantic === "high" && tuning.semanticSure && evidence.bestInformative !== undefined && evidence.bestInformative < tuning.lexical.low) return "medium";
+    if (
+      semantic === "high" &&
+      tuning.semanticSure &&
+      evidence.bestInformative !== undefined &&
+      evidence.bestInformative < tuning.lexical.low
+    )
+      return "medium";
     return rank(semantic) >= rank(tuning.semanticAlone) ? "low" : "none";
   }
   if (semantic === "high" && rank(lexical) >= rank("medium")) return "high";

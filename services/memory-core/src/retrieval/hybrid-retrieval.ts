@@ -37,9 +37,9 @@ export type RankedSummary = Rank & { summary: Summary };
 const DEPTH_PER_HIT = 4;
 const MIN_DEPTH = 40;
 /**
- * Fewer from the dense side: at weight 0.1 even its first candidate adds less to a fused score (0.1/61) than
- * the 40th lexical one (1/100), so dense depth matters where the lexical list runs short and as a second vote;
- * each dense candidate costs Chroma time. LoCoMo decided the value (docs/benchmarks.md).
+ * Fewer from the dense side: only its nearest (per asked hit, above the gate) vote in the fusion, and the rest of
+ * its candidates inform confidence only; each dense candidate costs Chroma time. LoCoMo decided the value
+ * (docs/benchmarks.md).
  */
 const DENSE_DEPTH_PER_HIT = 2;
 const MIN_DENSE_DEPTH = 20;
