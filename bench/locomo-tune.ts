@@ -35,9 +35,12 @@ import {
  * on the other four is chosen and scored on it; the held-out scores, pooled over the five folds (each question
  * counted once, under a tuning chosen without its conversation), are the figure that tuning to the file's
  * particulars cannot inflate. Objective: mean of R@5, R@10 and MRR, plus half the foreign `none` rate, minus
- * twice any answerable `none` rate above 0.10.
+ * twice any answerable `none` rate above 0.10. `--objective bounds`: refusal held as bounds instead: mean of R@5,
+ * R@10 and MRR, minus twice the foreign `none` rate's shortfall below 0.85 and twice the answerable `none` rate's
+ * excess above 0.08.
  *
  *   npm run bench -- locomo-tune --data FILE --data-dir DIR [--grid NAME] [--mode hybrid|lexical|semantic] [--loo]
+ *     [--objective weighed|bounds]
  *     [--embeddings-url URL --embeddings-model NAME]
  *
  * The queries are embedded by the local default unless `--embeddings-url` names the OpenAI-compatible server the
@@ -52,12 +55,15 @@ export async function tuneLocomo(argv: string[]): Promise<void> {
       grid: { type: "string", default: "fusion" },
       mode: { type: "string", default: "hybrid" },
       loo: { type: "boolean", default: false },
+      objective: { type: "string", default: "weighed" },
       "embeddings-url": { type: "string" },
       "embeddings-model": { type: "string" },
     },
   });
   if (!values.data || !values["data-dir"]) throw new Error("--data and --data-dir are required");
   const mode = values.mode as "hybrid" | "lexical" | "semantic";
+  const objective = OBJECTIVES[values.objective!];
+  if (!objective) throw new Error(`--objective is one of ${Object.keys(OBJECTIVES).join(", ")}`);
   const conversations = JSON.parse(await readFile(values.data, "utf8")) as Conversation[];
   const chroma = await claimChroma({ chromaUrl: undefined, dataDir: values["data-dir"], log: silentLogger });
   const chromaUrl = await chroma.start();
@@ -146,8 +152,13 @@ function pool(outcomes: Outcome[]): Pooled {
   };
 }
 
-const objective = (p: Pooled) =>
-  (p.recall_at_5 + p.recall_at_10 + p.mrr) / 3 + 0.5 * p.foreign_none_rate - 2 * Math.max(0, p.answerable_none_rate - 0.1);
+const OBJECTIVES: Record<string, (p: Pooled) => number> = {
+  weighed: (p) => (p.recall_at_5 + p.recall_at_10 + p.mrr) / 3 + 0.5 * p.foreign_none_rate - 2 * Math.max(0, p.answerable_none_rate - 0.1),
+  bounds: (p) =>
+    (p.recall_at_5 + p.recall_at_10 + p.mrr) / 3 -
+    2 * Math.max(0, 0.85 - p.foreign_none_rate) -
+    2 * Math.max(0, p.answerable_none_rate - 0.08),
+};
 
 const describe = (p: Pooled) =>
   `R@5 ${p.recall_at_5.toFixed(3)}  R@10 ${p.recall_at_10.toFixed(3)}  any@5 ${p.any_at_5.toFixed(3)}  MRR ${p.mrr.toFixed(3)}  none: foreign ${p.foreign_none_rate.toFixed(3)} answerable ${p.answerable_none_rate.toFixed(3)}  | ` +
@@ -343,6 +354,7 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
       const confidence = (low: number, medium: number, semanticAlone: "medium" | "high") => ({
         lexical: { low, medium, high: 0.9 },
         semanticAlone,
+        semanticSure: false,
       });
       return [
         ["RRF k 60, BM25 1.2/0.7/0.5, no feedback", old],
@@ -415,10 +427,54 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
         t("thought 0.5", { turnFields: { ...base.turnFields, thought: 0.5 } }),
       ];
     }
+    case "meaning": {
+      // Issue 39: levels that follow the rank (always on), the lexical low floor, similarity alone read as medium
+      // when sure, the dense list's weight when the lexical side holds little of the query, and BM25's head kept
+      // with the dense list's nearest voting below it; on session 7's fusion unless said (docs/benchmarks.md,
+      // "Meaning: fusion and confidence").
+      const t = (
+        label: string,
+        low: number,
+        semanticSure: boolean,
+        weakLexical?: RetrievalTuning["fusion"]["weakLexical"],
+        fusion: Partial<RetrievalTuning["fusion"]> = {},
+      ): [string, RetrievalTuning] => {
+        return [
+          label,
+          {
+            ...base,
+            semanticGate: "low",
+            fusion: { lexical: 1, semantic: 0.1, k: 60, lexicalK: 20, ...fusion, ...(weakLexical ? { weakLexical } : {}) },
+            confidence: { ...base.confidence, lexical: { ...base.confidence.lexical, low }, semanticSure },
+          },
+        ];
+      };
+      const recall7 = { semanticK: 5, lexicalHead: 3, semanticPerHit: 1 };
+      return [
+        t("follow rank, low 0.5", 0.5, false),
+        t("follow rank, low 0.4", 0.4, false),
+        t("follow rank, low 0.43", 0.43, false),
+        t("follow rank, low 0.43, sure", 0.43, true),
+        t("follow rank, low 0.43, sure, weak<0.3 sem 1", 0.43, true, { below: 0.3, semantic: 1 }),
+        t("follow rank, low 0.4, sure, weak<0.3 sem 1", 0.4, true, { below: 0.3, semantic: 1 }),
+        t("follow rank, low 0.45, sure, weak<0.3 sem 1", 0.45, true, { below: 0.3, semantic: 1 }),
+        t("follow rank, low 0.43, sure, weak<0.3 sem 0.3", 0.43, true, { below: 0.3, semantic: 0.3 }),
+        t("follow rank, low 0.43, sure, weak<0.4 sem 1", 0.43, true, { below: 0.4, semantic: 1 }),
+        [
+          "follow rank, low 0.43, sure, head 3 sem k 5 gate medium",
+          { ...t("", 0.43, true, undefined, recall7)[1], semanticGate: "medium" },
+        ],
+        ["default: follow rank, low 0.43, sure, head 3 sem k 5 gate medium, weak<0.05 gate low", base],
+        [
+          "follow rank, low 0.43, sure, head 3 sem k 5 gate medium, weak<0.3 sem 1 gate low",
+          { ...t("", 0.43, true, { below: 0.3, semantic: 1, gate: "low" }, recall7)[1], semanticGate: "medium" },
+        ],
+      ];
+    }
     case "confidence": {
       const t = (low: number, medium: number, high: number, semanticAlone: "low" | "medium" | "high"): [string, RetrievalTuning] => [
         `info ${low}/${medium}/${high} semantic alone ${semanticAlone}`,
-        { ...base, confidence: { lexical: { low, medium, high }, semanticAlone } },
+        { ...base, confidence: { lexical: { low, medium, high }, semanticAlone, semanticSure: false } },
       ];
       return [
         t(0.3, 0.6, 0.9, "high"),

@@ -18,6 +18,7 @@ import { benchMemoryCore } from "./memory-core.js";
 import { benchSummarizer } from "./summarizer.js";
 import { benchSummariesQuality } from "./summaries-quality.js";
 import { benchOpsCli } from "./ops-cli.js";
+import { benchParaphrase } from "./paraphrase.js";
 import { benchPathQuery } from "./path-query.js";
 import { benchEditHookHistory } from "./edit-hook-history.js";
 import { benchPromptHook } from "./prompt-hook.js";
@@ -53,6 +54,7 @@ const benches: Record<string, (argv: string[]) => void | Promise<void>> = {
   summarizer: benchSummarizer,
   "summaries-quality": benchSummariesQuality,
   "ops-cli": benchOpsCli,
+  paraphrase: benchParaphrase,
   "path-query": benchPathQuery,
   "edit-hook-history": benchEditHookHistory,
   "prompt-hook": benchPromptHook,

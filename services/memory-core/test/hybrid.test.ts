@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { readFile } from "node:fs/promises";
+import { beforeAll, describe, expect, it } from "vitest";
 import { startOpenAIStub, wordVector } from "../../../testing/openai-stub.js";
 import { feedStream } from "../src/ledger/change-feed.js";
 import { DEFAULT_TUNING, type RetrievalTuning } from "../src/retrieval/retrieval-tuning.js";
@@ -48,9 +49,13 @@ describe("hybrid retrieval", () => {
     const semantic = await query({ query: "PAY-8842", limit: 3, mode: "semantic" });
     expect(semantic.hits.every((h) => h.matched_by.join() === "semantic")).toBe(true);
     expect(semantic.hits.map((h) => h.memory.id).sort()).toEqual([...ids].sort());
-    // The dense scores cannot tell the three apart as the identifier does.
-    const spread = semantic.hits[0]!.score - semantic.hits.at(-1)!.score;
-    expect(spread).toBeLessThan(hybrid.hits[0]!.score - hybrid.hits.at(-1)!.score + 1e-9);
+    // The dense side cannot tell the three apart as the identifier does: one level for all three there, the
+    // identifier's record above the others in the hybrid answer.
+    expect(new Set(semantic.hits.map((h) => h.confidence)).size).toBe(1);
+    const levels = ["none", "low", "medium", "high"];
+    for (const other of hybrid.hits.slice(1)) {
+      expect(levels.indexOf(hybrid.hits[0]!.confidence)).toBeGreaterThan(levels.indexOf(other.confidence));
+    }
   });
 
   it("finds a paraphrase that shares no words semantically", async () => {
@@ -344,11 +349,12 @@ describe("confidence that refuses", () => {
   const write = async (session_id: string, [prompt, thought, response]: string[]) => {
     const res = await http(refuse.url, "POST", "/v1/memories", { token: agent.token, body: { session_id, prompt, thought, response } });
     expect(res.status).toBe(201);
+    return res.body.id as string;
   };
   const ask = async (body: Record<string, unknown>) => {
     const res = await http(refuse.url, "POST", "/v1/memories/query", { token: agent.token, body });
     expect(res.status).toBe(200);
-    return res.body as { hits: Array<{ confidence: string; matched_by: string[] }>; confidence: string };
+    return res.body as { hits: Array<{ confidence: string; matched_by: string[]; memory: { id: string } }>; confidence: string };
   };
 
   it("answers none to an unrelated question over a small store, and at least medium to a related one", async () => {
@@ -367,16 +373,87 @@ describe("confidence that refuses", () => {
     expect(["medium", "high"]).toContain(near.hits[0]!.confidence);
   });
 
-  it("does not read similarity alone, with no word in common, as medium or high", async () => {
+  it("reads similarity alone as medium when the embedder is sure and no record holds the query's words, else low", async () => {
     // The local embedder puts these two close (cosine above its `high` floor) with no word in common.
-    await write("refuse-paraphrase", ["Is the dog ok?", "My dog is sick.", "My dog is sick."]);
-    for (const mode of ["hybrid", "semantic"]) {
-      const res = await ask({ query: "the puppy is unwell", mode, session_id: "refuse-paraphrase" });
-      expect(res.hits.length).toBeGreaterThan(0);
-      expect(res.hits[0]!.matched_by).toEqual(["semantic"]);
-      for (const hit of res.hits) expect(["none", "low"]).toContain(hit.confidence);
-      expect(["none", "low"]).toContain(res.confidence);
+    const dog = await write("refuse-paraphrase", ["Is the dog ok?", "My dog is sick.", "My dog is sick."]);
+    const sure = await ask({ query: "the puppy is unwell", session_id: "refuse-paraphrase" });
+    expect(sure.hits.map((h) => h.memory.id)).toEqual([dog]);
+    expect(sure.hits[0]!.matched_by).toEqual(["semantic"]);
+    expect(sure.hits[0]!.confidence).toBe("medium");
+    expect(sure.confidence).toBe("medium");
+    // Semantic mode does not ask the lexical side, so nothing says the words point nowhere else: low.
+    const alone = await ask({ query: "the puppy is unwell", mode: "semantic", session_id: "refuse-paraphrase" });
+    expect(alone.hits.map((h) => h.memory.id)).toEqual([dog]);
+    expect(alone.hits[0]!.confidence).toBe("low");
+    // A record that holds the query's words contradicts the similarity: the same match reads low at most.
+    const mascot = await write("refuse-paraphrase", [
+      "Pick a mascot for the team page.",
+      "A puppy drawing tested well; the unwell-looking cat did not.",
+      "Chose the puppy drawing.",
+    ]);
+    const contradicted = await ask({ query: "the puppy is unwell", session_id: "refuse-paraphrase" });
+    expect(contradicted.hits[0]!.memory.id).toBe(mascot);
+    // (Beside the mascot turn in its session, the dog turn is also lifted lexically by turn context, holding none of
+    // the query's words.)
+    const dogHit = contradicted.hits.find((h) => h.memory.id === dog);
+    expect(dogHit?.matched_by).toContain("semantic");
+    expect(["none", "low"]).toContain(dogHit!.confidence);
+  });
+});
+
+describe("confidence that follows rank (paraphrase fixture)", () => {
+  // The bench's paraphrase set (bench/fixtures/paraphrase): a coding team's memories, questions in other words,
+  // questions about nothing stored.
+  const store = uniqueWorkspace("follow");
+  const agent = makeToken(store, "dev");
+  const follow = useCairn([agent]);
+  const LEVELS = ["none", "low", "medium", "high"];
+  interface Fixture {
+    memories: Array<{ id: string; prompt: string; thought: string; response: string }>;
+    questions: Array<{ question: string; memory: string | null }>;
+  }
+  let fixture: Fixture;
+  const ask = async (body: Record<string, unknown>) => {
+    const res = await http(follow.url, "POST", "/v1/memories/query", { token: agent.token, body });
+    expect(res.status).toBe(200);
+    return res.body as { hits: Array<{ confidence: string; matched_by: string[]; memory: { id: string } }>; confidence: string };
+  };
+  beforeAll(async () => {
+    fixture = JSON.parse(await readFile(new URL("../../../bench/fixtures/paraphrase/paraphrase.json", import.meta.url), "utf8")) as Fixture;
+    for (const m of fixture.memories) {
+      const res = await http(follow.url, "POST", "/v1/memories", {
+        token: agent.token,
+        body: { session_id: `follow-${m.id}`, prompt: m.prompt, thought: m.thought, response: m.response },
+      });
+      expect(res.status).toBe(201);
     }
+  });
+
+  it("ranks no hit above one of higher confidence, in every mode, and min_confidence keeps a prefix", async () => {
+    const queries = [
+      ...fixture.questions.map((q) => q.question),
+      ...fixture.memories.flatMap((m) => [m.prompt, m.thought, m.response, `${m.prompt} ${m.thought}`]),
+    ];
+    let mixed = 0;
+    let sure = 0;
+    for (const query of queries) {
+      for (const mode of ["hybrid", "lexical", "semantic"]) {
+        const res = await ask({ query, mode, limit: 10 });
+        const levels = res.hits.map((h) => LEVELS.indexOf(h.confidence));
+        levels.forEach((level, i) => expect(level, `${mode} "${query}" hit ${i + 1}`).toBeLessThanOrEqual(levels[i - 1] ?? 3));
+        expect(res.confidence).toBe(res.hits[0]?.confidence ?? "none");
+        if (new Set(levels).size > 1) mixed++;
+        if ((levels[0] ?? 0) >= LEVELS.indexOf("medium")) sure++;
+        if (mode === "hybrid") {
+          const low = await ask({ query, mode, limit: 10, min_confidence: "low" });
+          const kept = res.hits.filter((h) => h.confidence !== "none").map((h) => h.memory.id);
+          expect(low.hits.map((h) => h.memory.id)).toEqual(kept);
+        }
+      }
+    }
+    // Not vacuous: many answers hold hits of several levels, and some start at medium or high.
+    expect(mixed).toBeGreaterThan(queries.length / 2);
+    expect(sure).toBeGreaterThan(queries.length / 4);
   });
 });
 

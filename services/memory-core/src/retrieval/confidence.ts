@@ -8,9 +8,13 @@ import type { Confidence } from "../records/types.js";
  *   the idf of all of them, a term nowhere in the store counting as one held once (`informative`). Sharing a
  *   question's common words ("support", "group") while its specific ones (a name, "sourdough") are absent
  *   from the store is not support;
- * - agreement: high needs both retrievers to vouch for the record strongly; similarity without lexical
- *   support is at most `low` (a weak embedder finds every chat about feelings similar to every other).
- * A response's confidence is its best hit's; `min_confidence` drops hits below a level.
+ * - agreement: high needs both retrievers to vouch for the record strongly. Similarity without lexical support
+ *   is `low` (a weak embedder finds every chat about feelings similar to every other), or `medium` when the
+ *   embedder is sure (similarity at the model's high floor) and nothing lexical contradicts it: no record holds
+ *   the query's information at the lexical `low` floor or above, so the words point nowhere else.
+ * A hit's own level is then made to follow its rank (`followingRank`): no hit ranks above one of higher
+ * confidence. A response's confidence is its best hit's, which is its first; `min_confidence` keeps a prefix of
+ * the ranking.
  */
 
 interface Floors {
@@ -31,11 +35,17 @@ export interface ConfidenceTuning {
   lexical: Floors;
   /** The semantic level at which similarity alone (no lexical support) reads as `low`. */
   semanticAlone: "low" | "medium" | "high";
+  /**
+   * Similarity alone at the semantic `high` level reads as `medium` when no record holds the query's information
+   * at the lexical `low` floor (nothing lexical contradicts it).
+   */
+  semanticSure: boolean;
 }
 
 export const DEFAULT_CONFIDENCE: ConfidenceTuning = {
-  lexical: { high: 0.9, medium: 0.7, low: 0.5 },
+  lexical: { high: 0.9, medium: 0.7, low: 0.43 },
   semanticAlone: "medium",
+  semanticSure: true,
 };
 
 const LEVELS: readonly Confidence[] = ["none", "low", "medium", "high"];
@@ -47,6 +57,11 @@ export interface HitEvidence {
   similarity?: number;
   /** Share of the query's information held (LexicalHit.informative), when the lexical retriever found it. */
   informative?: number;
+  /**
+   * The largest share of the query's information any lexical candidate holds (0 when there is none); absent when
+   * the lexical side was not asked (semantic mode), so that nothing is known to leave the words unclaimed.
+   */
+  bestInformative?: number;
 }
 
 const semanticFloors = (embeddingModel: string): Floors => SEMANTIC_FLOORS[embeddingModel] ?? DEFAULT_SEMANTIC_FLOORS;
@@ -57,8 +72,17 @@ export const semanticFloor = (embeddingModel: string, level: "low" | "medium" | 
 export function hitConfidence(evidence: HitEvidence, embeddingModel: string, tuning: ConfidenceTuning = DEFAULT_CONFIDENCE): Confidence {
   const semantic = evidence.similarity === undefined ? "none" : level(evidence.similarity, semanticFloors(embeddingModel));
   const lexical = evidence.informative === undefined ? "none" : level(evidence.informative, tuning.lexical);
-  // No lexical support: similarity alone is at most low.
-  if (lexical === "none") return rank(semantic) >= rank(tuning.semanticAlone) ? "low" : "none";
+  if (lexical === "none") {
+    // The embedder sure, and no record's words hold the query: a paraphrase, not noise.
+    if (
+      semantic === "high" &&
+      tuning.semanticSure &&
+      evidence.bestInformative !== undefined &&
+      evidence.bestInformative < tuning.lexical.low
+    )
+      return "medium";
+    return rank(semantic) >= rank(tuning.semanticAlone) ? "low" : "none";
+  }
   if (semantic === "high" && rank(lexical) >= rank("medium")) return "high";
   if (rank(semantic) >= rank("medium") || lexical === "high") return "medium";
   return "low";
@@ -70,6 +94,27 @@ function level(value: number, floors: Floors): Confidence {
   if (value >= floors.low) return "low";
   return "none";
 }
+
+/**
+ * The hits' levels, in rank order, made non-increasing: where a hit ranks above one of higher confidence, the run
+ * of hits involved is pooled at its mean level, rounded (half up) — the closest non-increasing sequence, in least
+ * squares, to the levels the evidence gave (pool adjacent violators). The ranking stays as the fusion made it:
+ * ordering by confidence would rank by a coarser judgement than the fusion's (docs/benchmarks.md).
+ */
+export function followingRank(levels: readonly Confidence[]): Confidence[] {
+  const pools: Array<{ sum: number; count: number }> = [];
+  for (const level of levels) {
+    pools.push({ sum: rank(level), count: 1 });
+    while (pools.length > 1 && mean(pools.at(-2)!) < mean(pools.at(-1)!)) {
+      const last = pools.pop()!;
+      pools.at(-1)!.sum += last.sum;
+      pools.at(-1)!.count += last.count;
+    }
+  }
+  return pools.flatMap((pool) => Array<Confidence>(pool.count).fill(LEVELS[Math.round(mean(pool))]!));
+}
+
+const mean = (pool: { sum: number; count: number }) => pool.sum / pool.count;
 
 export const atLeast = (confidence: Confidence, minimum: Confidence) => rank(confidence) >= rank(minimum);
 

@@ -1,5 +1,5 @@
 import type { Embedder } from "../embeddings/embedder.js";
-import { atLeast, hitConfidence, semanticFloor } from "./confidence.js";
+import { atLeast, followingRank, hitConfidence, semanticFloor } from "./confidence.js";
 import { DenseRetrieval } from "./dense-retrieval.js";
 import type { Condition } from "../records/filters.js";
 import { reciprocalRankFusion, withHead, type Retriever } from "./fusion.js";
@@ -37,9 +37,9 @@ export type RankedSummary = Rank & { summary: Summary };
 const DEPTH_PER_HIT = 4;
 const MIN_DEPTH = 40;
 /**
- * Fewer from the dense side: at weight 0.1 even its first candidate adds less to a fused score (0.1/61) than
- * the 40th lexical one (1/100), so dense depth matters where the lexical list runs short and as a second vote;
- * each dense candidate costs Chroma time. LoCoMo decided the value (docs/benchmarks.md).
+ * Fewer from the dense side: only its nearest (per asked hit, above the gate) vote in the fusion, and the rest of
+ * its candidates inform confidence only; each dense candidate costs Chroma time. LoCoMo decided the value
+ * (docs/benchmarks.md).
  */
 const DENSE_DEPTH_PER_HIT = 2;
 const MIN_DENSE_DEPTH = 20;
@@ -110,8 +110,13 @@ export class HybridRetrieval {
         ? Promise.resolve([])
         : this.denseSide.nearest(workspace, collection, request, denseDepth, () => indexReady);
     const [dense, { value: lexical }] = await Promise.all([densePending, lexicalPending]);
-    const floor = semanticFloor(this.embedder.model, this.tuning.semanticGate);
-    const { fusion } = this.tuning;
+    // The largest share of the query's information any lexical candidate holds: when it is small, the query's
+    // words are not the store's (a paraphrase, or nothing stored), and the dense list speaks with more weight.
+    const bestInformative = lexical.reduce((best, l) => Math.max(best, l.informative), 0);
+    const weak = this.tuning.fusion.weakLexical;
+    const weakened = weak !== undefined && bestInformative < weak.below;
+    const fusion = weakened ? { ...this.tuning.fusion, semantic: weak.semantic, lexicalHead: 0 } : this.tuning.fusion;
+    const floor = semanticFloor(this.embedder.model, (weakened ? weak.gate : undefined) ?? this.tuning.semanticGate);
     const denseRanked =
       request.mode === "semantic"
         ? dense
@@ -134,19 +139,25 @@ export class HybridRetrieval {
     );
     const similarity = new Map(dense.map((d) => [d.record.id, 1 - d.distance]));
     const informative = new Map(lexical.map((l) => [l.id, l.informative]));
-    const ranked = fused
-      .map((f) => ({
-        fused: f,
-        confidence: hitConfidence(
+    // Each candidate's level from its own evidence, then made to follow the ranking (no hit above one of higher
+    // confidence), over every candidate so that a level does not depend on the page's size; `min_confidence`
+    // then keeps a prefix.
+    const levels = followingRank(
+      fused.map((f) =>
+        hitConfidence(
           {
             matchedBy: f.matchedBy,
+            ...(request.mode === "semantic" ? {} : { bestInformative }),
             ...(similarity.has(f.id) ? { similarity: similarity.get(f.id)! } : {}),
             ...(informative.has(f.id) ? { informative: informative.get(f.id)! } : {}),
           },
           this.embedder.model,
           this.tuning.confidence,
         ),
-      }))
+      ),
+    );
+    const ranked = fused
+      .map((f, i) => ({ fused: f, confidence: levels[i]! }))
       .filter((r) => atLeast(r.confidence, request.minConfidence))
       .slice(0, request.limit);
 

@@ -12,7 +12,10 @@ export interface RetrievalTuning extends LexicalTuning {
    * entry weighs by how far its similarity stands above the noise floor. `lexicalHead`: the lexical list's first
    * hits keep the first places of a fused answer, in BM25's order (the dense vote re-ranks only below them).
    * `semanticPerHit`: the dense list enters the fusion with at most this many entries per asked hit (its
-   * nearest, above the gate); all of the dense candidates still inform confidence.
+   * nearest, above the gate); all of the dense candidates still inform confidence. `weakLexical`: when no
+   * lexical candidate holds `below` of the query's information (LexicalHit.informative), the query's words are
+   * not the store's, and the dense list weighs `semantic` instead, gated at `gate` (default: `semanticGate`), and
+   * no lexical head is kept.
    */
   fusion: {
     lexical: number;
@@ -23,6 +26,7 @@ export interface RetrievalTuning extends LexicalTuning {
     similarityScaled?: boolean;
     lexicalHead?: number;
     semanticPerHit?: number;
+    weakLexical?: { below: number; semantic: number; gate?: "low" | "medium" | "high" };
   };
   /** What confidence a hit reads (confidence.ts). */
   confidence: ConfidenceTuning;
@@ -34,9 +38,18 @@ export interface RetrievalTuning extends LexicalTuning {
 }
 
 export const DEFAULT_TUNING: RetrievalTuning = {
-  fusion: { lexical: 1, semantic: 0.1, k: 60, lexicalK: 20 },
+  fusion: {
+    lexical: 1,
+    semantic: 0.1,
+    k: 60,
+    lexicalK: 20,
+    semanticK: 5,
+    lexicalHead: 3,
+    semanticPerHit: 1,
+    weakLexical: { below: 0.05, semantic: 0.1, gate: "low" },
+  },
   confidence: DEFAULT_CONFIDENCE,
-  semanticGate: "low",
+  semanticGate: "medium",
   turnFields: { agent: 2, prompt: 0.5, thought: 1, response: 1, labels: 1 },
   summaryFields: { title: 2, summary: 1, details: 1, agents: 1 },
   neighbourShare: 0.3,
