@@ -38,3 +38,37 @@ export function Flags({ flags }: { flags: readonly string[] | undefined }) {
     </span>
   );
 }
+
+/** A labelled text field of a form: its value, and what typing sets. */
+export function TextField(props: { label: string; name: string; value: string; set: (value: string) => void }) {
+  return (
+    <label>
+      {props.label}
+      <input name={props.name} value={props.value} onInput={(e) => props.set(e.currentTarget.value)} autocomplete="off" />
+    </label>
+  );
+}
+
+/** A labelled choice of a form among `choices`, headed by "any" (the empty value) unless `required`. */
+export function ChoiceField(props: {
+  label: string;
+  name: string;
+  value: string;
+  set: (value: string) => void;
+  choices: readonly string[];
+  required?: boolean;
+}) {
+  return (
+    <label>
+      {props.label}
+      <select name={props.name} value={props.value} onChange={(e) => props.set(e.currentTarget.value)}>
+        {props.required ? null : <option value="">any</option>}
+        {props.choices.map((choice) => (
+          <option key={choice} value={choice}>
+            {choice}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}

@@ -1,7 +1,7 @@
 import { useCallback, useState } from "preact/hooks";
 import type { Call, Memory, MemoryBrief, Schemas } from "../api.js";
 import { isBrief } from "../api.js";
-import { Empty, ErrorNote, Loading } from "../widgets.js";
+import { ChoiceField, Empty, ErrorNote, Loading, TextField } from "../widgets.js";
 import { usePages } from "../pages-hook.js";
 import { MemoryRow } from "./brief-list.js";
 
@@ -124,23 +124,9 @@ function ReviewFilters({ onApply }: { onApply: (filter: Filter) => void }) {
         });
       }}
     >
-      <label>
-        Source
-        <select name="source" value={source} onChange={(e) => setSource(e.currentTarget.value)}>
-          <option value="">any</option>
-          <option value="import">import</option>
-          <option value="agent">agent</option>
-          <option value="human">human</option>
-        </select>
-      </label>
-      <label>
-        Agent
-        <input name="agent" value={agent} onInput={(e) => setAgent(e.currentTarget.value)} autocomplete="off" />
-      </label>
-      <label>
-        Session
-        <input name="session" value={session} onInput={(e) => setSession(e.currentTarget.value)} autocomplete="off" />
-      </label>
+      <ChoiceField label="Source" name="source" value={source} set={setSource} choices={["import", "agent", "human"]} />
+      <TextField label="Agent" name="agent" value={agent} set={setAgent} />
+      <TextField label="Session" name="session" value={session} set={setSession} />
       <label>
         Stored since
         <input type="datetime-local" name="since" value={since} onInput={(e) => setSince(e.currentTarget.value)} />

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import type { Call, Schemas } from "../api.js";
-import { Empty, ErrorNote, Loading } from "../widgets.js";
+import { ChoiceField, Empty, ErrorNote, Loading, TextField } from "../widgets.js";
 import { MemoryRow } from "./brief-list.js";
 
 type Result = Schemas["QueryMemoriesResult"];
@@ -76,47 +76,30 @@ export function Search({ call }: { call: Call }) {
             spellcheck={false}
           />
         </label>
-        <label>
-          Mode
-          <select name="mode" value={mode} onChange={(e) => setMode(e.currentTarget.value as Schemas["SearchMode"])}>
-            <option value="hybrid">hybrid</option>
-            <option value="lexical">lexical</option>
-            <option value="semantic">semantic</option>
-          </select>
-        </label>
-        <label>
-          Agent
-          <input name="agent" value={agent} onInput={(e) => setAgent(e.currentTarget.value)} autocomplete="off" />
-        </label>
-        <label>
-          Kind
-          <select name="kind" value={kind} onChange={(e) => setKind(e.currentTarget.value)}>
-            <option value="">any</option>
-            {["turn", "decision", "attempt", "lesson", "note"].map((k) => (
-              <option key={k} value={k}>
-                {k}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Check status
-          <select name="check_status" value={checkStatus} onChange={(e) => setCheckStatus(e.currentTarget.value)}>
-            <option value="">any</option>
-            <option value="passed">passed</option>
-            <option value="failed">failed</option>
-            <option value="unverified">unverified</option>
-          </select>
-        </label>
-        <label>
-          Review
-          <select name="review_state" value={reviewState} onChange={(e) => setReviewState(e.currentTarget.value)}>
-            <option value="">any</option>
-            <option value="pending">pending</option>
-            <option value="approved">approved</option>
-            <option value="rejected">rejected</option>
-          </select>
-        </label>
+        <ChoiceField
+          label="Mode"
+          name="mode"
+          value={mode}
+          set={(value) => setMode(value as Schemas["SearchMode"])}
+          choices={["hybrid", "lexical", "semantic"]}
+          required
+        />
+        <TextField label="Agent" name="agent" value={agent} set={setAgent} />
+        <ChoiceField label="Kind" name="kind" value={kind} set={setKind} choices={["turn", "decision", "attempt", "lesson", "note"]} />
+        <ChoiceField
+          label="Check status"
+          name="check_status"
+          value={checkStatus}
+          set={setCheckStatus}
+          choices={["passed", "failed", "unverified"]}
+        />
+        <ChoiceField
+          label="Review"
+          name="review_state"
+          value={reviewState}
+          set={setReviewState}
+          choices={["pending", "approved", "rejected"]}
+        />
         <label>
           As of
           <input type="datetime-local" name="as_of" value={asOf} onInput={(e) => setAsOf(e.currentTarget.value)} />

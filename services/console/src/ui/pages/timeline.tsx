@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { Call, Caller, Memory, MemoryBrief } from "../api.js";
 import { timelineHref } from "../routes.js";
-import { Empty, ErrorNote, Loading } from "../widgets.js";
+import { Empty, ErrorNote, Loading, TextField } from "../widgets.js";
 import { usePages } from "../pages-hook.js";
 import { MemoryRow } from "./brief-list.js";
 
@@ -45,14 +45,8 @@ export function Timeline({ call, caller, agent }: { call: Call; caller: Caller; 
           if (agentChanged) location.hash = timelineHref(draft.trim());
         }}
       >
-        <label>
-          Agent
-          <input name="agent" value={draft} onInput={(e) => setDraft(e.currentTarget.value)} autocomplete="off" />
-        </label>
-        <label>
-          Session
-          <input name="session" value={session} onInput={(e) => setSession(e.currentTarget.value)} autocomplete="off" />
-        </label>
+        <TextField label="Agent" name="agent" value={draft} set={setDraft} />
+        <TextField label="Session" name="session" value={session} set={setSession} />
         <button type="submit">Show</button>
       </form>
       <ErrorNote error={pages.error} />
