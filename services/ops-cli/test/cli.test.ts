@@ -187,7 +187,15 @@ describe("cairn backup and restore", () => {
       expect(here.body.hits.map((h: { memory: { id: string } }) => h.memory.id)).toEqual(
         there.body.hits.map((h: { memory: { id: string } }) => h.memory.id),
       );
-      expect(here.body.hits[0].matched_by).toEqual(["lexical", "semantic"]);
+      expect(here.body.hits[0].matched_by).toEqual(there.body.hits[0].matched_by);
+      // The vectors came back with the records: meaning alone finds the same memories in the restored stack.
+      const bySense = { query, limit: 5, mode: "semantic" };
+      const senseThere = await http(source.url, "POST", "/v1/memories/query", { token: token.token, body: bySense });
+      const senseHere = await http(fresh.url, "POST", "/v1/memories/query", { token: token.token, body: bySense });
+      expect(senseHere.body.hits.length).toBeGreaterThan(0);
+      expect(senseHere.body.hits.map((h: { memory: { id: string } }) => h.memory.id)).toEqual(
+        senseThere.body.hits.map((h: { memory: { id: string } }) => h.memory.id),
+      );
     }
     for (const token of [alphaDev, alphaReviewer, betaDev]) {
       const there = await http(source.url, "GET", "/v1/memories/recent?limit=100", { token: token.token });
