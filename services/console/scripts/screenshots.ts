@@ -103,7 +103,11 @@ try {
     memory_ids: [decision],
     session_ids: ["2026-11-29-migration"],
   });
-  await message(admin, { to: "backend-dev", subject: "Freeze on main until the release is cut", body: "Nothing merges to main until Friday." });
+  await message(admin, {
+    to: "backend-dev",
+    subject: "Freeze on main until the release is cut",
+    body: "Nothing merges to main until Friday.",
+  });
 
   await mkdir(out, { recursive: true });
   const browser = await launchChromium();

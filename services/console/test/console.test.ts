@@ -591,9 +591,9 @@ describe("the inbox", () => {
     expect(await rows.nth(1).textContent()).not.toContain("Run step 3");
 
     await page.getByRole("button", { name: DIRECT }).click();
-    await expect.poll(() => rows.nth(1).textContent()).toContain(
-      "Run step 3 of services/checkout/migrations/2026-11-cache-move.ts, then drop the old table.",
-    );
+    await expect
+      .poll(() => rows.nth(1).textContent())
+      .toContain("Run step 3 of services/checkout/migrations/2026-11-cache-move.ts, then drop the old table.");
     expect(await rows.nth(1).getByRole("link", { name: ids.decision! }).getAttribute("href")).toBe(`#/memory/${ids.decision}`);
     expect(await noHorizontalScroll(page)).toBe(true);
     await rows.nth(1).getByRole("button", { name: "Mark read" }).click();

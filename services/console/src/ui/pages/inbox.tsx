@@ -142,9 +142,7 @@ export function InboxPage({ call, caller, onUnread }: { call: Call; caller: Call
       <ErrorNote error={markError} />
       <ErrorNote error={pages.error} />
       {pages.loading ? <Loading /> : null}
-      {!pages.loading && !pages.error && shown.length === 0 ? (
-        <Empty>{box === "sent" ? "Nothing sent yet." : "No messages."}</Empty>
-      ) : null}
+      {!pages.loading && !pages.error && shown.length === 0 ? <Empty>{box === "sent" ? "Nothing sent yet." : "No messages."}</Empty> : null}
       {shown.length > 0 ? (
         <ol class="rows" aria-label={box === "sent" ? "Sent messages" : "Messages"}>
           {shown.map((message) => (
@@ -234,17 +232,7 @@ function MessageRow({
 }
 
 /** A message to an agent of the workspace or to `team`, with references to memories and sessions if any. */
-function SendForm({
-  call,
-  recipients,
-  teamError,
-  onSent,
-}: {
-  call: Call;
-  recipients: string[];
-  teamError: unknown;
-  onSent: () => void;
-}) {
+function SendForm({ call, recipients, teamError, onSent }: { call: Call; recipients: string[]; teamError: unknown; onSent: () => void }) {
   const [to, setTo] = useState("team");
   const [subject, setSubject] = useState("");
   const [body, setBody] = useState("");
