@@ -84,6 +84,31 @@ try {
     body: JSON.stringify({ reason: "TTL raised to 45 minutes after the holiday load test" }),
   });
 
+  const message = async (token: string, body: object) => {
+    await fetch(new URL("/v1/messages", stack.url), {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  };
+  await message(agents["frontend-dev"], {
+    to: "team",
+    subject: "Cart badge reads the cart API now",
+    body: "Anything that shows a cart count: read it from the cart API, never from the session cookie.",
+  });
+  await message(be, {
+    to: "operator",
+    subject: "Postgres sessions table can go on Monday",
+    body: "The migration is done (1,204 sessions moved, 3 expired). Drop the table after a week without reads.",
+    memory_ids: [decision],
+    session_ids: ["2026-11-29-migration"],
+  });
+  await message(admin, {
+    to: "backend-dev",
+    subject: "Freeze on main until the release is cut",
+    body: "Nothing merges to main until Friday.",
+  });
+
   await mkdir(out, { recursive: true });
   const browser = await launchChromium();
   const shoot = async (name: string, hash: string, width = 1280, height = 800) => {
@@ -99,6 +124,9 @@ try {
       await page.getByRole("button", { name: "Search", exact: true }).click();
       await page.locator(".rows > li").first().waitFor();
     }
+    if (name === "inbox") {
+      await page.getByRole("button", { name: "Postgres sessions table can go on Monday" }).click();
+    }
     await page.screenshot({ path: join(out, `${name}.png`), fullPage: true });
     await page.close();
   };
@@ -111,6 +139,7 @@ try {
   await shoot("session", "#/session/2026-11-28-checkout");
   await shoot("team", "#/team");
   await shoot("review", "#/review");
+  await shoot("inbox", "#/inbox");
   await shoot("memory-phone", `#/memory/${decision}`, 390, 844);
   await browser.close();
   process.stdout.write(`screenshots in ${out}\n`);

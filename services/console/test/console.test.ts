@@ -521,6 +521,134 @@ describe("the status page", () => {
   });
 });
 
+describe("the inbox", () => {
+  const DIRECT = "Finish the cache migration";
+  const TEAM = "Freeze on main until Friday";
+  const inboxOf = async (token: string) =>
+    (await http(cairn.url, "GET", "/v1/messages?detail=full&limit=50", { token })).body as {
+      unread: number;
+      messages: Array<{ id: string; subject: string; read: boolean; from: string; to: string }>;
+    };
+
+  it("sends an admin's message to an agent or the team from the form, and shows the API's error when one is refused", async () => {
+    const page = await signedIn(admin.token);
+    await page.getByRole("link", { name: "Inbox" }).click();
+    const form = page.getByRole("form", { name: "Send a message" });
+    const to = form.getByLabel("To");
+    // The recipients are the team's agents (from query_team_status) and `team`.
+    await expect.poll(() => to.locator("option").allTextContents()).toEqual(expect.arrayContaining(["team", "alice", "bob"]));
+    await to.selectOption("alice");
+    await form.getByLabel("Subject").fill("x".repeat(201));
+    await form.getByLabel("Body").fill("Run step 3 of services/checkout/migrations/2026-11-cache-move.ts, then drop the old table.");
+    await form.getByLabel("Memory ids (optional)").fill(ids.decision!);
+    await form.getByRole("button", { name: "Send" }).click();
+    await expect.poll(() => form.getByRole("alert").textContent()).toMatch(/subject/);
+    expect((await inboxOf(alice.token)).messages).toEqual([]);
+
+    await form.getByLabel("Subject").fill(DIRECT);
+    await form.getByRole("button", { name: "Send" }).click();
+    await expect.poll(() => form.getByRole("status").textContent()).toMatch(/^Sent to alice \(m_[0-9a-f]{32}\)\.$/);
+    expect(await form.getByRole("alert").count()).toBe(0);
+    await to.selectOption("team");
+    await form.getByLabel("Subject").fill(TEAM);
+    await form.getByLabel("Body").fill("Nothing merges to main until the release is cut.");
+    await form.getByRole("button", { name: "Send" }).click();
+    await expect.poll(() => form.getByRole("status").textContent()).toMatch(/^Sent to team /);
+    const alicesInbox = await inboxOf(alice.token);
+    expect(alicesInbox.unread).toBe(2);
+    expect(alicesInbox.messages.map((m) => [m.from, m.to, m.subject, m.read])).toEqual([
+      ["ops", "team", TEAM, false],
+      ["ops", "alice", DIRECT, false],
+    ]);
+
+    // What the admin sent, in the Sent box; and alice's inbox as she has it, which only she marks read.
+    await page.getByRole("button", { name: "Sent" }).click();
+    const rows = page.getByRole("list", { name: "Sent messages" }).locator("> li");
+    await expect.poll(() => rows.allTextContents()).toEqual([expect.stringContaining(`to team`), expect.stringContaining("to alice")]);
+    await page.getByRole("button", { name: "Received" }).click();
+    await page.getByLabel("Whose messages").selectOption("alice");
+    await expect.poll(() => page.getByRole("status", { name: "Unread messages" }).textContent()).toBe("alice has 2 unread");
+    const alices = page.getByRole("list", { name: "Messages" }).locator("> li");
+    await expect.poll(() => alices.count()).toBe(2);
+    await page.getByRole("button", { name: DIRECT }).click();
+    await expect.poll(() => alices.nth(1).textContent()).toContain("Run step 3");
+    expect(await page.getByRole("button", { name: "Mark read" }).count()).toBe(0);
+    expect(await page.getByRole("button", { name: "Mark all shown read" }).count()).toBe(0);
+    await page.close();
+  });
+
+  it("shows an agent its messages unread first with the count; opening one shows its body, Mark read marks it and the count drops", async () => {
+    const page = await signedIn(alice.token, { width: 390, height: 844 });
+    const nav = page.getByRole("navigation", { name: "Console" });
+    await expect.poll(() => nav.getByRole("link", { name: "Inbox" }).textContent()).toBe("Inbox (2)");
+    await nav.getByRole("link", { name: "Inbox" }).click();
+    const count = page.getByRole("status", { name: "Unread messages" });
+    await expect.poll(() => count.textContent()).toBe("2 unread");
+    const rows = page.getByRole("list", { name: "Messages" }).locator("> li");
+    await expect.poll(() => rows.count()).toBe(2);
+    expect(await rows.locator(".flag").allTextContents()).toEqual(["unread", "unread"]);
+    expect(await rows.nth(1).textContent()).toContain(DIRECT);
+    expect(await rows.nth(1).textContent()).not.toContain("Run step 3");
+
+    await page.getByRole("button", { name: DIRECT }).click();
+    await expect
+      .poll(() => rows.nth(1).textContent())
+      .toContain("Run step 3 of services/checkout/migrations/2026-11-cache-move.ts, then drop the old table.");
+    expect(await rows.nth(1).getByRole("link", { name: ids.decision! }).getAttribute("href")).toBe(`#/memory/${ids.decision}`);
+    expect(await noHorizontalScroll(page)).toBe(true);
+    await rows.nth(1).getByRole("button", { name: "Mark read" }).click();
+    await expect.poll(() => count.textContent()).toBe("1 unread");
+    expect(await rows.locator(".flag").allTextContents()).toEqual(["unread", "read"]);
+    expect(await nav.getByRole("link", { name: "Inbox" }).textContent()).toBe("Inbox (1)");
+    expect(await rows.nth(1).getByRole("button", { name: "Mark read" }).count()).toBe(0);
+    const after = await inboxOf(alice.token);
+    expect(after.unread).toBe(1);
+    expect(after.messages.map((m) => [m.subject, m.read])).toEqual([
+      [TEAM, false],
+      [DIRECT, true],
+    ]);
+    await page.close();
+  });
+
+  it("shows a third agent the team's message but not another's, a page at a time, and marks all shown read", async () => {
+    // Ten direct messages to bob after the team's: the team's is on his second page.
+    for (let n = 1; n <= 10; n++) {
+      const sent = await http(cairn.url, "POST", "/v1/messages", {
+        token: admin.token,
+        body: { to: "bob", subject: `Review request ${n}`, body: `Please review change ${n}.` },
+      });
+      expect(sent.status).toBe(201);
+    }
+    const page = await signedIn(bob.token);
+    const nav = page.getByRole("navigation", { name: "Console" });
+    await expect.poll(() => nav.getByRole("link", { name: "Inbox" }).textContent()).toBe("Inbox (11)");
+    await nav.getByRole("link", { name: "Inbox" }).click();
+    const count = page.getByRole("status", { name: "Unread messages" });
+    await expect.poll(() => count.textContent()).toBe("11 unread");
+    const rows = page.getByRole("list", { name: "Messages" }).locator("> li");
+    await expect.poll(() => rows.count()).toBe(10);
+    expect((await rows.allTextContents()).join("\n")).not.toContain(TEAM);
+    await page.getByRole("button", { name: "More" }).click();
+    await expect.poll(() => rows.count()).toBe(11);
+    const shown = (await rows.allTextContents()).join("\n");
+    expect(shown).toContain(TEAM);
+    expect(shown).toContain("Review request 1");
+    expect(shown).not.toContain(DIRECT);
+    expect(await noHorizontalScroll(page)).toBe(true);
+
+    await page.getByRole("button", { name: "Mark all shown read" }).click();
+    await expect.poll(() => count.textContent()).toBe("0 unread");
+    expect(await rows.locator(".flag").allTextContents()).toEqual(Array(11).fill("read"));
+    expect(await nav.getByRole("link", { name: "Inbox" }).textContent()).toBe("Inbox");
+    expect((await inboxOf(bob.token)).unread).toBe(0);
+    // Read for bob only: the team's message is still unread for alice.
+    const alices = await inboxOf(alice.token);
+    expect(alices.unread).toBe(1);
+    expect(alices.messages.find((m) => m.subject === TEAM)!.read).toBe(false);
+    await page.close();
+  });
+});
+
 describe("screens", () => {
   it("fit a 390 px phone and a 1280 px screen without horizontal scrolling, on every page", async () => {
     for (const width of [390, 1280]) {
@@ -533,6 +661,7 @@ describe("screens", () => {
         "#/team",
         "#/review",
         "#/status",
+        "#/inbox",
       ]) {
         await page.goto(new URL(`/console${hash}`, cairn.url).href);
         await page.locator("main h1").waitFor();

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
 import { apiFor, type Caller } from "./api.js";
+import { InboxPage } from "./pages/inbox.js";
 import { MemoryPage } from "./pages/memory.js";
 import { Search } from "./pages/search.js";
 import { ReviewPage } from "./pages/review.js";
@@ -18,6 +19,8 @@ export function App() {
   const [caller, setCaller] = useState<Caller | undefined>(undefined);
   const [route, setRoute] = useState<Route>(() => parseRoute(location.hash));
   const call = useMemo(() => (token ? apiFor(token) : undefined), [token]);
+  /** The signed-in agent's unread messages, for the nav: read again on every page the console opens. */
+  const [unread, setUnread] = useState<number | undefined>(undefined);
 
   useEffect(() => {
     const onHash = () => setRoute(parseRoute(location.hash));
@@ -35,6 +38,15 @@ export function App() {
     if (!call) return;
     call("get_caller", {}).then(setCaller, signOut);
   }, [call, signOut]);
+
+  useEffect(() => {
+    if (!call || !caller) return;
+    // A count the nav cannot read leaves the nav without one; the Inbox page shows the error.
+    call("query_inbox", { limit: 1 }).then(
+      (inbox) => setUnread(inbox.unread),
+      () => setUnread(undefined),
+    );
+  }, [call, caller, route]);
 
   if (!call || !caller) {
     return (
@@ -60,6 +72,9 @@ export function App() {
           <a href="#/team" aria-current={route.page === "team" ? "page" : undefined}>
             Team
           </a>
+          <a href="#/inbox" aria-current={route.page === "inbox" ? "page" : undefined}>
+            {unread ? `Inbox (${unread})` : "Inbox"}
+          </a>
           {caller.role === "admin" ? (
             <>
               <a href="#/review" aria-current={route.page === "review" ? "page" : undefined}>
@@ -84,6 +99,7 @@ export function App() {
         {route.page === "memory" ? <MemoryPage call={call} caller={caller} id={route.id} /> : null}
         {route.page === "session" ? <SessionPage call={call} id={route.id} /> : null}
         {route.page === "team" ? <TeamPage call={call} /> : null}
+        {route.page === "inbox" ? <InboxPage call={call} caller={caller} onUnread={setUnread} /> : null}
         {route.page === "status" || route.page === "review" ? (
           caller.role !== "admin" ? (
             <p role="alert" class="error">

@@ -48,5 +48,7 @@ export function usePages<T>(fetchPage: (cursor: string | null) => Promise<Page<T
     reload: () => void load(null),
     /** Takes one item out of what is shown (after it was acted on). */
     drop: (keep: (item: T) => boolean) => setItems((previous) => previous.filter(keep)),
+    /** Changes what is shown of the items read so far (after they were acted on). */
+    update: (change: (item: T) => T) => setItems((previous) => previous.map(change)),
   };
 }

@@ -5,6 +5,7 @@ export type Route =
   | { page: "status" }
   | { page: "team" }
   | { page: "review" }
+  | { page: "inbox" }
   | { page: "memory"; id: string }
   | { page: "session"; id: string };
 
@@ -16,6 +17,7 @@ export function parseRoute(hash: string): Route {
   if (page === "status") return { page: "status" };
   if (page === "team") return { page: "team" };
   if (page === "review") return { page: "review" };
+  if (page === "inbox") return { page: "inbox" };
   if (page === "memory" && id) return { page: "memory", id };
   if (page === "session" && id) return { page: "session", id };
   return { page: "timeline", ...(params.get("agent") ? { agent: params.get("agent")! } : {}) };
