@@ -430,8 +430,8 @@ function grid(name: string): Array<[string, RetrievalTuning]> {
     case "meaning": {
       // Issue 39: levels that follow the rank (always on), the lexical low floor, similarity alone read as medium
       // when sure, the dense list's weight when the lexical side holds little of the query, and BM25's head kept
-      // with the dense list's nearest voting below it; on session 7's fusion unless said (docs/benchmarks.md,
-      // "Meaning: fusion and confidence").
+      // with the dense list's nearest voting below it; on the RRF fusion the default had before unless said
+      // (docs/benchmarks.md, "Meaning: fusion and confidence").
       const t = (
         label: string,
         low: number,
