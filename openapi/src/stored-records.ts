@@ -120,12 +120,33 @@ const SUMMARY: Rule = {
 
 const TOMBSTONE: Rule = { prefix: "t_", required: { forgotten_at: time, forgotten_by: text }, written: {}, optional: {} };
 
-const RULES = { turns: TURN, summaries: SUMMARY, tombstones: TOMBSTONE } as const;
+/** Any string, the empty one too (a message's subject). */
+const anyText: Check = (v) => (typeof v === "string" ? undefined : `is ${shown(v)}, not a string`);
+/** What a record of `messages` is: a message, or a read mark. */
+const mailKind: Check = (v) => (v === "message" || v === "read" ? undefined : `is ${shown(v)}, not "message" or "read"`);
+const messageId: Check = (v) => (typeof v === "string" && /^m_[0-9a-f]{32}$/.test(v) ? undefined : `is ${shown(v)}, not a message id`);
+
+/** A message of the mailbox as `export_records` lists it: its body is the document. */
+const MESSAGE: Rule = {
+  prefix: "m_",
+  required: { kind: mailKind, from: text, to: text, subject: anyText, digest: text, sent_at: time },
+  written: {},
+  optional: { memory_ids: anyText, session_ids: strings },
+};
+
+/** An agent's read mark of a message. */
+const READ_MARK: Rule = { prefix: "m_", required: { kind: mailKind, reader: text, message_id: messageId }, written: {}, optional: {} };
+
+const RULES = { turns: TURN, summaries: SUMMARY, tombstones: TOMBSTONE, messages: MESSAGE } as const;
 export type ValidatedCollection = keyof typeof RULES;
+
+/** The rule a record is checked by: its collection's, and in `messages` its kind's. */
+const ruleOf = (collection: ValidatedCollection, metadata: Metadata): Rule =>
+  collection === "messages" && metadata.kind === "read" ? READ_MARK : RULES[collection];
 
 /** The fields of a record's metadata that fail their checks, in a stable order; none for a sound record. */
 export function damageOf(collection: ValidatedCollection, metadata: Metadata, purpose: "read" | "write" = "read"): Damage[] {
-  const rule = RULES[collection];
+  const rule = ruleOf(collection, metadata);
   const found: Damage[] = [];
   const required = purpose === "write" ? { ...rule.required, ...rule.written } : rule.required;
   const optional = purpose === "write" ? rule.optional : { ...rule.written, ...rule.optional };
@@ -142,7 +163,7 @@ export function damageOf(collection: ValidatedCollection, metadata: Metadata, pu
   return found;
 }
 
-/** Whether an id names a record of this collection by its prefix (`t_` a turn or a tombstone, `s_` a summary). */
+/** Whether an id names a record of this collection by its prefix (`t_` a turn or a tombstone, `s_` a summary, `m_` mail). */
 export const hasPrefixOf = (collection: ValidatedCollection, id: string): boolean => id.startsWith(RULES[collection].prefix);
 
 /** The prefix an id of this collection starts with. */

@@ -370,9 +370,12 @@ export interface paths {
         };
         /**
          * Every record of one collection of the workspace, page by page, for backups (admin).
-         * @description Pages through the workspace's `turns`, `summaries` or `tombstones` (who forgot which memory, when and
-         *     why — never what) in the order they were stored, with their documents, metadata exactly as stored and,
-         *     unless `include_embeddings` is false, their vectors. Each page names the collection's embedding stamp,
+         * @description Pages through the workspace's `turns`, `summaries`, `tombstones` (who forgot which memory, when and
+         *     why — never what) or `messages` (the mailbox) in the order they were stored, with their documents, metadata
+         *     exactly as stored and, unless `include_embeddings` is false, their vectors. `messages` lists each message
+         *     (metadata `kind` `message`, its body as the document) and each read mark (`kind` `read`: which `reader`
+         *     marked which `message_id` read); its pages walk the mailbox's entries, stream slots included, so a page
+         *     may list fewer records than `limit` and `total` counts entries, not records. Each page names the collection's embedding stamp,
          *     so a restore knows whether the vectors fit the server it restores into. Served also while the
          *     workspace waits for `reembed_records`. Run it against a quiet workspace: records written while it
          *     pages may be missed or listed twice.
@@ -384,7 +387,10 @@ export interface paths {
          * @description Restores records as `export_records` listed them, keeping their ids, fields and original `recorded_at`.
          *     Idempotent: a record whose id is present is skipped, so importing the same records twice stores nothing
          *     twice. A turn whose id carries a tombstone is not brought back (counted as `forgotten`); importing a
-         *     tombstone forgets the record if it is present. Restored turns are found by `query_recent_turns` (each
+         *     tombstone forgets the record if it is present. Restored messages are posted to their recipients' inboxes and
+         *     their senders' sent boxes in the order they were sent (a message present is skipped), and a read mark is
+         *     restored once its message is here (else skipped), so each agent's inbox, read state and unread count are
+         *     those of the backup. Restored turns are found by `query_recent_turns` (each
          *     agent's turns in the order of their original `recorded_at`, after the agent's existing turns) and by
          *     hybrid search like any other; each restored turn leaves a `restore` entry in the audit log. Vectors are
          *     kept when `stamp` matches this server's embedder, else the documents are embedded again.
@@ -1155,7 +1161,7 @@ export interface components {
          * @description Which records of the workspace.
          * @enum {string}
          */
-        RecordCollectionName: "turns" | "summaries" | "tombstones";
+        RecordCollectionName: "turns" | "summaries" | "tombstones" | "messages";
         EmbeddingStamp: {
             model: string;
             dimension: number;
@@ -1173,10 +1179,10 @@ export interface components {
             /** @description The token's workspace, whose records these are. */
             workspace: string;
             collection: components["schemas"]["RecordCollectionName"];
-            /** @description The embedding stamp of the collection; null for tombstones, which have no vectors. */
+            /** @description The embedding stamp of the collection; null for tombstones and messages, which have no vectors. */
             stamp: components["schemas"]["EmbeddingStamp"] | null;
             records: components["schemas"]["ExportedRecord"][];
-            /** @description Records in the collection when this page was read. */
+            /** @description Records in the collection when this page was read (for messages, entries of the mailbox). */
             total: number;
             next_cursor: string | null;
         };

@@ -11,16 +11,21 @@ export type ExportPage = components["schemas"]["ExportPage"];
  * The backup file: NDJSON, one JSON value per line.
  *   line 1        {"type":"header","format":"cairn-backup","version":1,"created_at":...}
  *   then          {"type":"record","workspace":W,"collection":C,"record":{id,document,metadata,embedding}}
- *                 per workspace: tombstones first, then turns, then summaries (the order restore needs)
+ *                 per workspace: tombstones first, then turns, then summaries, then messages (the mailbox's messages
+ *                 and read marks) (the order restore needs)
  *   last line     {"type":"manifest",...}: counts per workspace and collection, each collection's embedding
  *                 stamp, the sha256 of each workspace's record lines and of every line before the manifest.
- * A file without its manifest, or whose lines do not match it, is damaged and is not restored.
+ * A file without its manifest, or whose lines do not match it, is damaged and is not restored. A manifest written
+ * before the mailbox was backed up counts no messages: it reads as counting 0.
  */
 
 export const FORMAT = "cairn-backup";
 export const VERSION = 1;
 /** Restore order: a tombstone must be in place before the turns it keeps from coming back. */
-export const COLLECTION_ORDER: readonly TransferCollection[] = ["tombstones", "turns", "summaries"];
+export const COLLECTION_ORDER: readonly TransferCollection[] = ["tombstones", "turns", "summaries", "messages"];
+
+/** Counts of nothing, per collection. */
+export const noCounts = (): Record<TransferCollection, number> => ({ tombstones: 0, turns: 0, summaries: 0, messages: 0 });
 
 export interface HeaderLine {
   type: "header";
@@ -108,6 +113,7 @@ function isWorkspaceManifest(value: unknown): value is WorkspaceManifest {
     isCount(value.counts.tombstones) &&
     isCount(value.counts.turns) &&
     isCount(value.counts.summaries) &&
+    (value.counts.messages === undefined || isCount(value.counts.messages)) &&
     isObject(value.stamps) &&
     (value.stamps.turns === null || isStamp(value.stamps.turns)) &&
     (value.stamps.summaries === null || isStamp(value.stamps.summaries)) &&
@@ -140,7 +146,7 @@ export class Checksums {
     if (parsed.type !== "record") return;
     let entry = this.perWorkspace.get(parsed.workspace);
     if (!entry) {
-      entry = { hash: createHash("sha256"), counts: { tombstones: 0, turns: 0, summaries: 0 } };
+      entry = { hash: createHash("sha256"), counts: noCounts() };
       this.perWorkspace.set(parsed.workspace, entry);
     }
     entry.hash.update(`${text}\n`);

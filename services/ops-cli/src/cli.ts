@@ -216,7 +216,7 @@ async function run(command: Command, values: Record<string, string | boolean | u
     const manifest = await checkFile(file);
     const summary = await restore(file, manifest, await resolveTargets(config), string("workspace"), io);
     for (const w of summary.workspaces) {
-      const parts = (["tombstones", "turns", "summaries"] as const).map((c) => {
+      const parts = (["tombstones", "turns", "summaries", "messages"] as const).map((c) => {
         const t = w.totals[c];
         return `${c} ${t.stored} stored, ${t.skipped} skipped${t.forgotten ? `, ${t.forgotten} forgotten` : ""}${t.reembedded ? `, ${t.reembedded} re-embedded` : ""}`;
       });
@@ -230,7 +230,7 @@ async function run(command: Command, values: Record<string, string | boolean | u
     const summary = await backup(targets, resolve(io.cwd, out!), io);
     for (const w of summary.workspaces) {
       io.stdout.write(
-        `backed up ${w.workspace}: ${w.counts.turns} turns, ${w.counts.summaries} summaries, ${w.counts.tombstones} tombstones\n`,
+        `backed up ${w.workspace}: ${w.counts.turns} turns, ${w.counts.summaries} summaries, ${w.counts.tombstones} tombstones, ${w.counts.messages} messages and read marks\n`,
       );
     }
     io.stdout.write(`wrote ${summary.records} records (${summary.bytes} bytes) to ${out}\n`);

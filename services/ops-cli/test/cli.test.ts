@@ -309,6 +309,124 @@ describe("cairn backup and restore", () => {
   });
 });
 
+describe("cairn backup and restore of the mailbox", () => {
+  const ws = uniqueWorkspace("mailbak");
+  const crew = {
+    alice: makeToken(ws, "alice"),
+    bob: makeToken(ws, "bob"),
+    carol: makeToken(ws, "carol"),
+    ops: makeToken(ws, "ops", "admin"),
+  };
+  const tokens = Object.values(crew);
+  let source: TestCairn;
+  let freshChroma: EmbeddedChroma;
+  let fresh: TestCairn;
+  const sent: Record<string, string> = {};
+
+  const send = async (from: TestToken, to: string, subject: string) => {
+    const res = await http(source.url, "POST", "/v1/messages", {
+      token: from.token,
+      body: { to, subject, body: `${subject}: the details.` },
+    });
+    expect(res.status).toBe(201);
+    sent[subject] = res.body.id as string;
+  };
+  const ack = async (reader: TestToken, subjects: string[]) => {
+    const res = await http(source.url, "POST", "/v1/messages/ack", {
+      token: reader.token,
+      body: { message_ids: subjects.map((s) => sent[s]) },
+    });
+    expect(res.status).toBe(200);
+  };
+  type Box = { messages: Array<{ id: string; subject: string; read: boolean; body?: string }>; unread: number; next_cursor: string | null };
+  /** An agent's inbox and sent box, whole, with bodies. */
+  const boxes = async (cairn: TestCairn, reader: TestToken) => {
+    const out: Box[] = [];
+    for (const box of ["inbox", "sent"]) {
+      const res = await http<Box>(cairn.url, "GET", `/v1/messages?box=${box}&limit=50&detail=full`, { token: reader.token });
+      expect(res.status).toBe(200);
+      out.push(res.body);
+    }
+    return out;
+  };
+  const mail = async (cairn: TestCairn) => {
+    const res = await http(cairn.url, "GET", "/v1/admin/records?collection=messages&limit=500", { token: crew.ops.token });
+    expect(res.status).toBe(200);
+    return (res.body.records as Array<{ id: string }>).sort((a, b) => (a.id < b.id ? -1 : 1));
+  };
+
+  beforeAll(async () => {
+    source = await startCairn(tokens);
+    await send(crew.alice, "bob", "Finish the migration");
+    await send(crew.ops, "team", "Freeze on Friday");
+    await send(crew.bob, "alice", "Migration blocked");
+    await send(crew.carol, "team", "Runbook updated");
+    await send(crew.alice, "bob", "Try the batch path");
+    await ack(crew.bob, ["Finish the migration", "Freeze on Friday"]);
+    await ack(crew.alice, ["Runbook updated"]);
+    freshChroma = await startEmbeddedChroma({ path: join(dir, "mail-fresh-chroma"), logFile: join(dir, "mail-fresh-chroma.log") });
+    fresh = await startCairn(tokens, { chroma: freshChroma.url });
+  });
+  afterAll(async () => {
+    await source?.close();
+    await fresh?.close();
+    await freshChroma?.stop();
+  });
+
+  it("restores every message, read mark and box order into a fresh stack, and a second restore stores nothing", async () => {
+    const file = join(dir, "mail-backup.ndjson");
+    const tokensAt = await tokensFile("mail.yaml", [crew.ops]);
+    const made = await cairnCli(["backup", "--out", file, "--tokens-file", tokensAt, "--url", source.url.toString()]);
+    expect(made.code).toBe(0);
+    // 5 messages; read marks: bob's 2, alice's 1, and each team message's sender's own (2).
+    expect(made.stdout).toContain(`backed up ${ws}: 0 turns, 0 summaries, 0 tombstones, 10 messages and read marks`);
+    const manifest = JSON.parse((await readFile(file, "utf8")).trimEnd().split("\n").at(-1)!);
+    expect(manifest.workspaces[0]).toMatchObject({ workspace: ws, counts: { turns: 0, summaries: 0, tombstones: 0, messages: 10 } });
+    expect(manifest.records).toBe(10);
+
+    // Nothing in the fresh stack before the restore; the source has what the test sent.
+    expect((await boxes(fresh, crew.bob))[0]!.messages).toEqual([]);
+    expect((await boxes(source, crew.bob))[0]!.messages.map((m) => m.subject)).toEqual([
+      "Try the batch path",
+      "Runbook updated",
+      "Freeze on Friday",
+      "Finish the migration",
+    ]);
+
+    const restored = await cairnCli(["restore", "--in", file, "--tokens-file", tokensAt, "--url", fresh.url.toString()]);
+    expect(restored.code).toBe(0);
+    // The senders' marks of their team messages are left as those are posted again: present, so skipped.
+    expect(restored.stdout).toContain(
+      `restored ${ws}: tombstones 0 stored, 0 skipped; turns 0 stored, 0 skipped; summaries 0 stored, 0 skipped; messages 8 stored, 2 skipped`,
+    );
+
+    const unread: Record<string, number> = {};
+    for (const [name, token] of Object.entries(crew)) {
+      const there = await boxes(source, token);
+      const here = await boxes(fresh, token);
+      expect(here).toEqual(there);
+      expect(here[0]!.messages.length + here[1]!.messages.length).toBeGreaterThan(0);
+      unread[name] = here[0]!.unread;
+    }
+    // Read state came back as it was: some read, some not, per reader.
+    expect(unread).toEqual({ alice: 2, bob: 2, carol: 1, ops: 1 });
+    const bobs = (await boxes(fresh, crew.bob))[0]!.messages;
+    expect(bobs.filter((m) => m.read).map((m) => m.subject)).toEqual(["Freeze on Friday", "Finish the migration"]);
+    expect(bobs.filter((m) => !m.read).map((m) => m.subject)).toEqual(["Try the batch path", "Runbook updated"]);
+    expect(bobs.find((m) => m.subject === "Try the batch path")!.body).toBe("Try the batch path: the details.");
+    const listed = await mail(fresh);
+    expect(listed).toHaveLength(10);
+    expect(listed).toEqual(await mail(source));
+
+    // Restoring twice stores nothing twice: same records, same boxes, same unread counts.
+    const again = await cairnCli(["restore", "--in", file, "--tokens-file", tokensAt, "--url", fresh.url.toString()]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("messages 0 stored, 10 skipped");
+    expect(await mail(fresh)).toEqual(listed);
+    for (const token of tokens) expect(await boxes(fresh, token)).toEqual(await boxes(source, token));
+  });
+});
+
 describe("cairn restore of a backup holding a damaged record", () => {
   it("refuses the file naming line, record and field, restores nothing; repaired and backed up again, it restores", async () => {
     const ws = uniqueWorkspace("dmgbk");

@@ -5,6 +5,7 @@ import type { Embedder } from "../embeddings/embedder.js";
 import { internal, validationFailed } from "../errors.js";
 import type { AuditLog } from "../ledger/audit-log.js";
 import { ChangeFeed, feedAppend } from "../ledger/change-feed.js";
+import type { Mailbox, StoredMessage } from "../ledger/mailbox.js";
 import type { Sequences } from "../ledger/sequences.js";
 import type { Tombstones } from "../ledger/tombstones.js";
 import { recencyAppend } from "../ledger/sequences.js";
@@ -28,9 +29,10 @@ export class RecordImport {
   private readonly feed: ChangeFeed;
   private readonly audit: AuditLog;
   private readonly tombs: Tombstones;
+  private readonly mailbox: Mailbox;
 
   constructor(
-    storage: Pick<Storage, "records" | "turns" | "sequences" | "feed" | "audit" | "tombstones">,
+    storage: Pick<Storage, "records" | "turns" | "sequences" | "feed" | "audit" | "tombstones" | "mailbox">,
     private readonly embedder: Embedder,
   ) {
     ({
@@ -40,6 +42,7 @@ export class RecordImport {
       feed: this.feed,
       audit: this.audit,
       tombstones: this.tombs,
+      mailbox: this.mailbox,
     } = storage);
   }
 
@@ -48,6 +51,7 @@ export class RecordImport {
     assertShapes(request.collection, records);
     const base = { workspace: principal.workspace, collection: request.collection };
     if (request.collection === "tombstones") return { ...base, ...(await this.tombstones(principal, records)) };
+    if (request.collection === "messages") return { ...base, ...(await this.messages(principal.workspace, records)) };
     if (request.collection === "turns") return { ...base, ...(await this.turns(principal, records, request.stamp)) };
     return { ...base, ...(await this.summaries(principal.workspace, records, request.stamp)) };
   }
@@ -130,6 +134,29 @@ export class RecordImport {
     return { stored: fresh.length, skipped: present.size, forgotten: 0, reembedded: reembedded.length };
   }
 
+  /**
+   * Messages stored and posted again as they were sent (one present is skipped), then read marks left again:
+   * a mark whose message is not here, or that is there already, is skipped.
+   */
+  private async messages(workspace: string, records: ExportedRecord[]) {
+    const messages = records.filter((r) => r.metadata.kind === "message").map(messageOfRecord);
+    const stored = await this.mailbox.restore(workspace, messages, randomUUID());
+    const marks = records
+      .filter((r) => r.metadata.kind === "read")
+      .map((r) => ({ reader: String(r.metadata.reader), messageId: String(r.metadata.message_id) }));
+    const here = await this.mailbox.messages(
+      workspace,
+      marks.map((m) => m.messageId),
+    );
+    const marked = await this.mailbox.restoreReadMarks(
+      workspace,
+      marks.filter((m) => here.has(m.messageId)),
+      randomUUID(),
+    );
+    const storedCount = stored.length + marked;
+    return { stored: storedCount, skipped: records.length - storedCount, forgotten: 0, reembedded: 0 };
+  }
+
   /** A tombstone restored forgets its memory again where a copy of it is still stored. */
   private async tombstones(principal: Principal, records: ExportedRecord[]) {
     const workspace = principal.workspace;
@@ -188,6 +215,26 @@ export class RecordImport {
     reembedded.forEach((i, k) => (vectors[i] = made[k]!));
     return { vectors, reembedded };
   }
+}
+
+/** A message as `export_records` listed it (its checks passed), as the mailbox stores it. */
+function messageOfRecord(r: ExportedRecord): StoredMessage {
+  const f = r.metadata;
+  return {
+    id: r.id,
+    from: String(f.from),
+    to: String(f.to),
+    subject: String(f.subject),
+    body: r.document,
+    memoryIds: String(f.memory_ids ?? "")
+      .split(",")
+      .filter(Boolean),
+    sessionIds: f.session_ids === undefined ? [] : (JSON.parse(String(f.session_ids)) as string[]),
+    digest: String(f.digest),
+    sentAt: Number(f.sent_at),
+    writeId: "",
+    posted: false,
+  };
 }
 
 function firstOfEachId(records: readonly ExportedRecord[]): ExportedRecord[] {

@@ -206,6 +206,23 @@ export class Ledger {
     return read(await (await this.records(workspace, "recency")).get({ where }));
   }
 
+  /**
+   * A page of one collection's entries in the order they were added (Chroma's order for a `get` without a filter),
+   * and how many it holds: a scan, for backups (the mailbox's, see admin/record-export.ts).
+   */
+  async page(
+    workspace: string,
+    collection: LedgerCollectionName,
+    offset: number,
+    limit: number,
+    checkOffset: (total: number) => void,
+  ): Promise<{ entries: StoredRecord[]; total: number }> {
+    const records = await this.records(workspace, collection);
+    const total = await records.count();
+    checkOffset(total);
+    return { entries: offset < total ? read(await records.get({ offset, limit })) : [], total };
+  }
+
   /** How many entries each of the ledger's collections holds, and the stamp they carry (`none`/1). */
   async counts(workspace: string): Promise<Array<{ collection: LedgerCollectionName; count: number; stamp: EmbeddingStamp }>> {
     return Promise.all(

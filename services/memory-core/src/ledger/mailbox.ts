@@ -168,6 +168,47 @@ export class Mailbox {
     return unique.filter((id) => won.has(readMarkId(reader, id)));
   }
 
+  /**
+   * Stores messages from a backup under their ids, as they were sent, unless a message holds the id already, and
+   * posts those this call stored one at a time, oldest first: each takes its slots after the ones before it, and
+   * with a later time, so an inbox merges its direct and team streams in the order they were sent. Answers those.
+   */
+  async restore(workspace: string, messages: readonly StoredMessage[], writeId: string): Promise<StoredMessage[]> {
+    if (messages.length === 0) return [];
+    await this.ledger.insertIfAbsent(
+      workspace,
+      messages.map((m) => ({ id: messageRecordId(m.id), metadata: recordOf({ ...m, writeId, posted: false }) })),
+    );
+    const stored = await this.messages(
+      workspace,
+      messages.map((m) => m.id),
+    );
+    const ours = [...stored.values()].filter((m) => m.writeId === writeId).sort((a, b) => a.sentAt - b.sentAt || (a.id < b.id ? -1 : 1));
+    for (const m of ours) await this.post(workspace, m);
+    return ours;
+  }
+
+  /**
+   * Read marks from a backup left again, each with its slot in its reader's read stream (so unread counts add up),
+   * without an audit entry: they record no new reading. Answers how many this call left.
+   */
+  async restoreReadMarks(workspace: string, marks: ReadonlyArray<{ reader: string; messageId: string }>, writeId: string): Promise<number> {
+    const byReader = new Map<string, string[]>();
+    for (const { reader, messageId } of marks) byReader.set(reader, [...(byReader.get(reader) ?? []), messageId]);
+    let left = 0;
+    for (const [reader, ids] of byReader) {
+      const marked = await this.mark(workspace, reader, ids, writeId);
+      if (marked.length === 0) continue;
+      await this.sequences.appendAcross(
+        workspace,
+        marked.map((id) => ({ stream: readStream(reader), payload: { message_id: id } })),
+        writeId,
+      );
+      left += marked.length;
+    }
+    return left;
+  }
+
   /** How many messages to `reader` (its own and the team's) it has not marked read: three stream lengths. */
   async unread(workspace: string, reader: string): Promise<number> {
     const [direct, team, read] = await Promise.all([
@@ -187,6 +228,19 @@ export class Mailbox {
     const found = await this.sequences.read(workspace, stream, seqs);
     return new Map([...found].map(([seq, slot]) => [seq, { messageId: String(slot.message_id), at: Number(slot.recorded_at) }]));
   }
+}
+
+/** An entry of `ledger-mail` as a backup holds it: a message, or an agent's read mark of one. */
+export type MailEntry = { kind: "message"; message: StoredMessage } | { kind: "read"; reader: string; messageId: string };
+
+/** What an entry of `ledger-mail` is: a message, a read mark, or (undefined) a slot of one of its streams. */
+export function mailEntryOf(id: string, fields: Metadata): MailEntry | undefined {
+  if (!id.startsWith(MAIL_PREFIX)) return undefined;
+  const rest = id.slice(MAIL_PREFIX.length);
+  if (!rest.startsWith("read:")) return { kind: "message", message: messageOf(rest, fields) };
+  // Agents' names hold no `:`, message ids none either: the last one parts them.
+  const at = rest.lastIndexOf(":");
+  return { kind: "read", reader: rest.slice("read:".length, at), messageId: rest.slice(at + 1) };
 }
 
 function recordOf(m: StoredMessage): Metadata {

@@ -5,6 +5,7 @@ import {
   COLLECTION_ORDER,
   Checksums,
   FORMAT,
+  noCounts,
   VERSION,
   type EmbeddingStamp,
   type ExportPage,
@@ -68,7 +69,7 @@ export async function backup(targets: Target[], file: string, io: Io): Promise<B
             ...(after ? { after } : {}),
           });
           bar ??= new ProgressBar(io.stderr, `backup ${workspace} ${collection}`, page.total);
-          if (collection !== "tombstones") workspaceStamps[collection] = page.stamp as EmbeddingStamp | null;
+          if (collection === "turns" || collection === "summaries") workspaceStamps[collection] = page.stamp as EmbeddingStamp | null;
           for (const record of page.records) await write({ type: "record", workspace, collection, record });
           written += page.records.length;
           bar.setTotal(Math.max(page.total, written));
@@ -82,7 +83,7 @@ export async function backup(targets: Target[], file: string, io: Io): Promise<B
     const sums = checksums.result();
     const workspaces: WorkspaceManifest[] = targets.map(({ workspace }) => ({
       workspace,
-      counts: sums.workspaces.get(workspace)?.counts ?? { tombstones: 0, turns: 0, summaries: 0 },
+      counts: sums.workspaces.get(workspace)?.counts ?? noCounts(),
       stamps: stamps.get(workspace)!,
       sha256: sums.workspaces.get(workspace)?.sha256 ?? EMPTY_SHA256,
     }));

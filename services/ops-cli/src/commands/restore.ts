@@ -7,6 +7,8 @@ import {
   isHeaderLine,
   isManifestLine,
   isRecordLine,
+  noCounts,
+  COLLECTION_ORDER,
   VERSION,
   type ExportedRecord,
   type ManifestLine,
@@ -54,7 +56,7 @@ export async function restore(
     );
   }
   const totals = new Map(wanted.map((w) => [w.workspace, emptyTotals()]));
-  const total = wanted.reduce((n, w) => n + w.counts.tombstones + w.counts.turns + w.counts.summaries, 0);
+  const total = wanted.reduce((n, w) => n + COLLECTION_ORDER.reduce((m, c) => m + w.counts[c], 0), 0);
   const bar = new ProgressBar(io.stderr, "restore", total);
   let done = 0;
 
@@ -65,7 +67,7 @@ export async function restore(
     if (!batchOf || batch.length === 0) return;
     const { workspace, collection } = batchOf;
     const stamps = manifest.workspaces.find((w) => w.workspace === workspace)!.stamps;
-    const stamp = collection === "tombstones" ? null : stamps[collection];
+    const stamp = collection === "turns" || collection === "summaries" ? stamps[collection] : null;
     const result = await clients.get(workspace)!.call("import_records", { collection, ...(stamp ? { stamp } : {}), records: batch });
     const sum = totals.get(workspace)![collection];
     for (const key of ["stored", "skipped", "forgotten", "reembedded"] as const) sum[key] += result[key];
@@ -115,7 +117,8 @@ export async function checkFile(file: string): Promise<ManifestLine> {
     }
     if (value.type === "manifest") {
       if (!isManifestLine(value)) throw damaged(`line ${number} is not a manifest line`);
-      manifest = value;
+      // A manifest from before the mailbox was backed up counts no messages.
+      manifest = { ...value, workspaces: value.workspaces.map((w) => ({ ...w, counts: { ...noCounts(), ...w.counts } })) };
       continue;
     }
     if (value.type === "record") {
@@ -146,8 +149,8 @@ export async function checkFile(file: string): Promise<ManifestLine> {
   if (checksums.records !== manifest.records) throw damaged(`it holds ${checksums.records} records, the manifest says ${manifest.records}`);
   for (const w of manifest.workspaces) {
     const found = sums.workspaces.get(w.workspace);
-    const counts = found?.counts ?? { tombstones: 0, turns: 0, summaries: 0 };
-    for (const collection of ["tombstones", "turns", "summaries"] as const) {
+    const counts = found?.counts ?? noCounts();
+    for (const collection of COLLECTION_ORDER) {
       if (counts[collection] !== w.counts[collection]) {
         throw damaged(`${w.workspace} holds ${counts[collection]} ${collection}, the manifest says ${w.counts[collection]}`);
       }
@@ -189,6 +192,7 @@ const emptyTotals = (): RestoreTotals => ({
   tombstones: { stored: 0, skipped: 0, forgotten: 0, reembedded: 0 },
   turns: { stored: 0, skipped: 0, forgotten: 0, reembedded: 0 },
   summaries: { stored: 0, skipped: 0, forgotten: 0, reembedded: 0 },
+  messages: { stored: 0, skipped: 0, forgotten: 0, reembedded: 0 },
 });
 
 const names = (workspaces: WorkspaceManifest[]) => workspaces.map((w) => w.workspace).join(", ") || "none";
