@@ -276,10 +276,12 @@ describe("export_records and import_records of the mailbox over REST", () => {
     expect(messages.map((r) => r.id)).toEqual(sent);
     expect(messages[2]).toMatchObject({ document: "Keys rotated.", metadata: { from: "alice", to: "bob", subject: "Keys rotated" } });
     // bob's mark of the first message, and his own of his team message.
-    expect(marks.map((r) => [r.metadata.reader, r.metadata.message_id]).sort()).toEqual([
-      ["bob", sent[0]],
-      ["bob", sent[1]],
-    ]);
+    expect(marks.map((r) => [r.metadata.reader, r.metadata.message_id]).sort()).toEqual(
+      [
+        ["bob", sent[0]],
+        ["bob", sent[1]],
+      ].sort(),
+    );
     expect(records.every((r) => r.embedding === undefined)).toBe(true);
 
     // One damaged record refuses the batch whole: nothing is stored, not even the sound ones.
