@@ -124,18 +124,21 @@ const TOMBSTONE: Rule = { prefix: "t_", required: { forgotten_at: time, forgotte
 const anyText: Check = (v) => (typeof v === "string" ? undefined : `is ${shown(v)}, not a string`);
 /** What a record of `messages` is: a message, or a read mark. */
 const mailKind: Check = (v) => (v === "message" || v === "read" ? undefined : `is ${shown(v)}, not "message" or "read"`);
+/** An agent's name as tokens name agents (the contract's `AgentName`); `team` is one too. */
+const agentName: Check = (v) =>
+  typeof v === "string" && /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(v) ? undefined : `is ${shown(v)}, not an agent's name`;
 const messageId: Check = (v) => (typeof v === "string" && /^m_[0-9a-f]{32}$/.test(v) ? undefined : `is ${shown(v)}, not a message id`);
 
 /** A message of the mailbox as `export_records` lists it: its body is the document. */
 const MESSAGE: Rule = {
   prefix: "m_",
-  required: { kind: mailKind, from: text, to: text, subject: anyText, digest: text, sent_at: time },
+  required: { kind: mailKind, from: agentName, to: agentName, subject: anyText, digest: text, sent_at: time },
   written: {},
   optional: { memory_ids: anyText, session_ids: strings },
 };
 
 /** An agent's read mark of a message. */
-const READ_MARK: Rule = { prefix: "m_", required: { kind: mailKind, reader: text, message_id: messageId }, written: {}, optional: {} };
+const READ_MARK: Rule = { prefix: "m_", required: { kind: mailKind, reader: agentName, message_id: messageId }, written: {}, optional: {} };
 
 const RULES = { turns: TURN, summaries: SUMMARY, tombstones: TOMBSTONE, messages: MESSAGE } as const;
 export type ValidatedCollection = keyof typeof RULES;

@@ -389,7 +389,7 @@ export interface paths {
          *     twice. A turn whose id carries a tombstone is not brought back (counted as `forgotten`); importing a
          *     tombstone forgets the record if it is present. Restored messages are posted to their recipients' inboxes and
          *     their senders' sent boxes in the order they were sent (a message present is skipped), and a read mark is
-         *     restored once its message is here (else skipped), so each agent's inbox, read state and unread count are
+         *     restored once its message is here in its reader's inbox (else skipped), so each agent's inbox, read state and unread count are
          *     those of the backup. Restored turns are found by `query_recent_turns` (each
          *     agent's turns in the order of their original `recorded_at`, after the agent's existing turns) and by
          *     hybrid search like any other; each restored turn leaves a `restore` entry in the audit log. Vectors are

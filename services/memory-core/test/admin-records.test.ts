@@ -293,20 +293,28 @@ describe("export_records and import_records of the mailbox over REST", () => {
     const refusedMark = await importRecords(mailTo.ops.token, { collection: "messages", records: [messages[0], brokenMark] });
     expect([refusedMark.status, refusedMark.body.code]).toEqual([400, "validation_failed"]);
     expect(refusedMark.body.errors[0].path).toBe("records/1/metadata/message_id");
+    const badReader = { ...marks[0], metadata: { ...marks[0].metadata, reader: "bob:x" } };
+    const refusedReader = await importRecords(mailTo.ops.token, { collection: "messages", records: [messages[0], badReader] });
+    expect([refusedReader.status, refusedReader.body.code]).toEqual([400, "validation_failed"]);
+    expect(refusedReader.body.errors[0].path).toBe("records/1/metadata/reader");
     expect(await box(mailTo.bob.token)).toMatchObject({ messages: [], unread: 0 });
     expect((await exportAll(mailTo.ops.token, "messages")).records).toEqual([]);
 
-    const restored = await importRecords(mailTo.ops.token, { collection: "messages", records });
+    // A mark of a message not in its reader's inbox (alice's direct message to bob, marked by alice) would
+    // take one off alice's unread count: it is skipped.
+    const strayMark = { id: `m_${"e".repeat(32)}`, document: "", metadata: { kind: "read", reader: "alice", message_id: sent[0] } };
+    const restored = await importRecords(mailTo.ops.token, { collection: "messages", records: [...records, strayMark] });
     expect(restored.status).toBe(200);
     expectContractOutput("import_records", restored.body);
     // bob's own mark of his team message comes back as it is posted again: present, so skipped.
-    expect(restored.body).toMatchObject({ collection: "messages", stored: 4, skipped: 1 });
+    expect(restored.body).toMatchObject({ collection: "messages", stored: 4, skipped: 2 });
     for (const agent of ["alice", "bob"] as const) {
       const there = await box(mailFrom[agent].token);
       const here = await box(mailTo[agent].token);
       expect(here.messages.length).toBeGreaterThan(0);
       expect(here).toEqual(there);
     }
+    expect((await box(mailTo.alice.token)).unread).toBe(1);
     const bobs = await box(mailTo.bob.token);
     expect(bobs.unread).toBe(1);
     expect(bobs.messages.map((m) => [m.id, m.read])).toEqual([

@@ -5,7 +5,7 @@ import type { Embedder } from "../embeddings/embedder.js";
 import { internal, validationFailed } from "../errors.js";
 import type { AuditLog } from "../ledger/audit-log.js";
 import { ChangeFeed, feedAppend } from "../ledger/change-feed.js";
-import type { Mailbox, StoredMessage } from "../ledger/mailbox.js";
+import { TEAM, type Mailbox, type StoredMessage } from "../ledger/mailbox.js";
 import type { Sequences } from "../ledger/sequences.js";
 import type { Tombstones } from "../ledger/tombstones.js";
 import { recencyAppend } from "../ledger/sequences.js";
@@ -136,7 +136,8 @@ export class RecordImport {
 
   /**
    * Messages stored and posted again as they were sent (one present is skipped), then read marks left again:
-   * a mark whose message is not here, or that is there already, is skipped.
+   * a mark that is there already, or whose message is not here in its reader's inbox (to it or to the team), is
+   * skipped: a reader's unread count is its inbox's length less its marks.
    */
   private async messages(workspace: string, records: ExportedRecord[]) {
     const messages = records.filter((r) => r.metadata.kind === "message").map(messageOfRecord);
@@ -150,7 +151,7 @@ export class RecordImport {
     );
     const marked = await this.mailbox.restoreReadMarks(
       workspace,
-      marks.filter((m) => here.has(m.messageId)),
+      marks.filter((m) => [m.reader, TEAM].includes(here.get(m.messageId)?.to ?? "")),
       randomUUID(),
     );
     const storedCount = stored.length + marked;
