@@ -72,3 +72,18 @@ export function ChoiceField(props: {
     </label>
   );
 }
+
+/** The button that reads the next page of a paged list, while there is one and none is being read. */
+export function MoreButton({
+  pages,
+  children,
+}: {
+  pages: { more?: (() => void) | undefined; loading: boolean };
+  children: ComponentChildren;
+}) {
+  return pages.more && !pages.loading ? (
+    <button type="button" onClick={pages.more}>
+      {children}
+    </button>
+  ) : null;
+}

@@ -3,7 +3,7 @@ import type { Call, Caller, Schemas } from "../api.js";
 import { when } from "../format.js";
 import { usePages } from "../pages-hook.js";
 import { memoryHref, sessionHref } from "../routes.js";
-import { ChoiceField, Empty, ErrorNote, Loading, TextField } from "../widgets.js";
+import { ChoiceField, Empty, ErrorNote, Loading, MoreButton, TextField } from "../widgets.js";
 
 type Message = Schemas["Message"];
 type Box = "inbox" | "sent";
@@ -157,11 +157,7 @@ export function InboxPage({ call, caller, onUnread }: { call: Call; caller: Call
           ))}
         </ol>
       ) : null}
-      {pages.more && !pages.loading ? (
-        <button type="button" onClick={pages.more}>
-          More
-        </button>
-      ) : null}
+      <MoreButton pages={pages}>More</MoreButton>
       <SendForm
         call={call}
         recipients={(team ?? []).filter((agent) => agent !== caller.agent)}

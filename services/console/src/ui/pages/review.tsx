@@ -1,7 +1,7 @@
 import { useCallback, useState } from "preact/hooks";
 import type { Call, Memory, MemoryBrief, Schemas } from "../api.js";
 import { isBrief } from "../api.js";
-import { ChoiceField, Empty, ErrorNote, Loading, TextField } from "../widgets.js";
+import { ChoiceField, Empty, ErrorNote, Loading, MoreButton, TextField } from "../widgets.js";
 import { usePages } from "../pages-hook.js";
 import { MemoryRow } from "./brief-list.js";
 
@@ -92,11 +92,7 @@ export function ReviewPage({ call }: { call: Call }) {
           ))}
         </ol>
       ) : null}
-      {pages.more && !pages.loading ? (
-        <button type="button" onClick={pages.more}>
-          More
-        </button>
-      ) : null}
+      <MoreButton pages={pages}>More</MoreButton>
     </section>
   );
 }

@@ -1,7 +1,7 @@
 import { useCallback, useState } from "preact/hooks";
 import type { Call, Memory, MemoryBrief, Schemas } from "../api.js";
 import { when } from "../format.js";
-import { Empty, ErrorNote, Loading } from "../widgets.js";
+import { Empty, ErrorNote, Loading, MoreButton } from "../widgets.js";
 import { usePages } from "../pages-hook.js";
 import { MemoryRow } from "./brief-list.js";
 
@@ -53,11 +53,7 @@ export function SessionPage({ call, id }: { call: Call; id: string }) {
         <Empty>No turns.</Empty>
       )}
       {pages.loading ? <Loading /> : null}
-      {pages.more && !pages.loading ? (
-        <button type="button" onClick={pages.more}>
-          Later turns
-        </button>
-      ) : null}
+      <MoreButton pages={pages}>Later turns</MoreButton>
     </section>
   );
 }

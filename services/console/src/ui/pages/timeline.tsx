@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { Call, Caller, Memory, MemoryBrief } from "../api.js";
 import { timelineHref } from "../routes.js";
-import { Empty, ErrorNote, Loading, TextField } from "../widgets.js";
+import { Empty, ErrorNote, Loading, MoreButton, TextField } from "../widgets.js";
 import { usePages } from "../pages-hook.js";
 import { MemoryRow } from "./brief-list.js";
 
@@ -60,11 +60,7 @@ export function Timeline({ call, caller, agent }: { call: Call; caller: Caller; 
         <Empty>No turns from {shown} yet.</Empty>
       )}
       {pages.loading ? <Loading /> : null}
-      {pages.more && !pages.loading ? (
-        <button type="button" onClick={pages.more}>
-          Older turns
-        </button>
-      ) : null}
+      <MoreButton pages={pages}>Older turns</MoreButton>
     </section>
   );
 }
