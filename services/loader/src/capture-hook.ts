@@ -2,8 +2,8 @@ import { open } from "node:fs/promises";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { readPosition, savePosition, START, statePath, type CapturePosition } from "./capture-state.js";
 import { requestCairn } from "./cairn-request.js";
-import { checkoutOf, repositoryOf } from "./git.js";
-import { findProject } from "./project.js";
+import { currentBranch, repositoryOf } from "./git.js";
+import { findProject, gitTopLevel } from "./project.js";
 import { citationOf } from "./transcript/code-citation.js";
 import type { AddMemoryRequest } from "./transcript/draft.js";
 import {
@@ -213,10 +213,11 @@ interface Written {
 /** The project's repository, its name and checked-out branch, when git answers in time; else nothing is cited. */
 async function whereWritten(project: string, deadline: number): Promise<Written | undefined> {
   try {
-    const checkout = await checkoutOf(project, deadline);
-    if (!checkout) return undefined;
-    const repository = await repositoryOf(checkout.options);
-    return { top: checkout.options.cwd, ...(repository ? { repository } : {}), ...(checkout.branch ? { branch: checkout.branch } : {}) };
+    const top = await gitTopLevel(project);
+    if (!top) return undefined;
+    const options = { cwd: top, deadline };
+    const [branch, repository] = await Promise.all([currentBranch(options), repositoryOf(options)]);
+    return { top, ...(repository ? { repository } : {}), ...(branch ? { branch } : {}) };
   } catch {
     return undefined;
   }
