@@ -189,6 +189,43 @@ describe("the timeline", () => {
     await page.close();
   });
 
+  it("shows the listing last asked for: a slow first page arriving after another agent's does not replace it", async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    // Alice's own first page is held until Bob's listing is on screen; then it is let through.
+    let releaseAlice!: () => void;
+    const aliceHeld = new Promise<void>((resolve) => (releaseAlice = resolve));
+    let aliceAnswered = false;
+    await page.route("**/v1/memories/recent?**", async (route) => {
+      const agent = new URL(route.request().url()).searchParams.get("agent");
+      if (agent !== "alice") return route.continue();
+      await aliceHeld;
+      const response = await route.fetch();
+      await route.fulfill({ response });
+      aliceAnswered = true;
+    });
+    await page.goto(new URL("/console", cairn.url).href);
+    await page.getByLabel("Token").fill(alice.token);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("navigation", { name: "Console" }).waitFor();
+    await page.goto(new URL("/console#/timeline?agent=bob", cairn.url).href);
+    const rows = page.locator(".rows > li");
+    await expect.poll(() => rows.first().textContent()).toContain("Bob's task on the billing export");
+    releaseAlice();
+    await expect.poll(() => aliceAnswered).toBe(true);
+    // Let the page act on Alice's answer before reading what it shows.
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
+    expect(await rows.count()).toBe(1);
+    expect(await rows.first().textContent()).toContain("Bob's task on the billing export");
+    expect(await page.getByRole("heading", { name: "Timeline" }).count()).toBe(1);
+
+    // The same page, asked for Alice again, shows hers: the route lets her answers through now.
+    await page.getByLabel("Agent").fill("alice");
+    await page.getByRole("button", { name: "Show" }).click();
+    await expect.poll(() => rows.count()).toBe(20);
+    expect(await rows.first().textContent()).toContain("console-s3");
+    await page.close();
+  });
+
   it("opens a row's memory from anywhere on the row, and a link inside the row still goes where it says", async () => {
     const page = await signedIn(alice.token);
     await page.goto(new URL("/console#/timeline?agent=bob", cairn.url).href);

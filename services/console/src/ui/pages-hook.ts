@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 
 export interface Page<T> {
   items: T[];
@@ -8,27 +8,32 @@ export interface Page<T> {
 /**
  * A listing read a page at a time, as the API pages it: what was read so far, the cursor of the next page,
  * whether a page is on its way, and the last error. Starts over whenever `fetchPage` changes: the caller makes it
- * with `useCallback` over what the listing depends on.
+ * with `useCallback` over what the listing depends on. Only the latest read counts: a page that arrives after
+ * the listing started over (another agent asked for, a reload) or after a later read began is dropped, so
+ * a slow answer never shows one listing's rows under another's filters.
  */
 export function usePages<T>(fetchPage: (cursor: string | null) => Promise<Page<T>>) {
   const [items, setItems] = useState<T[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
   const [error, setError] = useState<unknown>(undefined);
+  const latest = useRef(0);
 
   /** Never rejects: a failed page is kept as the error. */
   const load = useCallback(
     async (after: string | null) => {
+      const read = ++latest.current;
       setLoading(true);
       setError(undefined);
       try {
         const page = await fetchPage(after);
+        if (read !== latest.current) return;
         setItems((previous) => (after ? [...previous, ...page.items] : page.items));
         setCursor(page.next);
       } catch (caught) {
-        setError(caught);
+        if (read === latest.current) setError(caught);
       } finally {
-        setLoading(false);
+        if (read === latest.current) setLoading(false);
       }
     },
     [fetchPage],
@@ -36,6 +41,7 @@ export function usePages<T>(fetchPage: (cursor: string | null) => Promise<Page<T
 
   useEffect(() => {
     setItems([]);
+    setCursor(null);
     void load(null);
   }, [load]);
 
