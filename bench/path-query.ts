@@ -1,10 +1,7 @@
-import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
-import yaml from "js-yaml";
-import { newToken } from "../services/memory-core/src/auth/tokens.js";
+import { keptStore } from "./kept-store.js";
 import { requester, startBenchServer } from "./bench-server.js";
 import { corpus } from "./corpus.js";
 import { prng, round, summarize, timed } from "./stats.js";
@@ -80,18 +77,10 @@ export async function benchPathQuery(argv: string[]): Promise<void> {
 
   const AGENTS = 20;
   const BATCH = 500;
-  const keep = values["data-dir"] !== undefined;
-  const dataDir = keep ? resolve(values["data-dir"]!) : await mkdtemp(join(tmpdir(), "cairn-bench-paths-"));
-  await mkdir(dataDir, { recursive: true });
-  const tokensFile = join(dataDir, "tokens.yaml");
+  const store = await keptStore(values["data-dir"], { prefix: "cairn-bench-paths-", agents: AGENTS, workspace: "paths" });
+  const { dataDir, tokensFile, tokens, tokenOf } = store;
   const marker = join(dataDir, "path-query-load.json");
   const shape = { n, share };
-  type BenchToken = { token: string; workspace: string; agent: string; role: "admin" };
-  const tokens: BenchToken[] = existsSync(tokensFile)
-    ? (yaml.load(await readFile(tokensFile, "utf8")) as { tokens: BenchToken[] }).tokens
-    : Array.from({ length: AGENTS }, (_, i) => ({ token: newToken(), workspace: "paths", agent: `agent-${i}`, role: "admin" as const }));
-  const tokenOf = new Map(tokens.map((t) => [t.agent, t.token]));
-  await writeFile(tokensFile, yaml.dump({ tokens }));
   const previous = await readFile(marker, "utf8").then(
     (text) => JSON.parse(text) as { shape: typeof shape; load_s: number },
     () => undefined,
@@ -159,7 +148,7 @@ export async function benchPathQuery(argv: string[]): Promise<void> {
         }),
       );
       loadS = (performance.now() - started) / 1000;
-      if (keep) await writeFile(marker, JSON.stringify({ shape, load_s: loadS }));
+      if (store.kept) await writeFile(marker, JSON.stringify({ shape, load_s: loadS }));
     }
 
     // 2. The queries, interleaved: each sample asks every kind once, in the same order.
@@ -231,6 +220,6 @@ export async function benchPathQuery(argv: string[]): Promise<void> {
   } finally {
     await stack.stop().catch(() => undefined);
     await hashStub.close();
-    if (!keep) await rm(dataDir, { recursive: true, force: true });
+    await store.dispose();
   }
 }

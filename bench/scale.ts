@@ -1,11 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import yaml from "js-yaml";
-import { newToken } from "../services/memory-core/src/auth/tokens.js";
+import { keptStore } from "./kept-store.js";
 import { requester, startBenchServer, type BenchServer } from "./bench-server.js";
 import { corpus } from "./corpus.js";
 import { round, summarize, timed } from "./stats.js";
@@ -63,18 +58,8 @@ export async function benchScale(argv: string[]): Promise<void> {
   const AGENTS = 20;
   const BATCH = 500;
   const workspace = "scale";
-  const keep = values["data-dir"] !== undefined;
-  const dataDir = keep ? resolve(values["data-dir"]!) : await mkdtemp(join(tmpdir(), "cairn-bench-scale-"));
-  await mkdir(dataDir, { recursive: true });
-  const tokensFile = join(dataDir, "tokens.yaml");
-  // Admin tokens: add_memories is an operator's call; each writes as its own agent, so recency is per agent.
-  // A kept store keeps its tokens, so its agents stay the same across runs.
-  type BenchToken = { token: string; workspace: string; agent: string; role: "admin" };
-  const tokens: BenchToken[] = existsSync(tokensFile)
-    ? (yaml.load(await readFile(tokensFile, "utf8")) as { tokens: BenchToken[] }).tokens
-    : Array.from({ length: AGENTS }, (_, i) => ({ token: newToken(), workspace, agent: `agent-${i}`, role: "admin" as const }));
-  const tokenOf = new Map(tokens.map((t) => [t.agent, t.token]));
-  await writeFile(tokensFile, yaml.dump({ tokens }));
+  const store = await keptStore(values["data-dir"], { prefix: "cairn-bench-scale-", agents: AGENTS, workspace });
+  const { dataDir, tokensFile, tokens, tokenOf } = store;
   const hashStub = await startHashStub();
   const start = () => startBenchServer({ dataDir, tokensFile, embedder: "hash", hashStubUrl: hashStub.baseUrl });
   let stack: BenchServer = await start();
@@ -266,7 +251,7 @@ export async function benchScale(argv: string[]): Promise<void> {
   } finally {
     await stack.stop().catch(() => undefined);
     await hashStub.close();
-    if (!keep) await rm(dataDir, { recursive: true, force: true });
+    await store.dispose();
   }
 }
 
