@@ -39,7 +39,7 @@ interface Tally {
  * group appended later) and per half: for related prompts, the share where the hook pointed at a memory the prompt
  * bears on ("points") and the share where it spoke with pointers to other memories only; for unrelated prompts,
  * the share where it spoke; p50 and p95 of a whole process; the largest output. `--verbose` prints each prompt's
- * pointers (by label) and what the query itself answers at `min_confidence: low`.
+ * pointers (by label) and what the query itself answers at `min_confidence: low`, hybrid and lexical.
  */
 export async function benchPromptHook(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -105,12 +105,22 @@ export async function benchPromptHook(argv: string[]): Promise<void> {
           else if (related) tally.elsewhere++;
         }
         if (values.verbose && r === 0) {
-          const answer = (await post("/v1/memories/query", { query: prompt.slice(0, 1000), limit: 5, min_confidence: "low" })) as {
-            hits: Array<{ confidence: string; matched_by: string[]; memory: { id: string } }>;
-          };
-          const hits = answer.hits.map((h) => `${labelOf.get(h.memory.id)}:${h.confidence}:${h.matched_by.join("+")}`);
+          const answers = await Promise.all(
+            (["hybrid", "lexical"] as const).map(async (mode) => {
+              const answer = (await post("/v1/memories/query", {
+                query: prompt.slice(0, 1000),
+                limit: 5,
+                min_confidence: "low",
+                mode,
+              })) as {
+                hits: Array<{ confidence: string; matched_by: string[]; memory: { id: string } }>;
+              };
+              const hits = answer.hits.map((h) => `${labelOf.get(h.memory.id)}:${h.confidence}:${h.matched_by.join("+")}`);
+              return `${mode} ${hits.join(" ") || "-"}`;
+            }),
+          );
           log(`${set} | ${prompt.replace(/\s+/g, " ").slice(0, 90)}`);
-          log(`   want ${(memories ?? []).join(",") || "-"} | pointed ${pointed.join(",") || "-"} | query ${hits.join(" ") || "-"}`);
+          log(`   want ${(memories ?? []).join(",") || "-"} | pointed ${pointed.join(",") || "-"} | ${answers.join(" | ")}`);
         }
       }
     }
