@@ -32,6 +32,25 @@ interface Tally {
   bytes: number[];
 }
 
+/** bench/fixtures/paraphrase/paraphrase.json: questions in other words than their memory, and unrelated ones. */
+interface ParaphraseFixture {
+  memories: Array<{ id: string; group: string; prompt: string; thought: string; response: string }>;
+  questions: Array<{ group: string; question: string; memory: string | null }>;
+}
+
+/** The paraphrase set read as prompts: each question a prompt, its groups prefixed `paraphrase`. */
+function asPrompts(fixture: Fixture | ParaphraseFixture): Fixture {
+  if (!("questions" in fixture)) return fixture;
+  return {
+    memories: fixture.memories.map(({ group: _group, ...memory }) => memory),
+    prompts: fixture.questions.map((q) => ({
+      group: `paraphrase ${q.group}`,
+      prompt: q.question,
+      ...(q.memory ? { memories: [q.memory] } : {}),
+    })),
+  };
+}
+
 /**
  * `npm run bench -- prompt-hook [--file FILE] [--rounds N] [--json] [--verbose]`: the prompt hook as a harness runs
  * it (a child process per prompt, the hook's JSON on stdin) against a fresh stack holding the fixture's memories,
@@ -39,7 +58,8 @@ interface Tally {
  * group appended later) and per half: for related prompts, the share where the hook pointed at a memory the prompt
  * bears on ("points") and the share where it spoke with pointers to other memories only; for unrelated prompts,
  * the share where it spoke; p50 and p95 of a whole process; the largest output. `--verbose` prints each prompt's
- * pointers (by label) and what the query itself answers at `min_confidence: low`, hybrid and lexical.
+ * pointers (by label) and what the query itself answers at `min_confidence: low`, hybrid and lexical. `--file` also
+ * reads the paraphrase set (bench/fixtures/paraphrase/paraphrase.json), its questions as prompts.
  */
 export async function benchPromptHook(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -51,7 +71,7 @@ export async function benchPromptHook(argv: string[]): Promise<void> {
       verbose: { type: "boolean", default: false },
     },
   });
-  const fixture = JSON.parse(await readFile(values.file!, "utf8")) as Fixture;
+  const fixture = asPrompts(JSON.parse(await readFile(values.file!, "utf8")) as Fixture | ParaphraseFixture);
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const dir = await mkdtemp(join(tmpdir(), "cairn-bench-hook-"));
   const token = newToken();
