@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -7,51 +7,71 @@ import { parseArgs } from "node:util";
 import yaml from "js-yaml";
 import { loadConfig, silentLogger, startStack } from "@cairn/memory-core";
 import { newToken } from "../services/memory-core/src/auth/tokens.js";
-import { codingTurn, SUBJECT_COUNT } from "../services/memory-core/test/fixtures/coding-turns.js";
-import { printHookRuns, type HookRuns } from "./stats.js";
+import { round, summarize } from "./stats.js";
 
 const BIN = fileURLToPath(new URL("../services/loader/bin/cairn-load.mjs", import.meta.url));
 
-/** Prompts a person would type about the stored work (each names its subject as people do), and prompts about other things. */
-const RELATED = [
-  "AUTH-412: add the dead-letter queue for token refreshes that fail three times",
-  "why does token refresh go through a Redis stream with a consumer group?",
-  "PAY-77 checkout sessions: can we drop the old cookie fallback now?",
-  "are checkout sessions still kept in Postgres with a 30 minute TTL?",
-  "CI-231 the flaky upload test is failing again, what did we do about it?",
-  "apply the fake clock for the retry backoff to the download tests",
-  "DB-58: run the orders migration index on production in the Tuesday window",
-  "how did we avoid lock waits in the orders migration, CREATE INDEX CONCURRENTLY?",
-  "PERF-19 search latency: profile the ranking step",
-  "did caching the tokenizer per request fix the search p95?",
-];
-const UNRELATED = [
-  "write a limerick about a giraffe who learns to play the cello",
-  "set up a Kubernetes ingress for the marketing site with TLS",
-  "translate the onboarding email into Portuguese",
-  "what is the capital of Mongolia?",
-  "add dark mode to the settings screen of the mobile app",
-  "explain the difference between a monad and a functor",
-  "rename the Slack channel for the design team",
-  "generate a CSV of last quarter's invoices from the accounting export",
-  "upgrade the Android build to Gradle 9",
-  "plan the offsite agenda for the sales team in March",
-];
+/** bench/fixtures/prompts/prompts.json: a team's memories (as add_memory takes them, `id` the label) and prompts. */
+interface Fixture {
+  memories: Array<{ id: string; [field: string]: unknown }>;
+  /** A prompt with `memories` is related (the labels of the memories it bears on); one without is unrelated. */
+  prompts: Array<{ group: string; prompt: string; memories?: string[] }>;
+}
+
+interface Tally {
+  runs: number;
+  /** Printed something. */
+  spoke: number;
+  /** Printed a pointer to a labelled memory (related prompts). */
+  points: number;
+  /** Printed pointers, none of them to a labelled memory (related prompts). */
+  elsewhere: number;
+  /** Fell silent on its own timeout: a silence that says nothing about the rule. */
+  timeouts: number;
+  ms: number[];
+  bytes: number[];
+}
+
+/** bench/fixtures/paraphrase/paraphrase.json: questions in other words than their memory, and unrelated ones. */
+interface ParaphraseFixture {
+  memories: Array<{ id: string; group: string; prompt: string; thought: string; response: string }>;
+  questions: Array<{ group: string; question: string; memory: string | null }>;
+}
+
+/** The paraphrase set read as prompts: each question a prompt, its groups prefixed `paraphrase`. */
+function asPrompts(fixture: Fixture | ParaphraseFixture): Fixture {
+  if (!("questions" in fixture)) return fixture;
+  return {
+    memories: fixture.memories.map(({ group: _group, ...memory }) => memory),
+    prompts: fixture.questions.map((q) => ({
+      group: `paraphrase ${q.group}`,
+      prompt: q.question,
+      ...(q.memory ? { memories: [q.memory] } : {}),
+    })),
+  };
+}
 
 /**
- * `npm run bench -- prompt-hook [--rounds N] [--turns N] [--json]`: the prompt hook as a harness runs it (a child
- * process per prompt, the hook's JSON on stdin) against a stack holding ordinary coding turns; how long it takes
- * (p50, p95, whole process) and how often it speaks on related and on unrelated prompts.
+ * `npm run bench -- prompt-hook [--file FILE] [--rounds N] [--json] [--verbose]`: the prompt hook as a harness runs
+ * it (a child process per prompt, the hook's JSON on stdin) against a fresh stack holding the fixture's memories,
+ * each written through the API in a session of its own. Per group of the fixture (`tuning`, `held-out`, any
+ * group appended later) and per half: for related prompts, the share where the hook pointed at a memory the prompt
+ * bears on ("points") and the share where it spoke with pointers to other memories only; for unrelated prompts,
+ * the share where it spoke; p50 and p95 of a whole process; the largest output. `--verbose` prints each prompt's
+ * pointers (by label) and what the query itself answers at `min_confidence: low`, hybrid and lexical. `--file` also
+ * reads the paraphrase set (bench/fixtures/paraphrase/paraphrase.json), its questions as prompts.
  */
 export async function benchPromptHook(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
     options: {
-      rounds: { type: "string", default: "3" },
-      turns: { type: "string", default: "200" },
+      file: { type: "string", default: fileURLToPath(new URL("fixtures/prompts/prompts.json", import.meta.url)) },
+      rounds: { type: "string", default: "1" },
       json: { type: "boolean", default: false },
+      verbose: { type: "boolean", default: false },
     },
   });
+  const fixture = asPrompts(JSON.parse(await readFile(values.file!, "utf8")) as Fixture | ParaphraseFixture);
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const dir = await mkdtemp(join(tmpdir(), "cairn-bench-hook-"));
   const token = newToken();
@@ -60,48 +80,90 @@ export async function benchPromptHook(argv: string[]): Promise<void> {
     config: loadConfig({ CAIRN_DATA_DIR: dir, CAIRN_PORT: "0", CAIRN_TOKENS_FILE: join(dir, "tokens.yaml") }),
     log: silentLogger,
   });
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(new URL(path, stack.url), {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const json = (await res.json()) as Record<string, unknown>;
+    if (!res.ok) throw new Error(`${path} answered ${res.status}: ${JSON.stringify(json)}`);
+    return json;
+  };
   try {
-    const turns = Number(values.turns);
-    log(`writing ${turns} coding turns (${SUBJECT_COUNT} subjects)`);
-    for (let n = 0; n < turns; n++) {
-      const res = await fetch(new URL("/v1/memories", stack.url), {
-        method: "POST",
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-        body: JSON.stringify(codingTurn(n)),
-      });
-      if (res.status !== 201) throw new Error(`add_memory answered ${res.status}`);
+    log(`writing ${fixture.memories.length} memories`);
+    const labelOf = new Map<string, string>();
+    for (const { id, ...memory } of fixture.memories) {
+      const written = await post("/v1/memories", { session_id: `prompts-${id}`, ...memory });
+      labelOf.set(written.id as string, id);
     }
     const env = { PATH: process.env.PATH ?? "", CAIRN_URL: stack.url.origin, CAIRN_TOKEN: token };
     const run = (prompt: string) =>
-      new Promise<{ ms: number; bytes: number }>((resolve) => {
+      new Promise<{ ms: number; stdout: string; stderr: string }>((resolve) => {
         const started = performance.now();
-        const child = execFile(process.execPath, [BIN, "--hook", "prompt"], { env }, (_error, stdout) =>
-          resolve({ ms: performance.now() - started, bytes: Buffer.byteLength(stdout) }),
+        const child = execFile(process.execPath, [BIN, "--hook", "prompt"], { env }, (_error, stdout, stderr) =>
+          resolve({ ms: performance.now() - started, stdout, stderr }),
         );
-        child.stdin!.end(JSON.stringify({ hook_event_name: "UserPromptSubmit", prompt }));
+        child.stdin!.end(JSON.stringify({ session_id: "bench", hook_event_name: "UserPromptSubmit", prompt }));
       });
-    const results: Record<string, HookRuns> = {
-      related: { ms: [], spoke: 0, runs: 0, bytes: [] },
-      unrelated: { ms: [], spoke: 0, runs: 0, bytes: [] },
-    };
+    const tallies = new Map<string, Tally>();
     for (let r = 0; r < Number(values.rounds); r++) {
-      for (const [set, prompts] of [
-        ["related", RELATED],
-        ["unrelated", UNRELATED],
-      ] as const) {
-        for (const prompt of prompts) {
-          const { ms, bytes } = await run(prompt);
-          const bucket = results[set]!;
-          bucket.ms.push(ms);
-          bucket.runs++;
-          if (bytes > 0) {
-            bucket.spoke++;
-            bucket.bytes.push(bytes);
-          }
+      for (const { group, prompt, memories } of fixture.prompts) {
+        const related = (memories?.length ?? 0) > 0;
+        const set = `${group} ${related ? "related" : "unrelated"}`;
+        const tally = tallies.get(set) ?? { runs: 0, spoke: 0, points: 0, elsewhere: 0, timeouts: 0, ms: [], bytes: [] };
+        tallies.set(set, tally);
+        const { ms, stdout, stderr } = await run(prompt);
+        tally.runs++;
+        tally.ms.push(ms);
+        if (stderr.includes("no answer within")) tally.timeouts++;
+        const pointed = [...stdout.matchAll(/\bt_[0-9a-f]{32}\b/g)].map(([id]) => labelOf.get(id) ?? id);
+        if (stdout.length > 0) {
+          tally.spoke++;
+          tally.bytes.push(Buffer.byteLength(stdout));
+          if (pointed.some((label) => memories?.includes(label))) tally.points++;
+          else if (related) tally.elsewhere++;
+        }
+        if (values.verbose && r === 0) {
+          const answers = await Promise.all(
+            (["hybrid", "lexical"] as const).map(async (mode) => {
+              const answer = (await post("/v1/memories/query", {
+                query: prompt.slice(0, 1000),
+                limit: 5,
+                min_confidence: "low",
+                mode,
+              })) as {
+                hits: Array<{ confidence: string; matched_by: string[]; memory: { id: string } }>;
+              };
+              const hits = answer.hits.map((h) => `${labelOf.get(h.memory.id)}:${h.confidence}:${h.matched_by.join("+")}`);
+              return `${mode} ${hits.join(" ") || "-"}`;
+            }),
+          );
+          log(`${set} | ${prompt.replace(/\s+/g, " ").slice(0, 90)}`);
+          log(`   want ${(memories ?? []).join(",") || "-"} | pointed ${pointed.join(",") || "-"} | ${answers.join(" | ")}`);
         }
       }
     }
-    printHookRuns(results, values.json);
+    const report = Object.fromEntries(
+      [...tallies].map(([set, t]) => {
+        const { p50, p95 } = summarize(t.ms);
+        const related = set.endsWith(" related");
+        return [
+          set,
+          {
+            runs: t.runs,
+            ...(related ? { points: round(t.points / t.runs, 3), elsewhere: round(t.elsewhere / t.runs, 3) } : {}),
+            spoke: round(t.spoke / t.runs, 3),
+            timeouts: t.timeouts,
+            p50_ms: Math.round(p50),
+            p95_ms: Math.round(p95),
+            max_bytes: Math.max(0, ...t.bytes),
+          },
+        ];
+      }),
+    );
+    if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
+    else for (const [set, r] of Object.entries(report)) process.stdout.write(`${set.padEnd(20)} ${JSON.stringify(r)}\n`);
   } finally {
     await stack.stop();
     await rm(dir, { recursive: true, force: true });

@@ -5,7 +5,7 @@ import { findProject } from "./project.js";
 
 /**
  * The prompt hook (`cairn-load --hook prompt`): for Claude Code's and Codex's UserPromptSubmit, a few pointers
- * to memories that bear on the prompt, and only when Cairn is sure; before them, the agent's unread messages
+ * to memories that bear on the prompt (`pointed` says which), and nothing when none does; before them, the agent's unread messages
  * (inbox.ts), one line each, until it marks them read. In a git repository it passes the caller's
  * branch and the default branch, and a memory written on another branch whose commit is not merged yet says so.
  * Whatever goes wrong — no prompt, no settings, a slow or unreachable Cairn, a refused token — it prints nothing
@@ -59,23 +59,33 @@ export async function promptHook(stdin: string, settings: PromptHookSettings): P
   const unread = unreadMessages(settings.memoryCoreUrl, settings.token, deadline).catch((): Unread => ({ messages: [], count: 0 }));
   try {
     const git = await repository(settings, typeof input.cwd === "string" ? input.cwd : undefined, deadline);
-    const response = await requestCairn(settings.memoryCoreUrl, settings.token, "/v1/memories/query", deadline, {
-      method: "POST",
-      body: {
-        // The contract's limit on a query's length; a longer prompt's head says what it is about.
-        query: prompt.slice(0, 1000),
-        limit: POINTERS,
-        min_confidence: "high",
-        detail: "brief",
-        ...(git?.branch ? { branch: git.branch } : {}),
-        ...(git?.mainBranch ? { default_branch: git.mainBranch } : {}),
-      },
-    });
-    if (!response.ok) {
+    const ask = (query: string, mode: "hybrid" | "lexical", minConfidence: "high" | "low") =>
+      requestCairn(settings.memoryCoreUrl!, settings.token!, "/v1/memories/query", deadline, {
+        method: "POST",
+        body: {
+          // The contract's limit on a query's length; a longer prompt's head says what it is about.
+          query: query.slice(0, 1000),
+          limit: POINTERS,
+          min_confidence: minConfidence,
+          mode,
+          detail: "brief",
+          ...(git?.branch ? { branch: git.branch } : {}),
+          ...(git?.mainBranch ? { default_branch: git.mainBranch } : {}),
+        },
+      });
+    const head = firstSentence(prompt);
+    const responses = await Promise.all([
+      ask(prompt, "hybrid", "high"),
+      ask(prompt, "lexical", "low"),
+      ...(head ? [ask(head, "lexical", "low")] : []),
+    ]);
+    const refused = responses.find((r) => !r.ok);
+    if (refused) {
       await unread;
-      return { silent: `Cairn answered ${response.status}` };
+      return { silent: `Cairn answered ${refused.status}` };
     }
-    hits = ((await response.json()) as { hits: Hit[] }).hits.filter((h) => h.confidence === "high");
+    const answers = await Promise.all(responses.map(async (r) => ((await r.json()) as { hits: Hit[] }).hits));
+    hits = pointed(answers);
     notes = git ? await branchNotes(hits, git, settings, deadline) : new Map();
   } catch (error) {
     const name = (error as Error).name;
@@ -83,7 +93,37 @@ export async function promptHook(stdin: string, settings: PromptHookSettings): P
     return { silent: "Cairn is unreachable" };
   }
   const output = render(hits, notes, await unread);
-  return output ? { output } : { silent: "nothing here with high confidence" };
+  return output ? { output } : { silent: "no memory bears on this prompt" };
+}
+
+/**
+ * The memories to point at, at most POINTERS, from the hook's answers (hybrid at `high`, then lexical at `low`,
+ * for the whole prompt and for its first sentence): the hybrid hits Cairn is sure of, then those whose words hold
+ * the prompt's (a lexical hit at `low` or better: the memory holds enough of the prompt's information, rare
+ * words weighing most). A hybrid `medium` alone is not enough: with the local embedder, similarity puts coding
+ * prompts near unrelated coding memories, and the hook must stay silent on those (docs/benchmarks.md, "Prompt
+ * hook nudges").
+ */
+function pointed([sure, ...held]: Hit[][]): Hit[] {
+  const hits = new Map<string, Hit>();
+  for (const hit of [...sure!.filter((h) => h.confidence === "high"), ...held.flat()]) {
+    if (hit.confidence !== "none" && !hits.has(hit.memory.id)) hits.set(hit.memory.id, hit);
+  }
+  return [...hits.values()].slice(0, POINTERS);
+}
+
+/**
+ * The prompt's first sentence when it has more than one and the first says something (four words or more): in a
+ * long prompt the task comes first, and the context and constraints after it add words no memory holds, which
+ * lowers the share of the prompt any memory holds. Undefined otherwise.
+ */
+function firstSentence(prompt: string): string | undefined {
+  const sentences = prompt
+    .split(/(?<=[.!?])\s+|\n+/)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  if (sentences.length < 2) return undefined;
+  return sentences[0]!.split(/\s+/).length >= 4 ? sentences[0] : undefined;
 }
 
 /** The project's git repository and its branches, when the hook runs in one; git missing counts as none. */

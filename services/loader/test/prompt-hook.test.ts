@@ -13,8 +13,143 @@ import { http, makeToken, startCairn, uniqueWorkspace, type TestCairn } from "..
 const BIN = fileURLToPath(new URL("../bin/cairn-load.mjs", import.meta.url));
 const workspace = uniqueWorkspace("prompt-hook");
 const agent = makeToken(workspace, "backend-dev");
+// A team's store of its own (memories from bench/fixtures/prompts/prompts.json), for prompts in other words.
+const team = makeToken(uniqueWorkspace("prompt-hook-team"), "backend-dev");
+const teamIds = new Map<string, string>();
 let cairn: TestCairn;
 const ids: string[] = [];
+
+/** Some of a team's memories: decisions, attempts and fixes over several stacks. */
+const TEAM_MEMORIES = [
+  {
+    id: "webhook-retries",
+    kind: "decision",
+    prompt: "PAY-311: partner webhooks get lost when their endpoint is down",
+    thought:
+      "Partners' endpoints fail for minutes at a time during their deploys, and a single attempt dropped the event for good. Exponential backoff from 1 s doubling to 64 s covers a typical deploy window; more attempts only delay the alert.",
+    response:
+      "The webhook sender (services/payments/src/webhooks/sender.ts) retries with exponential backoff, six attempts, then parks the delivery in the webhook_dead_letters table; `npm run webhooks:replay` re-sends parked deliveries.",
+    tags: ["payments", "webhooks"],
+    refs: ["PAY-311", "services/payments/src/webhooks/sender.ts"],
+  },
+  {
+    id: "webhook-signature",
+    kind: "turn",
+    prompt: "PAY-340: partners report that webhook signatures fail verification",
+    thought:
+      "We computed the HMAC over JSON.stringify of the parsed payload, which reorders nothing but drops the trailing newline and escapes unicode differently from the bytes we send. Partners verify the raw body.",
+    response:
+      "Fixed: the signature is now the HMAC-SHA256 of the exact raw body bytes sent, in the Cairn-Signature header with a timestamp. Added a test that verifies with the partner SDK's sample code.",
+    tags: ["payments", "webhooks"],
+    refs: ["PAY-340"],
+  },
+  {
+    id: "refresh-race",
+    kind: "turn",
+    prompt: "AUTH-77: users randomly signed out of the web app",
+    thought:
+      "Two tabs refreshed the access token at the same moment; the second used a refresh token the first had already rotated, and reuse detection revoked the whole token family.",
+    response: "Fixed in web/src/auth/refresh.ts: a BroadcastChannel lock so only one tab refreshes and the others wait for its result.",
+    tags: ["auth", "web"],
+    refs: ["AUTH-77", "web/src/auth/refresh.ts"],
+  },
+  {
+    id: "tanstack-query",
+    kind: "decision",
+    prompt: "State management in the web app",
+    thought: "Most of the Redux store was cached server responses with hand-written loading flags and stale data bugs.",
+    response: "Server state moved to TanStack Query; Redux remains only for the invoice editor's undo stack.",
+    tags: ["web", "react"],
+  },
+  {
+    id: "vite",
+    kind: "turn",
+    prompt: "Move the web app from webpack to Vite",
+    thought: "Dev server cold start was 48 s on webpack 5. The one snag was process.env references, which Vite does not define.",
+    response:
+      "Migrated to Vite: dev cold start 3 s, production build from 3 min 10 s to 55 s; process.env.X became import.meta.env.VITE_X.",
+    tags: ["web", "build"],
+  },
+  {
+    id: "parquet-memory",
+    kind: "turn",
+    prompt: "DATA-97: events load job OOM-killed",
+    thought: "pipelines/events/load.py read the whole events parquet into pandas with object dtypes; the pod peaked at 14 GB.",
+    response: "Read only the needed columns with pyarrow and made low-cardinality strings categorical; peak RSS 3.2 GB, output unchanged.",
+    tags: ["data", "pandas"],
+    refs: ["DATA-97", "pipelines/events/load.py"],
+  },
+  {
+    id: "polars-attempt",
+    kind: "attempt",
+    prompt: "Rewrite sessionization in Polars",
+    thought:
+      "The Polars version was four times faster, but our UDFs rely on pandas groupby-apply semantics and porting them was estimated at three weeks.",
+    response: "Kept the sessionization job on pandas; revisit Polars in Q3.",
+    tags: ["data", "pandas"],
+  },
+  {
+    id: "dbt-incremental",
+    kind: "decision",
+    prompt: "fct_orders takes 50 minutes",
+    thought: "Every run rebuilt the model from scratch.",
+    response:
+      "fct_orders is an incremental dbt model merging on order_id with a three-day lookback for late updates; a run takes 4 minutes.",
+    tags: ["data", "dbt"],
+  },
+  {
+    id: "kafka-batching",
+    kind: "turn",
+    prompt: "Ingestion throughput",
+    thought:
+      "The Go ingest service produced one Kafka message per request. Batching adds latency, accepted by the product owner up to 50 ms.",
+    response: "Producer batching (linger 20 ms, 64 KB batches) raised throughput from 18k to 95k events/s; p99 latency +22 ms.",
+    tags: ["go", "ingest", "kafka"],
+  },
+  {
+    id: "goroutine-leak",
+    kind: "turn",
+    prompt: "Ingest pods' memory grows until restart",
+    thought:
+      "The HTTP handler started the Kafka write with context.Background(), so when a client disconnected the goroutine waited forever: 40k goroutines after a day.",
+    response: "The handler passes r.Context() to the write and returns on cancellation; goroutines stay around 300.",
+    tags: ["go", "ingest"],
+  },
+  {
+    id: "hpa",
+    kind: "decision",
+    prompt: "Autoscaling the API deployment",
+    thought: "Scaling on memory was tried and dropped: the GC keeps memory high long after load falls, so pods never scaled down.",
+    response: "The API's HorizontalPodAutoscaler targets 65% CPU, 3 to 12 pods.",
+    tags: ["k8s", "infra"],
+  },
+  {
+    id: "terraform-state",
+    kind: "decision",
+    prompt: "Terraform state layout",
+    thought: "Workspaces made it too easy to apply staging changes to production from the wrong workspace.",
+    response: "Terraform state is in S3 with DynamoDB locking, one state file per environment directory; workspaces are not used.",
+    tags: ["terraform", "infra"],
+  },
+  {
+    id: "email-queue",
+    kind: "decision",
+    prompt: "Transactional email delivery",
+    thought: "Sending from the request path failed the request whenever SES throttled.",
+    response: "Emails go through a BullMQ queue to SES with five retries; the SES bounce webhook marks the address undeliverable.",
+    tags: ["email"],
+  },
+  {
+    id: "csv-stream",
+    kind: "turn",
+    prompt: "LEDGER-88: invoice export times out for big merchants",
+    thought: "The export built the whole file in memory and hit the 30 s gateway timeout.",
+    response:
+      "The CSV export streams rows from a Postgres cursor through a Node stream; memory stays flat and the first bytes go out at once.",
+    tags: ["ledger", "api"],
+    refs: ["LEDGER-88"],
+  },
+];
 
 /** The hook as a harness runs it: a child process, the hook's JSON on stdin. */
 function hook(stdin: string, env: Record<string, string>, cwd?: string): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -31,7 +166,11 @@ function hook(stdin: string, env: Record<string, string>, cwd?: string): Promise
 const submit = (prompt: string) => JSON.stringify({ session_id: "s", hook_event_name: "UserPromptSubmit", prompt });
 
 beforeAll(async () => {
-  cairn = await startCairn([agent]);
+  cairn = await startCairn([agent, team]);
+  for (const { id, ...memory } of TEAM_MEMORIES) {
+    const res = await http(cairn.url, "POST", "/v1/memories", { token: team.token, body: { session_id: `team-${id}`, ...memory } });
+    teamIds.set(id, res.body.id);
+  }
   for (let n = 0; n < 10; n++) {
     const res = await http(cairn.url, "POST", "/v1/memories", { token: agent.token, body: codingTurn(n) });
     ids.push(res.body.id);
@@ -55,7 +194,38 @@ describe("cairn-load --hook prompt", () => {
 
     const unrelated = await hook(submit("Write a limerick about a giraffe who learns to play the cello"), env);
     expect([unrelated.code, unrelated.stdout]).toEqual([0, ""]);
-    expect(unrelated.stderr).toContain("nothing here with high confidence");
+    expect(unrelated.stderr).toContain("no memory bears on this prompt");
+  });
+
+  it("points at a memory that a prompt in other words bears on when the memory's words hold the prompt's, and stays silent on work in the same stacks that none bears on", async () => {
+    const env = { CAIRN_URL: cairn.url.origin, CAIRN_TOKEN: team.token };
+    const pointers = async (prompt: string) => {
+      const run = await hook(submit(prompt), env);
+      expect(run.code).toBe(0);
+      expect(Buffer.byteLength(run.stdout)).toBeLessThanOrEqual(HOOK_OUTPUT_BYTES);
+      return { ids: [...run.stdout.matchAll(/t_[0-9a-f]{32}/g)].map(([id]) => id), stdout: run.stdout, stderr: run.stderr };
+    };
+    // A task that names its subject loosely: Cairn is not sure of the match (no `high` hit), but the memory holds
+    // most of what the prompt says.
+    const task = await pointers("add retries to the webhook sender");
+    expect(task.ids[0]).toBe(teamIds.get("webhook-retries"));
+    expect(JSON.parse(task.stdout).hookSpecificOutput.hookEventName).toBe("UserPromptSubmit");
+    // A long prompt: its first sentence says what it is about, the rest adds words no memory holds.
+    const long = await pointers(
+      "The nightly job that loads the events parquet got killed again last night. Looks like the pod hit its memory limit during the load step. Can you look into it and make it use less memory? Don't change the output schema, the dashboards depend on it.",
+    );
+    expect(long.ids).toContain(teamIds.get("parquet-memory"));
+
+    // Work in the same stacks, sharing words with the store ("dead-letter queue", "vite dev server"), that no memory
+    // bears on.
+    for (const prompt of [
+      "write a Terraform module for an SQS queue with a dead-letter queue for the notifications service",
+      "Error: ENOSPC: System limit for number of file watchers reached, watch '/home/me/app/web/src'\nvite dev server won't start on my laptop",
+    ]) {
+      const unrelated = await pointers(prompt);
+      expect([unrelated.stdout, unrelated.ids]).toEqual(["", []]);
+      expect(unrelated.stderr).toContain("no memory bears on this prompt");
+    }
   });
 
   it("prints nothing and exits 0 when Cairn is unreachable, refuses the token, is too slow, or the input is not the hook's", async () => {
