@@ -3,6 +3,7 @@ import { taskText } from "../records/memory-brief.js";
 import { isOutdated, isSuperseded, type StoredTurn } from "../records/stored-turn.js";
 import { clip } from "../text.js";
 import type { HybridRetrieval } from "../retrieval/hybrid-retrieval.js";
+import type { Confidence } from "../records/types.js";
 
 type Assessment = OperationOutput<"assess_change">;
 type Outcome = Assessment["outcomes"][number]["outcome"];
@@ -44,16 +45,35 @@ export async function assessChange(
   workspace: string,
   input: OperationInput<"assess_change">,
 ): Promise<Assessment> {
+  const { confidence, changes } = await similarChanges(retrieval, workspace, input.intent);
+  if (changes.length === 0) return { confidence: "none", similar: 0, outcomes: [] };
+  const lookup = lookupIn(retrieval, workspace);
+  const ended = await Promise.all(changes.map((record) => endingOf(record, input.within_days, lookup)));
+  const outcomes = OUTCOMES.map((outcome) => {
+    const group = ended.filter((e) => e.outcome === outcome).sort((a, b) => timeOf(b.record) - timeOf(a.record));
+    return { outcome, count: group.length, changes: group.slice(0, CITED).map(cite) };
+  }).filter((g) => g.count > 0);
+  return { confidence, similar: ended.length, outcomes };
+}
+
+/**
+ * The changes `assess_change` weighs for an intent, every one of them (the response cites the newest few of each
+ * group), and the confidence of the best match; none, with confidence `none`, when nothing is similar enough.
+ */
+export async function similarChanges(
+  retrieval: HybridRetrieval,
+  workspace: string,
+  intent: string,
+): Promise<{ confidence: Confidence; changes: StoredTurn[] }> {
   const hits = await retrieval.searchTurns(workspace, {
-    query: input.intent,
+    query: intent,
     limit: SIMILAR,
     mode: "hybrid",
     minConfidence: "low",
     conditions: [],
   });
-  if (hits.length === 0) return { confidence: "none", similar: 0, outcomes: [] };
-  const lookup = (query: string) =>
-    retrieval.searchTurns(workspace, { query, limit: FOLLOW_UPS, mode: "lexical", minConfidence: "none", conditions: [] });
+  if (hits.length === 0) return { confidence: "none", changes: [] };
+  const lookup = lookupIn(retrieval, workspace);
 
   // A revert is the ending of the change it undoes, not a change like the intent: weigh the reverted change.
   const changes = new Map<string, StoredTurn>();
@@ -70,14 +90,11 @@ export async function assessChange(
       if (target) changes.set(target.id, target);
     }
   }
-
-  const ended = await Promise.all([...changes.values()].map((record) => endingOf(record, input.within_days, lookup)));
-  const outcomes = OUTCOMES.map((outcome) => {
-    const group = ended.filter((e) => e.outcome === outcome).sort((a, b) => timeOf(b.record) - timeOf(a.record));
-    return { outcome, count: group.length, changes: group.slice(0, CITED).map(cite) };
-  }).filter((g) => g.count > 0);
-  return { confidence: hits[0]!.confidence, similar: ended.length, outcomes };
+  return { confidence: hits[0]!.confidence, changes: [...changes.values()] };
 }
+
+const lookupIn = (retrieval: HybridRetrieval, workspace: string) => (query: string) =>
+  retrieval.searchTurns(workspace, { query, limit: FOLLOW_UPS, mode: "lexical", minConfidence: "none", conditions: [] });
 
 async function endingOf(
   record: StoredTurn,
