@@ -63,7 +63,8 @@ interface Assessment {
  * from `similarChanges` (the function the operation calls, over the same store), checked against the response's
  * `similar` count. Per intent and per group: the changes grouped, those labelled similar (precision), the labelled
  * similar ones found (recall), `not_similar` ones grouped, and whether an intent with no similar history answered
- * `none`. A grouped change that is in neither list counts against precision.
+ * `none`. A grouped change that is in neither list (the labeller left it unjudged) counts against precision; the
+ * precision over judged changes alone is printed beside it.
  */
 export async function benchAssessChange(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -87,7 +88,7 @@ export async function benchAssessChange(argv: string[]): Promise<void> {
   await mkdir(dataDir, { recursive: true });
   const marker = join(dataDir, MARKER);
   let imported = existsSync(marker) ? (JSON.parse(await readFile(marker, "utf8")) as Imported) : undefined;
-  if (imported && imported.pinned !== labels.pinned)
+  if (imported && !imported.pinned.startsWith(labels.pinned))
     throw new Error(`--data-dir holds the history at ${imported.pinned}, not at ${labels.pinned}: name another`);
   if (!imported && (await readdir(dataDir)).length > 0) throw new Error(`--data-dir ${dataDir} holds something else: name an empty one`);
   const tokens = imported ?? { importer: newToken(), agent: newToken() };
@@ -122,7 +123,8 @@ export async function benchAssessChange(argv: string[]): Promise<void> {
         );
         log(`${stdout.trim()} (${round((performance.now() - started) / 1000, 1)} s)`);
         const commits = Number((await execFileAsync("git", ["-C", clone, "rev-list", "--count", "HEAD"])).stdout.trim());
-        imported = { pinned: labels.pinned, commits, importer: tokens.importer, agent: tokens.agent };
+        const pinned = (await execFileAsync("git", ["-C", clone, "rev-parse", "HEAD"])).stdout.trim();
+        imported = { pinned, commits, importer: tokens.importer, agent: tokens.agent };
         await writeFile(marker, JSON.stringify(imported, null, 2));
       } finally {
         await rm(work, { recursive: true, force: true });
@@ -166,7 +168,8 @@ export async function benchAssessChange(argv: string[]): Promise<void> {
         const t = totals(rows.filter((r) => r.group === g));
         process.stdout.write(
           `${g}: precision ${fmt(t.precision)} (${t.similar_grouped}/${t.grouped}), recall ${fmt(t.recall)} (${t.similar_grouped}/${t.labelled_similar}), ` +
-            `not_similar grouped ${t.not_similar_grouped}, unlabelled grouped ${t.unlabelled_grouped}, ` +
+            `not_similar grouped ${t.not_similar_grouped}, unlabelled grouped ${t.unlabelled_grouped} ` +
+            `(precision over judged ones ${fmt(t.judged_precision)}), ` +
             `no-history intents answered none ${t.none_answered}/${t.no_history}\n`,
         );
       }
@@ -216,6 +219,7 @@ function totals(rows: Row[]) {
   const grouped = rows.reduce((n, r) => n + r.grouped.length, 0);
   const similarGrouped = rows.reduce((n, r) => n + r.hits.length, 0);
   const labelled = rows.reduce((n, r) => n + r.labelled, 0);
+  const notSimilar = rows.reduce((n, r) => n + r.notSimilar.length, 0);
   const noHistory = rows.filter((r) => r.labelled === 0);
   return {
     intents: rows.length,
@@ -224,7 +228,8 @@ function totals(rows: Row[]) {
     labelled_similar: labelled,
     precision: grouped === 0 ? null : round(similarGrouped / grouped, 3),
     recall: labelled === 0 ? null : round(similarGrouped / labelled, 3),
-    not_similar_grouped: rows.reduce((n, r) => n + r.notSimilar.length, 0),
+    judged_precision: similarGrouped + notSimilar === 0 ? null : round(similarGrouped / (similarGrouped + notSimilar), 3),
+    not_similar_grouped: notSimilar,
     unlabelled_grouped: rows.reduce((n, r) => n + r.unlabelled.length, 0),
     no_history: noHistory.length,
     none_answered: noHistory.filter((r) => r.confidence === "none").length,
