@@ -9,8 +9,14 @@ type Assessment = OperationOutput<"assess_change">;
 type Outcome = Assessment["outcomes"][number]["outcome"];
 type AssessedChange = Assessment["outcomes"][number]["changes"][number];
 
-/** Similar changes weighed: the contract says so; a premortem reads a handful, and each costs two lookups. */
-const SIMILAR = 20;
+/** Hybrid hits looked at for similar changes. */
+const CANDIDATES = 20;
+/**
+ * How near the top of each retriever's own ranking a similar change stands: among the turns whose words hold the
+ * most of the intent's and among those nearest to it in meaning. The contract's "at most" is this; the value was
+ * chosen on the tuning half of labelled intents over a repository's history (docs/benchmarks.md).
+ */
+const AGREEMENT = 8;
 const CITED = 3;
 const REASON_CHARS = 120;
 /** Hits looked at when following a commit or a file to what came after it. */
@@ -34,8 +40,9 @@ interface Ended {
 
 /**
  * How changes like an intended one ended: a premortem from what the workspace remembers. The similar changes
- * are the turns a hybrid search finds at low confidence or better (an unrelated intent finds none there), superseded and outdated ones included
- * (they are the point). Each is then followed to what came after it: a memory that `reverts:` its commit, one
+ * are the turns a hybrid search finds at medium confidence or better that both retrievers also rank among their
+ * first few on their own (words and meaning agree; a change that shares the intent's area but not its kind
+ * rarely passes both), superseded and outdated ones included (they are the point). Each is then followed to what came after it: a memory that `reverts:` its commit, one
  * that `fixes:` it or is tagged `fix` and touches one of its files within the window, its own corrections, its
  * checks. The git importer leaves those refs and tags; an agent's turns are judged by their corrections and
  * checks alone. Nothing similar gives confidence `none` and no groups: no guess.
@@ -65,13 +72,14 @@ export async function similarChanges(
   workspace: string,
   intent: string,
 ): Promise<{ confidence: Confidence; changes: StoredTurn[] }> {
-  const hits = await retrieval.searchTurns(workspace, {
-    query: intent,
-    limit: SIMILAR,
-    mode: "hybrid",
-    minConfidence: "low",
-    conditions: [],
-  });
+  const [candidates, nearest, matching] = await Promise.all([
+    retrieval.searchTurns(workspace, { query: intent, limit: CANDIDATES, mode: "hybrid", minConfidence: "medium", conditions: [] }),
+    retrieval.searchTurns(workspace, { query: intent, limit: AGREEMENT, mode: "semantic", minConfidence: "none", conditions: [] }),
+    retrieval.searchTurns(workspace, { query: intent, limit: AGREEMENT, mode: "lexical", minConfidence: "none", conditions: [] }),
+  ]);
+  const near = new Set(nearest.map((h) => h.turn.id));
+  const worded = new Set(matching.map((h) => h.turn.id));
+  const hits = candidates.filter((h) => near.has(h.turn.id) && worded.has(h.turn.id));
   if (hits.length === 0) return { confidence: "none", changes: [] };
   const lookup = lookupIn(retrieval, workspace);
 
@@ -84,7 +92,7 @@ export async function similarChanges(
       continue;
     }
     for (const ref of reverted) {
-      if (changes.size >= SIMILAR) break;
+      if (changes.size >= AGREEMENT) break;
       const hash = ref.slice("reverts:".length);
       const target = (await lookup(hash)).find((h) => commitOf(h.turn) === hash)?.turn;
       if (target) changes.set(target.id, target);
