@@ -11,7 +11,7 @@ import { newToken } from "../services/memory-core/src/auth/tokens.js";
 import { similarChanges } from "../services/memory-core/src/domain/change-assessment.js";
 import { HybridRetrieval } from "../services/memory-core/src/retrieval/hybrid-retrieval.js";
 import { DEFAULT_TUNING } from "../services/memory-core/src/retrieval/retrieval-tuning.js";
-import { round } from "./stats.js";
+import { round, summarize } from "./stats.js";
 
 const execFileAsync = promisify(execFile);
 const CAIRN = fileURLToPath(new URL("../services/ops-cli/bin/cairn.mjs", import.meta.url));
@@ -64,7 +64,7 @@ interface Assessment {
  * `similar` count. Per intent and per group: the changes grouped, those labelled similar (precision), the labelled
  * similar ones found (recall), `not_similar` ones grouped, and whether an intent with no similar history answered
  * `none`. A grouped change that is in neither list (the labeller left it unjudged) counts against precision; the
- * precision over judged changes alone is printed beside it.
+ * precision over judged changes alone is printed beside it. `assess_ms`: each REST call's time, the store warm.
  */
 export async function benchAssessChange(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -135,7 +135,9 @@ export async function benchAssessChange(argv: string[]): Promise<void> {
     const { runtime } = stack;
     const retrieval = new HybridRetrieval(runtime.storage.indexed, runtime.embedder, runtime.services.lexical, DEFAULT_TUNING);
     const rows: Row[] = [];
+    const times: number[] = [];
     for (const intent of intents) {
+      const started = performance.now();
       const response = await fetch(new URL("/v1/changes/assessment", stack.url), {
         method: "POST",
         headers: { authorization: `Bearer ${tokens.agent}`, "content-type": "application/json" },
@@ -143,6 +145,7 @@ export async function benchAssessChange(argv: string[]): Promise<void> {
       });
       if (response.status !== 200) throw new Error(`assess_change answered ${response.status}: ${await response.text()}`);
       const answer = (await response.json()) as Assessment;
+      times.push(performance.now() - started);
       const weighed = await similarChanges(retrieval, WORKSPACE, intent.intent);
       const commits = weighed.changes.map((c) => c.refs.find((r) => /^[0-9a-f]{40}$/.test(r)) ?? `memory:${c.id}`);
       const cited = answer.outcomes.flatMap((o) => o.changes.map((c) => c.commit ?? `memory:${c.memory_id}`));
@@ -156,6 +159,7 @@ export async function benchAssessChange(argv: string[]): Promise<void> {
       commits: imported.commits,
       ...Object.fromEntries(groups.map((g) => [g, totals(rows.filter((r) => r.group === g))])),
       inconsistent: rows.filter((r) => !r.consistent).map((r) => r.id),
+      assess_ms: summarize(times),
     };
     if (!values.json) {
       const line = (cells: Array<string | number>) => cells.map((c, i) => String(c).padEnd(i === 0 ? 22 : 9)).join(" ");
