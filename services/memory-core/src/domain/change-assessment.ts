@@ -44,8 +44,9 @@ interface Ended {
  * first few on their own (words and meaning agree; a change that shares the intent's area but not its kind
  * rarely passes both), superseded and outdated ones included (they are the point). Each is then followed to what
  * came after it: a memory that `reverts:` its commit, one that `fixes:` it or is tagged `fix` and touches one of
- * its files within the window, its own corrections, its checks. The git importer leaves those refs and tags; an agent's turns are judged by their corrections and
- * checks alone. Nothing similar gives confidence `none` and no groups: no guess.
+ * its files within the window, its own corrections, its checks. The git importer leaves those refs and tags; an
+ * agent's turns are judged by their corrections and checks alone. Nothing similar gives confidence `none` and no
+ * groups: no guess.
  */
 export async function assessChange(
   retrieval: HybridRetrieval,
