@@ -1,3 +1,4 @@
+import { benchAssessChange } from "./assess-change.js";
 import { benchBulk } from "./bulk.js";
 import { benchCapture } from "./capture.js";
 import { benchCaptureQuality } from "./capture-quality.js";
@@ -35,6 +36,7 @@ import { benchWrites } from "./writes.js";
 /** `npm run bench -- <name> [options]`: benchmarks print figures and ratios; they are not tests. */
 const benches: Record<string, (argv: string[]) => void | Promise<void>> = {
   "memory-core": benchMemoryCore,
+  "assess-change": benchAssessChange,
   bulk: benchBulk,
   capture: benchCapture,
   "capture-quality": benchCaptureQuality,

@@ -328,8 +328,9 @@ export interface paths {
          * How did changes like this one end? Ask before you make it.
          * @description The past changes and attempts most like `intent`, grouped by how they ended: `reverted`, `fixed` (a
          *     fix followed within `within_days`), `outdated` (marked outdated or superseded), `failed_checks`, or
-         *     `stood`; with counts and the newest few of each. Confidence `none` and no groups when nothing similar
-         *     is stored. Reverts and fixes come from imported git history (`cairn import git`).
+         *     `stood`; with counts and the newest few of each. Only close matches count (`medium` or better, near
+         *     the top by words and by meaning alike); none: confidence `none`, no groups. Reverts and fixes come
+         *     from imported git history (`cairn import git`).
          */
         post: operations["assess_change"];
         delete?: never;
@@ -662,7 +663,7 @@ export interface components {
         ChangeAssessment: {
             /** @description How sure the match is, from the best similar change; `none` when nothing similar is stored. */
             confidence: components["schemas"]["Confidence"];
-            /** @description Similar past changes weighed (at most 20). */
+            /** @description Similar past changes weighed (at most 8). */
             similar: number;
             /** @description One group per way they ended, in the order reverted, fixed, outdated, failed_checks, stood; empty groups left out. */
             outcomes: components["schemas"]["ChangeOutcome"][];

@@ -14,7 +14,10 @@ const workspace = uniqueWorkspace("assess");
 const historian = makeToken(workspace, "historian");
 const dev = makeToken(workspace, "dev");
 const other = makeToken(uniqueWorkspace("assess-other"), "mallory");
-const cairn = useCairn([historian, dev, other]);
+const kinds = uniqueWorkspace("assess-kinds");
+const kindsHistorian = makeToken(kinds, "historian");
+const kindsDev = makeToken(kinds, "dev");
+const cairn = useCairn([historian, dev, other, kindsHistorian, kindsDev]);
 
 const hash = (label: string) => createHash("sha1").update(label).digest("hex");
 const day = (n: number) => new Date(Date.parse("2026-09-01T10:00:00Z") + n * 86_400_000).toISOString();
@@ -35,8 +38,8 @@ interface CommitSpec {
 }
 
 /** A commit's memory as the importer shapes it. */
-const commit = (label: string, spec: CommitSpec) =>
-  write(historian.token, {
+const commit = (label: string, spec: CommitSpec, token = historian.token) =>
+  write(token, {
     session_id: `git:shop:${day(spec.at).slice(0, 10)}`,
     prompt: spec.subject,
     thought: spec.body,
@@ -143,7 +146,7 @@ const idsIn = (groups: Group[]) => groups.flatMap((g) => g.changes.map((c) => c.
 describe("assess_change over REST", () => {
   it("groups the similar changes by how they ended, citing what ended them", async () => {
     const ids = await seed();
-    const res = await assess(dev.token, { intent: "move sessions and caches from Postgres to Redis" });
+    const res = await assess(dev.token, { intent: "Postgres to Redis" });
     expect(res.status).toBe(200);
     expectContractOutput("assess_change", res.body);
     const groups = res.body.outcomes as Group[];
@@ -173,6 +176,68 @@ describe("assess_change over REST", () => {
     expect(stood).toContain(ids.search);
     expect(idsIn(groups)).not.toContain(ids.revert);
     expect(JSON.stringify(res.body)).not.toContain("Same idea elsewhere");
+  });
+
+  it("weighs changes of the intent's kind, not every change near its subject", async () => {
+    // Beside two changes of the intended kind (a store moved to Redis), two about the same subject that are not:
+    // an index on a checkout table and a page listing checkout sessions. A search at low confidence finds them all.
+    const change = (label: string, at: number, subject: string, body: string, file: string) =>
+      commit(`kinds-${label}`, { at, subject, body, files: [file] }, kindsHistorian.token);
+    const ids = {
+      sessions: await change(
+        "sessions",
+        0,
+        "Move checkout sessions from Postgres to Redis",
+        "Redis TTLs replace the session sweeper; checkout sessions no longer hit Postgres.",
+        "src/checkout/session-store.ts",
+      ),
+      carts: await change(
+        "carts",
+        5,
+        "Keep shopping carts in Redis instead of Postgres",
+        "Carts are read on every page; Redis hashes hold them with a TTL.",
+        "src/cart/cart-store.ts",
+      ),
+      index: await change(
+        "index",
+        8,
+        "Add a Postgres index on checkout orders",
+        "The order history page scanned the orders table; an index on (customer_id, created_at) serves it.",
+        "db/migrations/0042_orders_index.sql",
+      ),
+      page: await change(
+        "page",
+        9,
+        "Show active checkout sessions on the admin page",
+        "Support asked to see who is mid-checkout; the admin page lists open sessions.",
+        "src/admin/sessions-page.tsx",
+      ),
+    };
+    await change("client", 11, "Upgrade the Redis client to v5", "The old client is unmaintained.", "package.json");
+    await change(
+      "pool",
+      12,
+      "Raise the Postgres connection pool to 40",
+      "Checkout timed out waiting for a connection at peak.",
+      "src/db/pool.ts",
+    );
+    await change("docs", 13, "Document the release process", "Steps for tagging and publishing.", "docs/release.md");
+    const intent = "move the session store from Postgres to Redis";
+    const found = await http(cairn.url, "POST", "/v1/memories/query", {
+      token: kindsDev.token,
+      body: { query: intent, limit: 20, min_confidence: "low" },
+    });
+    expect(found.body.hits.map((h: { memory: { id: string } }) => h.memory.id)).toEqual(expect.arrayContaining([ids.index, ids.page]));
+
+    const res = await assess(kindsDev.token, { intent });
+    expect(res.status).toBe(200);
+    expectContractOutput("assess_change", res.body);
+    // Two weighed, both cited (a group cites three): the changes of the intent's kind, and neither of the others.
+    const weighed = idsIn(res.body.outcomes);
+    expect(weighed).not.toContain(ids.index);
+    expect(weighed).not.toContain(ids.page);
+    expect(res.body.similar).toBe(2);
+    expect(weighed.sort()).toEqual([ids.sessions, ids.carts].sort());
   });
 
   it("counts a fix within `within_days` only", async () => {

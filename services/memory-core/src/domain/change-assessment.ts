@@ -3,13 +3,20 @@ import { taskText } from "../records/memory-brief.js";
 import { isOutdated, isSuperseded, type StoredTurn } from "../records/stored-turn.js";
 import { clip } from "../text.js";
 import type { HybridRetrieval } from "../retrieval/hybrid-retrieval.js";
+import type { Confidence } from "../records/types.js";
 
 type Assessment = OperationOutput<"assess_change">;
 type Outcome = Assessment["outcomes"][number]["outcome"];
 type AssessedChange = Assessment["outcomes"][number]["changes"][number];
 
-/** Similar changes weighed: the contract says so; a premortem reads a handful, and each costs two lookups. */
-const SIMILAR = 20;
+/** Hybrid hits looked at for similar changes. */
+const CANDIDATES = 20;
+/**
+ * How near the top of each retriever's own ranking a similar change stands: among the turns whose words hold the
+ * most of the intent's and among those nearest to it in meaning. The contract's "at most" is this; the value was
+ * chosen on the tuning half of labelled intents over a repository's history (docs/benchmarks.md).
+ */
+const AGREEMENT = 8;
 const CITED = 3;
 const REASON_CHARS = 120;
 /** Hits looked at when following a commit or a file to what came after it. */
@@ -33,27 +40,49 @@ interface Ended {
 
 /**
  * How changes like an intended one ended: a premortem from what the workspace remembers. The similar changes
- * are the turns a hybrid search finds at low confidence or better (an unrelated intent finds none there), superseded and outdated ones included
- * (they are the point). Each is then followed to what came after it: a memory that `reverts:` its commit, one
- * that `fixes:` it or is tagged `fix` and touches one of its files within the window, its own corrections, its
- * checks. The git importer leaves those refs and tags; an agent's turns are judged by their corrections and
- * checks alone. Nothing similar gives confidence `none` and no groups: no guess.
+ * are the turns a hybrid search finds at medium confidence or better that both retrievers also rank among their
+ * first few on their own (words and meaning agree; a change that shares the intent's area but not its kind
+ * rarely passes both), superseded and outdated ones included (they are the point). Each is then followed to what
+ * came after it: a memory that `reverts:` its commit, one that `fixes:` it or is tagged `fix` and touches one of
+ * its files within the window, its own corrections, its checks. The git importer leaves those refs and tags; an
+ * agent's turns are judged by their corrections and checks alone. Nothing similar gives confidence `none` and no
+ * groups: no guess.
  */
 export async function assessChange(
   retrieval: HybridRetrieval,
   workspace: string,
   input: OperationInput<"assess_change">,
 ): Promise<Assessment> {
-  const hits = await retrieval.searchTurns(workspace, {
-    query: input.intent,
-    limit: SIMILAR,
-    mode: "hybrid",
-    minConfidence: "low",
-    conditions: [],
-  });
-  if (hits.length === 0) return { confidence: "none", similar: 0, outcomes: [] };
-  const lookup = (query: string) =>
-    retrieval.searchTurns(workspace, { query, limit: FOLLOW_UPS, mode: "lexical", minConfidence: "none", conditions: [] });
+  const { confidence, changes } = await similarChanges(retrieval, workspace, input.intent);
+  if (changes.length === 0) return { confidence: "none", similar: 0, outcomes: [] };
+  const lookup = lookupIn(retrieval, workspace);
+  const ended = await Promise.all(changes.map((record) => endingOf(record, input.within_days, lookup)));
+  const outcomes = OUTCOMES.map((outcome) => {
+    const group = ended.filter((e) => e.outcome === outcome).sort((a, b) => timeOf(b.record) - timeOf(a.record));
+    return { outcome, count: group.length, changes: group.slice(0, CITED).map(cite) };
+  }).filter((g) => g.count > 0);
+  return { confidence, similar: ended.length, outcomes };
+}
+
+/**
+ * The changes `assess_change` weighs for an intent, every one of them (the response cites the newest few of each
+ * group), and the confidence of the best match; none, with confidence `none`, when nothing is similar enough.
+ */
+export async function similarChanges(
+  retrieval: HybridRetrieval,
+  workspace: string,
+  intent: string,
+): Promise<{ confidence: Confidence; changes: StoredTurn[] }> {
+  const [candidates, nearest, matching] = await Promise.all([
+    retrieval.searchTurns(workspace, { query: intent, limit: CANDIDATES, mode: "hybrid", minConfidence: "medium", conditions: [] }),
+    retrieval.searchTurns(workspace, { query: intent, limit: AGREEMENT, mode: "semantic", minConfidence: "none", conditions: [] }),
+    retrieval.searchTurns(workspace, { query: intent, limit: AGREEMENT, mode: "lexical", minConfidence: "none", conditions: [] }),
+  ]);
+  const near = new Set(nearest.map((h) => h.turn.id));
+  const worded = new Set(matching.map((h) => h.turn.id));
+  const hits = candidates.filter((h) => near.has(h.turn.id) && worded.has(h.turn.id));
+  if (hits.length === 0) return { confidence: "none", changes: [] };
+  const lookup = lookupIn(retrieval, workspace);
 
   // A revert is the ending of the change it undoes, not a change like the intent: weigh the reverted change.
   const changes = new Map<string, StoredTurn>();
@@ -64,20 +93,17 @@ export async function assessChange(
       continue;
     }
     for (const ref of reverted) {
-      if (changes.size >= SIMILAR) break;
+      if (changes.size >= AGREEMENT) break;
       const hash = ref.slice("reverts:".length);
       const target = (await lookup(hash)).find((h) => commitOf(h.turn) === hash)?.turn;
       if (target) changes.set(target.id, target);
     }
   }
-
-  const ended = await Promise.all([...changes.values()].map((record) => endingOf(record, input.within_days, lookup)));
-  const outcomes = OUTCOMES.map((outcome) => {
-    const group = ended.filter((e) => e.outcome === outcome).sort((a, b) => timeOf(b.record) - timeOf(a.record));
-    return { outcome, count: group.length, changes: group.slice(0, CITED).map(cite) };
-  }).filter((g) => g.count > 0);
-  return { confidence: hits[0]!.confidence, similar: ended.length, outcomes };
+  return { confidence: hits[0]!.confidence, changes: [...changes.values()] };
 }
+
+const lookupIn = (retrieval: HybridRetrieval, workspace: string) => (query: string) =>
+  retrieval.searchTurns(workspace, { query, limit: FOLLOW_UPS, mode: "lexical", minConfidence: "none", conditions: [] });
 
 async function endingOf(
   record: StoredTurn,
