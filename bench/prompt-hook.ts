@@ -13,7 +13,8 @@ const BIN = fileURLToPath(new URL("../services/loader/bin/cairn-load.mjs", impor
 
 /** bench/fixtures/prompts/prompts.json: a team's memories (as add_memory takes them, `id` the label) and prompts. */
 interface Fixture {
-  memories: Array<{ id: string; [field: string]: unknown }>;
+  /** `group`: the memory is stored only for that group's prompts and later groups' (none: for every group). */
+  memories: Array<{ id: string; group?: string; [field: string]: unknown }>;
   /** A prompt with `memories` is related (the labels of the memories it bears on); one without is unrelated. */
   prompts: Array<{ group: string; prompt: string; memories?: string[] }>;
 }
@@ -54,7 +55,8 @@ function asPrompts(fixture: Fixture | ParaphraseFixture): Fixture {
 /**
  * `npm run bench -- prompt-hook [--file FILE] [--rounds N] [--json] [--verbose]`: the prompt hook as a harness runs
  * it (a child process per prompt, the hook's JSON on stdin) against a fresh stack holding the fixture's memories,
- * each written through the API in a session of its own. Per group of the fixture (`tuning`, `held-out`, any
+ * each written through the API in a session of its own; a group's prompts are asked over the memories without a
+ * `group`, its own and those of earlier groups (a group written later brings its own store). Per group of the fixture (`tuning`, `held-out`, any
  * group appended later) and per half: for related prompts, the share where the hook pointed at a memory the prompt
  * bears on ("points") and the share where it spoke with pointers to other memories only; for unrelated prompts,
  * the share where it spoke; p50 and p95 of a whole process; the largest output. `--verbose` prints each prompt's
@@ -74,13 +76,17 @@ export async function benchPromptHook(argv: string[]): Promise<void> {
   const fixture = asPrompts(JSON.parse(await readFile(values.file!, "utf8")) as Fixture | ParaphraseFixture);
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const dir = await mkdtemp(join(tmpdir(), "cairn-bench-hook-"));
-  const token = newToken();
-  await writeFile(join(dir, "tokens.yaml"), yaml.dump({ tokens: [{ token, workspace: "hook", agent: "backend-dev", role: "agent" }] }));
+  // A workspace per group, in the order groups first appear: a group's prompts are asked over the memories without
+  // a group, its own and those of the groups before it, never over memories written for a later group.
+  const groups = [...new Set(fixture.prompts.map((p) => p.group))];
+  const tokenOf = new Map(groups.map((group) => [group, newToken()]));
+  const tokens = groups.map((group, i) => ({ token: tokenOf.get(group)!, workspace: `hook-${i}`, agent: "backend-dev", role: "agent" }));
+  await writeFile(join(dir, "tokens.yaml"), yaml.dump({ tokens }));
   const stack = await startStack({
     config: loadConfig({ CAIRN_DATA_DIR: dir, CAIRN_PORT: "0", CAIRN_TOKENS_FILE: join(dir, "tokens.yaml") }),
     log: silentLogger,
   });
-  const post = async (path: string, body: unknown) => {
+  const post = async (token: string, path: string, body: unknown) => {
     const res = await fetch(new URL(path, stack.url), {
       method: "POST",
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
@@ -93,14 +99,17 @@ export async function benchPromptHook(argv: string[]): Promise<void> {
   try {
     log(`writing ${fixture.memories.length} memories`);
     const labelOf = new Map<string, string>();
-    for (const { id, ...memory } of fixture.memories) {
-      const written = await post("/v1/memories", { session_id: `prompts-${id}`, ...memory });
-      labelOf.set(written.id as string, id);
+    for (const { id, group, ...memory } of fixture.memories) {
+      const from = typeof group === "string" ? Math.max(0, groups.indexOf(group)) : 0;
+      for (const asking of groups.slice(from)) {
+        const written = await post(tokenOf.get(asking)!, "/v1/memories", { session_id: `prompts-${id}`, ...memory });
+        labelOf.set(written.id as string, id);
+      }
     }
-    const env = { PATH: process.env.PATH ?? "", CAIRN_URL: stack.url.origin, CAIRN_TOKEN: token };
-    const run = (prompt: string) =>
+    const run = (token: string, prompt: string) =>
       new Promise<{ ms: number; stdout: string; stderr: string }>((resolve) => {
         const started = performance.now();
+        const env = { PATH: process.env.PATH ?? "", CAIRN_URL: stack.url.origin, CAIRN_TOKEN: token };
         const child = execFile(process.execPath, [BIN, "--hook", "prompt"], { env }, (_error, stdout, stderr) =>
           resolve({ ms: performance.now() - started, stdout, stderr }),
         );
@@ -113,7 +122,8 @@ export async function benchPromptHook(argv: string[]): Promise<void> {
         const set = `${group} ${related ? "related" : "unrelated"}`;
         const tally = tallies.get(set) ?? { runs: 0, spoke: 0, points: 0, elsewhere: 0, timeouts: 0, ms: [], bytes: [] };
         tallies.set(set, tally);
-        const { ms, stdout, stderr } = await run(prompt);
+        const token = tokenOf.get(group)!;
+        const { ms, stdout, stderr } = await run(token, prompt);
         tally.runs++;
         tally.ms.push(ms);
         if (stderr.includes("no answer within")) tally.timeouts++;
@@ -127,7 +137,7 @@ export async function benchPromptHook(argv: string[]): Promise<void> {
         if (values.verbose && r === 0) {
           const answers = await Promise.all(
             (["hybrid", "lexical"] as const).map(async (mode) => {
-              const answer = (await post("/v1/memories/query", {
+              const answer = (await post(token, "/v1/memories/query", {
                 query: prompt.slice(0, 1000),
                 limit: 5,
                 min_confidence: "low",
