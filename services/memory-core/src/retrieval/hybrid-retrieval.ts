@@ -80,6 +80,32 @@ export class HybridRetrieval {
     }));
   }
 
+  /**
+   * The `depth` turns nearest by meaning to `query` that meet `conditions`, nearest first, each with its cosine
+   * similarity to the query; no fusion and no confidence. Their whole records are read from Chroma.
+   */
+  async nearestTurns(
+    workspace: string,
+    request: { query: string; conditions: Condition[] },
+    depth: number,
+  ): Promise<Array<{ turn: StoredTurn; similarity: number }>> {
+    // Caught up with every acknowledged write: the dense side judges the conditions on its metadata.
+    const indexReady = this.lexical.snapshot(workspace, "turns");
+    indexReady.catch(() => undefined); // awaited below
+    const dense = await this.denseSide.nearest(workspace, "turns", request, depth, () => indexReady);
+    const index = await indexReady;
+    const records = new Map((await index.records(dense.map((d) => d.record.id))).map((r) => [r.id, r]));
+    return dense.flatMap(({ record, distance }) => {
+      const whole = records.get(record.id);
+      return whole ? [{ turn: turnOfIndexed(whole), similarity: 1 - distance }] : [];
+    });
+  }
+
+  /** The similarity at or above which the dense side's evidence counts at `level` for this embedder (confidence.ts). */
+  similarityFloor(level: "low" | "medium" | "high"): number {
+    return semanticFloor(this.embedder.model, level);
+  }
+
   /** Session summaries, best first. */
   async searchSummaries(workspace: string, request: SearchRequest): Promise<RankedSummary[]> {
     return (await this.search(workspace, "summaries", request)).map(({ record, ...rank }) => ({
