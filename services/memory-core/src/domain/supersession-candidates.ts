@@ -5,7 +5,6 @@ import { textOf, type StoredTurn } from "../records/stored-turn.js";
 import { clip } from "../text.js";
 import type { AddMemoryRequest } from "../records/types.js";
 import type { Condition } from "../records/filters.js";
-import { turnDocument } from "../records/turn-record.js";
 import type { HybridRetrieval } from "../retrieval/hybrid-retrieval.js";
 
 export type PossibleSupersession = NonNullable<OperationOutput<"add_memory">["possible_supersedes"]>[number];
@@ -58,7 +57,7 @@ const DECISION_CHARS = 120;
 export async function possibleSupersessions(
   retrieval: HybridRetrieval,
   workspace: string,
-  decision: Pick<AddMemoryRequest, "kind" | "prompt" | "thought" | "response" | "supersedes">,
+  decision: Pick<AddMemoryRequest, "kind" | "prompt" | "response" | "supersedes">,
   ownId: string,
   now: number,
 ): Promise<PossibleSupersession[]> {
@@ -79,8 +78,8 @@ export async function possibleSupersessions(
       minConfidence: "none",
       conditions,
     }),
-    // The stored text itself, so the similarity is the one of the two stored vectors.
-    changing ? retrieval.nearestTurns(workspace, { query: turnDocument(decision), conditions }, NEIGHBOURS + already.size) : [],
+    // Its stored vector is the query: the similarity is the one of the two stored texts, and nothing is embedded.
+    changing ? retrieval.nearestTurns(workspace, { like: ownId, conditions }, NEIGHBOURS + already.size) : [],
   ]);
   const byMeaning = near.filter(({ turn }) => !already.has(turn.id));
   const neighbours = new Map(ranked.filter((hit) => !already.has(hit.turn.id)).map((hit) => [hit.turn.id, hit.turn]));
