@@ -18,10 +18,13 @@ import { startHashStub } from "./timed-embedder.js";
  * in front of the real Chroma), and the write's latency alone and under concurrent writers, with the hashing
  * embeddings stub so that the embedding does not hide the store's round trips.
  *
- *   npm run bench -- writes [--preload 2000] [--samples 200] [--writers 16] [--kind turn|decision] [--json]
+ *   npm run bench -- writes [--preload 2000] [--samples 200] [--writers 16] [--kind turn|decision]
+ *     [--change-wording] [--json]
  *
  * `--kind decision` writes the measured turns as decisions: each also looks for the live decisions it may
- * supersede (one hybrid search), which other kinds skip.
+ * supersede (a lexical search, and a dense one when it says it changes something), which other kinds skip.
+ * `--change-wording` ends each measured turn's response with a sentence saying it replaces something, so that
+ * every decision takes the dense look too.
  *
  * Client and server share one process here: latencies include the client's side of each request.
  */
@@ -33,6 +36,7 @@ export async function benchWrites(argv: string[]): Promise<void> {
       samples: { type: "string", default: "200" },
       writers: { type: "string", default: "16" },
       kind: { type: "string", default: "turn" },
+      "change-wording": { type: "boolean", default: false },
       json: { type: "boolean", default: false },
     },
   });
@@ -57,7 +61,12 @@ export async function benchWrites(argv: string[]): Promise<void> {
     const response = await fetch(new URL("/v1/memories", url), {
       method: "POST",
       headers: { authorization: `Bearer ${tokenOf.get(agent)!}`, "content-type": "application/json" },
-      body: JSON.stringify({ ...body, session_id: `${body.session_id}-${tag}`, ...(tag === "preload" ? {} : { kind: values.kind }) }),
+      body: JSON.stringify({
+        ...body,
+        session_id: `${body.session_id}-${tag}`,
+        ...(tag === "preload" ? {} : { kind: values.kind }),
+        ...(tag !== "preload" && values["change-wording"] ? { response: `${body.response} It replaces the earlier approach.` } : {}),
+      }),
     });
     await response.arrayBuffer();
     if (response.status !== 201) throw new Error(`add_memory answered ${response.status}`);

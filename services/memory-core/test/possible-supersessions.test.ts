@@ -1,13 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { SUPERSESSION_PAIRS } from "./fixtures/supersession-pairs.js";
+import { terms } from "../src/lexical/text-analysis.js";
+import { OTHER_WORDS_SUPERSESSION_PAIRS, SUPERSESSION_PAIRS } from "./fixtures/supersession-pairs.js";
 import { http, makeToken, mcpClient, uniqueWorkspace, useCairn } from "./support/harness.js";
 
 const workspace = uniqueWorkspace("supersede-hint");
 const architect = makeToken(workspace, "architect");
-const cairn = useCairn([architect]);
+const ledgerTeam = makeToken(uniqueWorkspace("supersede-other-words"), "architect");
+const cairn = useCairn([architect, ledgerTeam]);
 
-async function write(body: object) {
-  const res = await http(cairn.url, "POST", "/v1/memories", { token: architect.token, body });
+async function write(body: object, token = architect.token) {
+  const res = await http(cairn.url, "POST", "/v1/memories", { token, body });
   if (res.status !== 201) throw new Error(`add_memory answered ${res.status}: ${res.text}`);
   return res.body as { id: string; possible_supersedes?: Array<{ id: string; agent: string; decision: string }> };
 }
@@ -44,6 +46,40 @@ describe("possible_supersedes with add_memory", () => {
     expect((await write({ session_id: "hint-4", kind: "turn", ...replacing.later })).possible_supersedes).toBeUndefined();
     const named = await write({ session_id: "hint-5", kind: "decision", ...replacing.later, supersedes: [earlier.id] });
     expect(named.possible_supersedes?.map((p) => p.id) ?? []).not.toContain(earlier.id);
+  });
+});
+
+describe("possible_supersedes for a replacement in other words", () => {
+  it("names the decision a changing one settles in other words, and nothing for decisions of the same area", async () => {
+    const find = (replaces: boolean, start: string) =>
+      OTHER_WORDS_SUPERSESSION_PAIRS.find((p) => p.replaces === replaces && p.later.prompt.startsWith(start))!;
+    const go = find(true, "What we write fresh microservices");
+    const logging = find(false, "Logging in new backend services");
+    const cents = find(true, "Rounding errors");
+    const rates = find(false, "Exchange rates");
+    // The team's live decisions: one per subject of the group.
+    const earlier = new Map<string, string>();
+    for (const pair of OTHER_WORDS_SUPERSESSION_PAIRS) {
+      if (earlier.has(pair.earlier.prompt)) continue;
+      const { id } = await write({ session_id: `words-${earlier.size}`, kind: "decision", ...pair.earlier }, ledgerTeam.token);
+      earlier.set(pair.earlier.prompt, id);
+    }
+    const add = async (session: string, decision: object) =>
+      (await write({ session_id: session, kind: "decision", ...decision }, ledgerTeam.token)).possible_supersedes;
+
+    // New backend services again, and their words ("new backend services"), but how they log: nothing proposed.
+    expect(await add("words-logging", logging.later)).toBeUndefined();
+    // Go for "fresh microservices" "from now on": Python for new backend services is proposed, though few of its words return.
+    expect((await add("words-go", go.later))?.map((p) => p.id)).toEqual([earlier.get(go.earlier.prompt)]);
+
+    // Integer cents replace the ledger's floats without one word of the floats' decision: words alone cannot find it.
+    const said = (t: { prompt: string; response: string }) => new Set(terms(`${t.prompt}\n${t.response}`));
+    expect([...said(cents.earlier)].filter((term) => said(cents.later).has(term))).toEqual([]);
+    const proposed = await add("words-cents", cents.later);
+    expect(proposed?.map((p) => p.id)).toEqual([earlier.get(cents.earlier.prompt)]);
+    expect(proposed![0]).toMatchObject({ agent: "architect", decision: expect.stringContaining("double-precision floats") });
+    // Money on invoices too, close in meaning, but another decision that says nothing of a change: nothing proposed.
+    expect(await add("words-rates", rates.later)).toBeUndefined();
   });
 });
 

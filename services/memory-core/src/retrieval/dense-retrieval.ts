@@ -43,17 +43,17 @@ export class DenseRetrieval {
   ) {}
 
   /**
-   * The `depth` nearest records that meet the request's conditions: those the lexical index holds with its
-   * metadata only, the others (written since its catch-up) whole.
+   * The `depth` nearest records to the query (its text embedded, or a vector given) that meet the request's
+   * conditions: those the lexical index holds with its metadata only, the others (written since its catch-up) whole.
    */
   async nearest(
     workspace: string,
     collection: SearchableCollection,
-    request: { query: string; conditions: readonly Condition[] },
+    request: ({ query: string } | { embedding: number[] }) & { conditions: readonly Condition[] },
     depth: number,
     indexReady: () => Promise<CollectionIndex>,
   ): Promise<DenseHit[]> {
-    const [embedding] = await this.embedder.embed([request.query]);
+    const [embedding] = "embedding" in request ? [request.embedding] : await this.embedder.embed([request.query]);
     if (!embedding) throw internal();
     const query = (n: number, conditions: readonly Condition[] = []) =>
       this.collections.nearest(workspace, collection, embedding, n, conditions);

@@ -52,7 +52,7 @@ export class HybridRetrieval {
   private readonly denseSide: DenseRetrieval;
 
   constructor(
-    collections: IndexedCollections,
+    private readonly collections: IndexedCollections,
     private readonly embedder: Embedder,
     private readonly lexical: LexicalIndexes,
     private readonly tuning: Pick<RetrievalTuning, "fusion" | "semanticGate" | "confidence">,
@@ -78,6 +78,41 @@ export class HybridRetrieval {
       matched_by: ["path"],
       turn: turnOfIndexed(record),
     }));
+  }
+
+  /**
+   * The `depth` turns nearest by meaning to the stored turn `like` that meet `conditions`, nearest first, each with
+   * its cosine similarity to it; no fusion and no confidence. The stored vector is the query, so no text is
+   * embedded; nothing when `like` is not stored. Their whole records are read from Chroma.
+   */
+  async nearestTurns(
+    workspace: string,
+    request: { like: string; conditions: Condition[] },
+    depth: number,
+  ): Promise<Array<{ turn: StoredTurn; similarity: number }>> {
+    // Caught up with every acknowledged write: the dense side judges the conditions on its metadata.
+    const indexReady = this.lexical.snapshot(workspace, "turns");
+    indexReady.catch(() => undefined); // awaited below
+    const [stored] = await this.collections.byIds(workspace, "turns", [request.like], { withText: false, withEmbeddings: true });
+    if (!stored?.embedding) return [];
+    const dense = await this.denseSide.nearest(
+      workspace,
+      "turns",
+      { embedding: stored.embedding, conditions: request.conditions },
+      depth,
+      () => indexReady,
+    );
+    const index = await indexReady;
+    const records = new Map((await index.records(dense.map((d) => d.record.id))).map((r) => [r.id, r]));
+    return dense.flatMap(({ record, distance }) => {
+      const whole = records.get(record.id);
+      return whole ? [{ turn: turnOfIndexed(whole), similarity: 1 - distance }] : [];
+    });
+  }
+
+  /** The similarity at or above which the dense side's evidence counts at `level` for this embedder (confidence.ts). */
+  similarityFloor(level: "low" | "medium" | "high"): number {
+    return semanticFloor(this.embedder.model, level);
   }
 
   /** Session summaries, best first. */
