@@ -1,0 +1,139 @@
+/**
+ * The rules that say what a sentence an agent wrote does: gives something up, judges it wanting, declines an
+ * option, commits to something, states the new arrangement, or only weighs, asks, plans or reports a check.
+ * read.ts applies them to a text's units; the capture hook (loader) and the extractive summaries (summarizer)
+ * read through it, each from its own source (an exchange of a transcript, a stored turn).
+ */
+/** Declining an option: "We didn't raise the limit", "I wouldn't switch to distroless now". It decides nothing else. */
+export const DECLINED =
+  /^(?:i |we )?(?:didn't|did not|won't|will not|wouldn't|would not) (?:raise|add|use|switch|adopt|go|take|pursue|bump|increase|upgrade|introduce|keep|touch|move|recommend)\b/i;
+
+/** Giving something up: the thing named in the sentence, or in the one before when the sentence points back. */
+export const GIVE_UP = new RegExp(
+  [
+    String.raw`\babandon(?:s|ed|ing)?\b`,
+    String.raw`\b(?:i|we)(?:'ve| have)? dropped\b|^dropping\b|\bdrop(?:ped|ping)? (?:it|that|this|them|the (?:idea|approach|plan|change|patch|attempt|version|shim|hack|workaround))\b`,
+    String.raw`\b(?:scrap|discard|shelve|ditch)(?:s|ped|ed|d|ping|ing)?\b`,
+    String.raw`\b(?:gave|give|giving) up\b`,
+    String.raw`\bback(?:ed|ing)? (?:it |that |this |them |the \w+ )?out\b`,
+    String.raw`\brevert(?:s|ed|ing)?\b`,
+    String.raw`\b(?:undo|undoing|undid|undone)\b`,
+    String.raw`\broll(?:s|ed|ing)? (?:it |that |this |them )?back\b`,
+    String.raw`\bmov(?:e|ed|ing) [^.;]{0,30}\bback\b`,
+    String.raw`\b(?:rip|ripped|ripping|threw|throw|throwing) (?:it |that |this |them )?(?:out|away)\b`,
+    String.raw`\bremov(?:e|ed|ing) (?:it|that|this|them|the (?:shim|hack|workaround|guard|change|patch))\b`,
+    String.raw`\b(?:i|we|was|were|got|been) rejected\b`,
+    String.raw`\b(?:took|take|taking|taken) (?:it|that|this|them|\S+) out\b|\b(?:leav(?:e|ing)|left) (?:it|that|this|them|\S+)(?: \S+)? out\b`,
+    String.raw`\bso (?:i'm|i am|we're|we are|i'll|we'll|i|we) (?:removing|remove|taking|dropping|reverting|backing|undoing|leaving)\b`,
+    String.raw`\bnot (?:pursu(?:e|ing)|going (?:that way|down that|with|to (?:use|pursue|go))|worth\b)`,
+    String.raw`^(?:so |and |but )?not \w+ing\b`,
+    DECLINED.source,
+    // "We could X, but …", "X would also fix it, but …": an option weighed and turned down.
+    String.raw`^(?:i |we )?(?:could|can|might)\b[^.]*,? but\b|\bwould (?:also |too )?(?:work|fix|help|solve|do)\b[^.]*\bbut\b`,
+    String.raw`\bwon't (?:pursue|go (?:that way|with))\b`,
+    String.raw`\brul(?:e|ed|ing) (?:it |that |this |them )?out\b`,
+    String.raw`\bdecided against\b|\bchose not to\b|\bdecided not to\b`,
+    String.raw`\b(?:it's|that's|so it's|is|was) out\b(?! of)`,
+    String.raw`\boff the table\b`,
+    String.raw`\b(?:went|go|going|back) (?:back )?to the (?:original|old|previous|earlier)\b`,
+    String.raw`\bmov(?:e|ed|ing) on from\b`,
+    String.raw`\bdead end\b`,
+  ].join("|"),
+  "i",
+);
+
+/** Judging something tried or weighed as wanting. */
+export const WANTING = new RegExp(
+  [
+    String.raw`\b(?:didn't|did not|doesn't|does not|won't|will not|wouldn't|would not|can't|cannot|couldn't|could not) (?:really |actually |fully |even )?(?:work|help|fix|solve|scale|hold|cut it|survive|cover|express|match|stop|prevent|do it|make a difference|change anything|pay off|start|run|fit)\b`,
+    String.raw`\b(?:isn't|is not|wasn't|was not|aren't|are not|not) (?:enough|sufficient|reliable|viable|feasible|practical|an option|the answer|the fix|a fix|the solution|the way|worth it|safe|acceptable|going to work|good enough|fast enough|an improvement)\b`,
+    String.raw`\b(?:isn't|is not|wasn't|was not|not) the (?:right|real) (?:fix|answer|cause|approach|tool|store|place|layer|choice)\b`,
+    String.raw`\bno (?:difference|improvement|better|effect|gain|real gain|help)\b|\bwithin (?:the )?noise\b`,
+    String.raw`\bmade (?:it |things |no )?(?:worse|difference)\b`,
+    String.raw`\btoo (?:slow|costly|expensive|complex|complicated|risky|fragile|flaky|heavy|much|big|brittle|invasive|noisy|many|coarse|fine-grained|leaky|slow to)\b`,
+    String.raw`\bwrong (?:approach|store|tool|fix|idea|place|layer|choice|direction|abstraction|level|way|call|trade-?off|default)\b`,
+    String.raw`\b(?:overkill|backfired|a bust|counterproductive)\b|\b(?:heavy|expensive|costly|risky) for (?:this|us|our|what)\b`,
+    String.raw`\b(?:can't|cannot) be (?:combined|used|run|mixed|shared)\b`,
+    String.raw`\b(?:turned out|turns out) (?:to be )?(?:worse|slower|wrong|useless|pointless|unreliable|unnecessary|a dead end|not)\b`,
+    String.raw`\bhelps? (?:a little|only a little|marginally|slightly)\b|\bonly helps\b`,
+  ].join("|"),
+  "i",
+);
+
+/** Committing to something. */
+export const COMMIT = new RegExp(
+  [
+    String.raw`\bdecid(?:e|ed|ing) (?:to|on)\b|\bdecision(?: is|:)`,
+    String.raw`\b(?:chose|choose|choosing|chosen|picked|opted|opting)\b`,
+    String.raw`\b(?:go|going|went|goes) with\b`,
+    String.raw`\bsettl(?:e|ed|ing) on\b`,
+    String.raw`\b(?:stick|sticking|stuck|stay|stays|staying) with\b`,
+    String.raw`\b(?:prefer|preferred|preferring|adopt|adopted|adopting|standardi[sz](?:e|ed|ing) on)\b`,
+    String.raw`\b(?:the|my|our) (?:plan|fix|approach|solution|choice|way forward) (?:is|will be|here is|:)`,
+    String.raw`\b(?:we|i)(?:'ll| will| should| are going to|'re going to) (?:use|keep|go|switch|move|store|put|run|make|rely|write|build|generate|deliver|handle|read)\b`,
+    String.raw`\binstead[.!]?$|\binstead of\b|\brather than\b|\bin favou?r of\b|\bover\b[^.,;]{1,40}\bbecause\b`,
+    String.raw`\bswitch(?:ed|es|ing)?\b[^.;]{0,60}\bto\b`,
+    String.raw`\breplac(?:e|ed|es|ing)\b[^.;]{0,80}\b(?:with|by)\b`,
+    String.raw`\bmov(?:e|ed|es|ing)\b[^.;]{0,60}\b(?:into|out of|off|to (?:a|an|the|our|its))\b`,
+    String.raw`\bkeep(?:s|ing)?\b[^.;]{0,60}\b(?:rather|as it is|as is)\b|\bkept\b`,
+    String.raw`\b(?:from now on|going forward)\b`,
+    String.raw`\bstays? (?:on|off|in|as|at|behind|a|an)\b|\bwill stay\b`,
+  ].join("|"),
+  "i",
+);
+
+/** What the change made true, said as the new state of the code: "the limiter now keeps…", "misses are now coalesced". */
+export const NEW_STATE = /\bnow (?!(?:i|we|you|let|pass(?:es)?|fails?|that|the)\b)[a-z]+(?:s|ed)\b/i;
+/** A reason or a purpose given for a change: what makes it a choice rather than a routine edit. */
+export const REASON =
+  /\b(?:because|since|so that|so|to avoid|to keep|in order to|otherwise|which (?:avoids|keeps|means|lets|makes|stops|prevents)|instead of|rather than|only when|only after|never)\b/i;
+/** A try is an attempt on the way, whatever it did: not what was decided. */
+export const TRIED = /\b(?:tried|try|trying|attempt(?:ed|ing)?|experiment(?:ed|ing)?)\b/i;
+/** A check's result (the tests pass, the lint is clean): not a decision nor a dropped approach. */
+export const CHECK =
+  /^(?:(?:all|the|both|every|our|unit|full|\d+)\s+)*(?:[\w:-]+ )?(?:tests?|suite|specs?|build|ci|checks?|lint|linter|typecheck|type check|compil\w+|checked|verified|measured|benchmarks?|numbers|results?)\b[^\n]{0,80}?(?:\b(?:pass(?:es|ed|ing)?|fail(?:s|ed|ing)?|green|red|clean|succeed(?:s|ed)?|broke|broken|ok)\b|\d)|\b\d+ (?:passed|passing|failed|failures|tests)\b|^(?:all )?green\b/i;
+/** Asking, supposing or announcing the next step: nothing is committed to or given up. */
+export const NOT_COMMITTED =
+  /^(?:let me|let's|i'll (?:read|check|look|run|start|try|see|test|measure|verify)|first,? (?:i|let)|now i|next,? i|if|when|whether|once|options?:|maybe|perhaps|possibly|either)\b|\?$/i;
+/**
+ * Weighing: a hedge or the options themselves. It commits to nothing, but it can give an option up — a rejection
+ * is often said hypothetically ("X would be read twice", "under X they'd be the only keys Redis could evict").
+ */
+export const WEIGHING =
+  /^(?:i |we )?can\b|\b(?:could|might|may|would be|probably|perhaps|maybe|alternatively|options? (?:are|is|:)|two options|two ways|trade-?offs?:|(?:choice|decision) is between)\b/i;
+/** A sentence that names nothing itself and points back at the one before: "Not pursuing that.", "It didn't help." */
+export const POINTS_BACK =
+  /^(?:(?:so|but|and|then|that said|still|ok|okay|sadly|unfortunately|as expected),?\s+)?(?:that|this|it|these|those|they|not|no|the (?:idea|approach|change|patch|attempt|guard|experiment|option))\b|\b(?:that|this|the) (?:way|approach|idea|route|path|option)\b|\b(?:revert\w*|drop\w*|undo\w*|undid|remov\w*|abandon\w*|scrap\w*) (?:it|that|this|them)\b/i;
+
+/** Two figures set side by side ("12 ms instead of 2.4 s") are a measurement, whatever word joins them. */
+export const COMPARED_FIGURES = /\d[^.;]{0,30}\b(?:instead of|rather than|against|vs\.?|versus|from|over)\b[^.;]{0,12}\d/i;
+/** A figure with its unit: a measurement. */
+export const FIGURE = /\d[\d.,]*\s?(?:ms|s|sec|seconds?|min|minutes?|h|hours?|%|x|×|[kmgt]i?b|rps|req\/s)\b|\d+m\d+s\b|\bp\d\d\b/i;
+/** An answer's opening that names no change: "Done.", "I've fixed the issue.", "Here is what changed". */
+export const GENERIC =
+  /^(?:done|fixed|all set|green|here(?:'s| is| are)|summary|changes?:|i(?:'ve| have)? (?:fixed|made|implemented|updated|finished|completed|addressed|resolved)\b[^.]{0,40}\b(?:changes?|issue|bug|problem|following|request|task)\b)/i;
+/** What was wrong, said in the past: the finding, not what was decided. */
+export const CAUSE = /^(?!.*\bnow\b).*\b(?:was|were|had|did)\b/i;
+/** The clause a sentence opens with, before a colon or semicolon adds the figures that bear it out. */
+export const mainClause = (text: string) => text.split(/[:;]\s|\s[—–]\s/)[0]!;
+
+/**
+ * A text mostly of figures reports them ("staging: 0 add / 0 change / 0 destroy"): at least three numbers, one
+ * for every four words or fewer. A version ("1.35.36") counts once.
+ */
+export function reportsFigures(text: string): boolean {
+  const numbers = text.match(/\d+(?:[.,]\d+)*/g)?.length ?? 0;
+  return numbers >= 3 && numbers * 4 >= text.split(/\s+/).length;
+}
+/** The line introducing a list of options to weigh, not of things done. */
+export const OPTIONS_LEAD = /\b(?:options?|alternatives?|choices|ways|approaches|candidates)\b[^.]*:$/i;
+/** A heading over what was checked or measured: the items under it are checks. */
+export const CHECKS_HEADING = /\b(?:tests?|checks?|checked|verif\w*|measured|measurements?|results?|numbers|benchmarks?)\b/i;
+/** A heading: markdown's, or a line in bold alone ("**Checks**", "**Measured (1 h, staging)**"). */
+export const HEADING = /^\s*(?:#{1,6}\s+(.*)|\*\*([^*]+)\*\*\s*(?:\([^)]*\))?\s*:?\s*)$/;
+
+/** A note says what it is about: "I reverted it." alone names nothing. */
+export const MIN_WORDS = 5;
+/** At most this many characters of a note are kept (a note that points back keeps the sentence before it too). */
+export const NOTE_CHARS = 320;
+
