@@ -13,6 +13,23 @@ import {
   NOTE_CHARS,
   POINTS_BACK,
   REASON,
+  ARRANGEMENT,
+  CHANGE,
+  CONCLUSION,
+  FINDING,
+  HEDGE,
+  NEXT_STEP,
+  OBSERVED,
+  PAST_REPORT,
+  PURPOSE,
+  choiceCue,
+  choiceOfPronoun,
+  REASON_GIVEN,
+  COMMAND_RESULT,
+  PLANNED,
+  REPLACES,
+  givesUpOutright,
+  revertedObject,
   TRIED,
   WANTING,
   WEIGHING,
@@ -20,6 +37,7 @@ import {
   reportsFigures,
 } from "./rules.js";
 import { sentencesOf, type Unit } from "./units.js";
+import { contentWords, shared } from "./words.js";
 
 /**
  * What made a unit a decision, from the most decision-like: a cue word that commits ("decided", "going with",
@@ -34,6 +52,8 @@ export interface Reading {
   unit: number;
   /** The unit, with the one before it when it points back ("Reverted.", "Not pursuing that."). */
   text: string;
+  /** The unit's own words, without the one before. */
+  own: string;
   /** For a decision: what made it one. */
   strength?: Strength;
 }
@@ -43,6 +63,13 @@ export interface ReadContext {
   wrote: boolean;
   /** A text that changed files and names no decision decided what its answer says first. */
   headline: boolean;
+  /**
+   * The reasoning is a report written after the work (a stored turn's thought, runbooks/end-of-turn.md), not
+   * thinking on the way: a change it tells with its reason, or a design with its purpose, is what was decided.
+   */
+  reasoningReports?: boolean;
+  /** The writer said what the text is: a decision (its reasons are the decision's), an attempt, or a turn. */
+  declared?: "decision" | "attempt" | "turn";
 }
 
 /**
@@ -64,17 +91,24 @@ export function readUnits(units: readonly Unit[], context: ReadContext): Reading
     if (whole.split(/\s+/).length < MIN_WORDS) return;
     const note = whole.length <= NOTE_CHARS ? whole : `${whole.slice(0, NOTE_CHARS - 1)}…`;
     if (!readings.some((r) => r.kind === kind && r.text === note))
-      readings.push({ kind, unit: i, text: note, ...(strength ? { strength } : {}) });
+      readings.push({ kind, unit: i, text: note, own: text, ...(strength ? { strength } : {}) });
   };
   units.forEach(({ text, answer, item }, i) => {
     // An item is weighed by its opening sentence; its later sentences say why.
     const opening = item ? (sentencesOf(text)[0] ?? text) : text;
-    if (units[i]!.list || NOT_COMMITTED.test(opening) || CHECK.test(opening)) return;
+    if (units[i]!.list || NOT_COMMITTED.test(opening) || NEXT_STEP.test(opening) || CHECK.test(opening)) return;
     // In its reasoning, "No: …" turns down what the sentence before proposed.
-    const givesUp = GIVE_UP.test(text) || WANTING.test(text) || (!answer && /^no\b[:,]/i.test(text));
+    const givesUp =
+      GIVE_UP.test(text) ||
+      WANTING.test(text) ||
+      (!answer && /^no\b[:,]/i.test(text)) ||
+      givesUpOutright(opening) ||
+      revertedObject(opening) !== undefined;
     if (givesUp) add("dropped", i);
     if (
       WEIGHING.test(opening) ||
+      COMMAND_RESULT.test(opening) ||
+      PLANNED.test(opening) ||
       TRIED.test(opening) ||
       DECLINED.test(opening) ||
       /\b(?:decided against|chose not to|decided not to)\b/i.test(text)
@@ -83,9 +117,27 @@ export function readUnits(units: readonly Unit[], context: ReadContext): Reading
     // "Replacing them with flags.yaml", "kept npm's own cache": giving one thing up can commit to another.
     const measured = COMPARED_FIGURES.test(mainClause(opening)) || (item && reportsFigures(opening));
     if (measured) return;
-    if (COMMIT.test(text)) add("decided", i, "cue");
-    else if (context.wrote && NEW_STATE.test(text)) add("decided", i, "state");
+    // Giving one thing up commits to another only when the sentence names what replaces it ("Replacing them with
+    // flags.yaml", "kept npm's own cache"); "X would fix it, but …" and "it didn't help, so I reverted it" commit to nothing.
+    if (givesUp && !REPLACES.test(text)) return;
+    if ((COMMIT.test(text) || choiceCue(opening)) && !choiceOfPronoun(opening)) add("decided", i, "cue");
+    else if (
+      context.wrote &&
+      (NEW_STATE.test(text) || (ARRANGEMENT.test(opening) && !OBSERVED.test(opening))) &&
+      !COMPARED_FIGURES.test(opening)
+    )
+      add("decided", i, "state");
     else if (context.wrote && answer && item && !givesUp && REASON.test(text)) add("decided", i, "listed");
+    else if (context.reasoningReports && !answer && !givesUp && !HEDGE.test(text) && !COMPARED_FIGURES.test(opening)) {
+      const declaredDecision = context.declared === "decision";
+      // In a decision's reasoning, a statement with its reason is part of the decision ("batches of 10k, because …").
+      if (
+        (CHANGE.test(text) && !OBSERVED.test(text) && (declaredDecision || REASON_GIVEN.test(text))) ||
+        (declaredDecision && REASON_GIVEN.test(text) && !FINDING.test(text))
+      )
+        add("decided", i, "listed");
+      else if (PURPOSE.test(text) && !CONCLUSION.test(text) && !OBSERVED.test(text) && !PAST_REPORT.test(text)) add("decided", i, "state");
+    }
   });
   // A text that changed files decided what it changed: its answer's first sentence, when nothing said so.
   if (context.headline && context.wrote && !readings.some((r) => r.kind === "decided")) {
@@ -95,6 +147,7 @@ export function readUnits(units: readonly Unit[], context: ReadContext): Reading
         !NOT_COMMITTED.test(u.text) &&
         !WEIGHING.test(u.text) &&
         !CHECK.test(u.text) &&
+        !COMMAND_RESULT.test(u.text) &&
         !GENERIC.test(u.text) &&
         !CAUSE.test(u.text) &&
         !FIGURE.test(mainClause(u.text)) &&
@@ -106,3 +159,23 @@ export function readUnits(units: readonly Unit[], context: ReadContext): Reading
   }
   return readings.sort((a, b) => a.unit - b.unit);
 }
+
+/**
+ * The decisions of one text a person would name: when a cue word says what was decided, the changes it lists
+ * with their reasons are how, not more decisions; and a decision said again in other words is one. Cue words
+ * first, then new states, listed changes, the headline; of each, the first.
+ */
+export function decisive(readings: readonly Reading[]): Reading[] {
+  const rank: Record<Strength, number> = { cue: 0, state: 1, listed: 2, headline: 3 };
+  const decided = readings.filter((r) => r.kind === "decided");
+  const kept: Reading[] = [];
+  for (const r of [...decided].sort((a, b) => rank[a.strength!] - rank[b.strength!] || a.unit - b.unit)) {
+    const words = contentWords(r.own);
+    if (kept.some((k) => restates(contentWords(k.own), words))) continue;
+    kept.push(r);
+  }
+  return readings.filter((r) => r.kind === "dropped" || kept.includes(r));
+}
+
+/** Most of the shorter text's content words are in the other: the same thing said again. */
+const restates = (a: readonly string[], b: readonly string[]) => shared(a, b) >= Math.max(2, 0.6 * Math.min(a.length, b.length));
