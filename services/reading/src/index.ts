@@ -1,4 +1,4 @@
-export { decisive, readUnits, type ReadContext, type Reading, type Strength } from "./read.js";
+export { readUnits, type ReadContext, type Reading, type Strength } from "./read.js";
 export {
   CHANGE,
   CHOICE,

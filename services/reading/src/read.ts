@@ -26,6 +26,7 @@ import {
   choiceOfPronoun,
   REASON_GIVEN,
   COMMAND_RESULT,
+  OLDER_CHANGE,
   PLANNED,
   REPLACES,
   givesUpOutright,
@@ -37,7 +38,6 @@ import {
   reportsFigures,
 } from "./rules.js";
 import { sentencesOf, type Unit } from "./units.js";
-import { contentWords, shared } from "./words.js";
 
 /**
  * What made a unit a decision, from the most decision-like: a cue word that commits ("decided", "going with",
@@ -61,8 +61,11 @@ export interface Reading {
 export interface ReadContext {
   /** The text comes with changed files (an exchange that edited, a turn that says it changed something). */
   wrote: boolean;
-  /** A text that changed files and names no decision decided what its answer says first. */
-  headline: boolean;
+  /**
+   * A text that changed files and names no decision decided what its answer says first ("any"), or only when
+   * that sentence tells a change as done ("change": "Added a dbt test …", "Resent only the order-status pushes …").
+   */
+  headline: "any" | "change" | false;
   /**
    * The reasoning is a report written after the work (a stored turn's thought, runbooks/end-of-turn.md), not
    * thinking on the way: a change it tells with its reason, or a design with its purpose, is what was decided.
@@ -108,6 +111,7 @@ export function readUnits(units: readonly Unit[], context: ReadContext): Reading
     if (
       WEIGHING.test(opening) ||
       COMMAND_RESULT.test(opening) ||
+      OLDER_CHANGE.test(opening) ||
       PLANNED.test(opening) ||
       TRIED.test(opening) ||
       DECLINED.test(opening) ||
@@ -144,6 +148,7 @@ export function readUnits(units: readonly Unit[], context: ReadContext): Reading
     const headline = units.findIndex(
       (u) =>
         u.answer &&
+        (context.headline === "any" || CHANGE.test(u.text)) &&
         !NOT_COMMITTED.test(u.text) &&
         !WEIGHING.test(u.text) &&
         !CHECK.test(u.text) &&
@@ -159,23 +164,3 @@ export function readUnits(units: readonly Unit[], context: ReadContext): Reading
   }
   return readings.sort((a, b) => a.unit - b.unit);
 }
-
-/**
- * The decisions of one text a person would name: when a cue word says what was decided, the changes it lists
- * with their reasons are how, not more decisions; and a decision said again in other words is one. Cue words
- * first, then new states, listed changes, the headline; of each, the first.
- */
-export function decisive(readings: readonly Reading[]): Reading[] {
-  const rank: Record<Strength, number> = { cue: 0, state: 1, listed: 2, headline: 3 };
-  const decided = readings.filter((r) => r.kind === "decided");
-  const kept: Reading[] = [];
-  for (const r of [...decided].sort((a, b) => rank[a.strength!] - rank[b.strength!] || a.unit - b.unit)) {
-    const words = contentWords(r.own);
-    if (kept.some((k) => restates(contentWords(k.own), words))) continue;
-    kept.push(r);
-  }
-  return readings.filter((r) => r.kind === "dropped" || kept.includes(r));
-}
-
-/** Most of the shorter text's content words are in the other: the same thing said again. */
-const restates = (a: readonly string[], b: readonly string[]) => shared(a, b) >= Math.max(2, 0.6 * Math.min(a.length, b.length));

@@ -68,6 +68,8 @@ export const REPLACES =
 export const COMMIT = new RegExp(
   [
     String.raw`\bdecid(?:e|ed|ing) (?:to|on)\b|\bdecision(?: is|:)`,
+    // "…, so full jitter it is": a comparison closed on its winner.
+    String.raw`\bso (?:\S+ ){1,4}it is[.!]?$`,
     String.raw`\b(?:chose|choose|choosing|chosen|picked|opted|opting)\b`,
     String.raw`\b(?:go|going|went|goes) with\b`,
     String.raw`\bsettl(?:e|ed|ing) on\b`,
@@ -81,7 +83,7 @@ export const COMMIT = new RegExp(
     String.raw`\bmov(?:e|ed|es|ing)\b[^.;]{0,60}\b(?:into|out of|off|to (?:a|an|the|our|its))\b`,
     String.raw`\bkeep(?:s|ing)?\b[^.;]{0,60}\b(?:rather|as it is|as is)\b|\bkept\b`,
     String.raw`\b(?:from now on|going forward)\b`,
-    String.raw`\bstays? (?:on|off|in|as|at|behind|a|an)\b|\bwill stay\b`,
+    String.raw`\bstays? (?:on|off|in|as|behind|a|an)\b|\bstays? at (?![~\d])|\bwill stay\b`,
   ].join("|"),
   "i",
 );
@@ -97,19 +99,25 @@ export const TRIED = /\b(?:tried|try|trying|attempt(?:ed|ing)?|experiment(?:ed|i
 /** A check's result (the tests pass, the lint is clean): not a decision nor a dropped approach. */
 export const CHECK =
   /^(?:(?:all|the|both|every|our|unit|full|\d+)\s+)*(?:[\w:-]+ )?(?:tests?|suite|specs?|build|ci|checks?|lint|linter|typecheck|type check|compil\w+|checked|verified|measured|benchmarks?|numbers|results?)\b[^\n]{0,80}?(?:\b(?:pass(?:es|ed|ing)?|fail(?:s|ed|ing)?|green|red|clean|succeed(?:s|ed)?|broke|broken|ok)\b|\d)|\b\d+ (?:passed|passing|failed|failures|tests)\b|^(?:all )?green\b/i;
+/**
+ * What an older change did, told as the cause: "Last Friday's gateway change (commit 7d41c0e) replaced the wildcard
+ * list with an allow-list", "Release 4.2 added a synchronous call". A finding about the past, not a choice made now.
+ */
+export const OLDER_CHANGE =
+  /^(?:[\w'’-]+\s+){0,4}(?:change|commit|release|pr|deploy|deployment|upgrade|migration|hotfix)\b[^.;]*?\b(?:replaced|moved|switched|removed|added|changed|introduced)\b/i;
 /** A command and what it showed ("`npm run e2e -- x.e2e.ts`: failed at first …", "`helm template` ×2: identical"): a check. */
 export const COMMAND_RESULT = /^`[^`]*\s[^`]*`[^:]{0,40}:/;
 /** A plan announced after the fact ("Not fixed yet; next step is …"): what comes, not what was decided. */
 export const PLANNED = /\bnext steps? (?:is|are|will be|:)/i;
 /** Asking, supposing or announcing the next step: nothing is committed to or given up. */
 export const NOT_COMMITTED =
-  /^(?:let me|let's|i'll (?:read|check|look|run|start|try|see|test|measure|verify)|first,? (?:i|let)|now i|next,? i|if|when|whether|once|options?:|maybe|perhaps|possibly|either)\b|\?$/i;
+  /^(?:let me|let's|i'll (?:read|check|look|run|start|try|see|test|measure|verify|write|inject|reproduce|find|search|compare|simulate|profile|trace|instrument|log)|first,? (?:i|let)|now i|next,? i|if|when|whether|once|options?:|maybe|perhaps|possibly|either|(?:comparing|checking|testing|looking|reading|running|measuring|verifying)\b.*\binstead)\b|^(?:one thing|note|caveat|heads[- ]up|watch out)\b[^:]{0,40}:|\?$/i;
 /**
  * Weighing: a hedge or the options themselves. It commits to nothing, but it can give an option up — a rejection
  * is often said hypothetically ("X would be read twice", "under X they'd be the only keys Redis could evict").
  */
 export const WEIGHING =
-  /^[^,;]*?\bwould\b|^(?:i |we )?can\b|\b(?:could|might|may|would be|probably|perhaps|maybe|alternatively|options? (?:are|is|:)|two options|two ways|trade-?offs?:|(?:choice|decision) is between)\b/i;
+  /^[^,;]*?\bwould\b|\b(?:can't|cannot|won't|shouldn't) (?:stay|remain|be kept)\b|\bthe (?:smallest|simplest|easiest|quickest|cheapest|obvious) (?:change|fix|option|way)\b|^(?:i |we )?can\b|\b(?:could|might|may|would be|probably|perhaps|maybe|alternatively|options? (?:are|is|:)|two options|two ways|trade-?offs?:|(?:choice|decision) is between)\b/i;
 /** A sentence that names nothing itself and points back at the one before: "Not pursuing that.", "It didn't help." */
 export const POINTS_BACK =
   /^(?:(?:so|but|and|then|that said|still|ok|okay|sadly|unfortunately|as expected),?\s+)?(?:that|this|it|these|those|they|not|no|the (?:idea|approach|change|patch|attempt|guard|experiment|option))\b|\b(?:that|this|the) (?:way|approach|idea|route|path|option)\b|\b(?:revert\w*|drop\w*|undo\w*|undid|remov\w*|abandon\w*|scrap\w*) (?:it|that|this|them)\b/i;
@@ -147,7 +155,6 @@ export const MIN_WORDS = 5;
 /** At most this many characters of a note are kept (a note that points back keeps the sentence before it too). */
 export const NOTE_CHARS = 320;
 
-
 /**
  * A cue that says a choice was made: "decided", "chose", "going/went with", "settled on", "opted", "switched ...
  * to", "picked", "will use", "we will <verb>", "agreed", "Decision:".
@@ -156,13 +163,14 @@ export const CHOICE =
   /\b(decided|decide to|decision:|chose|choose to|chosen|going with|go with|went with|settled on|settle on|opted|opt for|picked|switch(ed|ing)?\b(?:\s+\S+){0,5}?\s+(to|over)\b|will use|adopted|(we|i) agreed|agreed (to|on|that)|we('ll| will| are going to) (?!(see|check|know|find out|need|look|try|ask|wait|have)\b)[a-z]+)\b/i;
 /** A change told as done, opening the sentence: "Moved …", "Replaced …", "Added …". */
 export const CHANGE =
-  /^(we |i )?(moved|replaced|added|made|changed|kept|set|split|stripped|wrapped|introduced|removed|raised|lowered|limited|pinned|bumped|enabled|disabled|turned|converted|rewrote|extracted)\b/i;
+  /^(we |i )?(moved|replaced|added|made|changed|kept|set|split|stripped|wrapped|introduced|removed|raised|lowered|limited|pinned|bumped|enabled|disabled|turned|converted|rewrote|extracted|resent|created|implemented)\b/i;
 /** Giving up, said at the start: "Dropped …", "Rejected …", "Not going with …". */
 export const DROP_START =
   /^(we |i )?(dropped|abandoned|reverted|rejected|ruled out|gave up( on)?|backed out|rolled back|scrapped|discarded|decided against|not going with|undid)\b/i;
 const DROP_PASSIVE =
   /\b(was|were|is|got|has been|have been) (dropped|abandoned|reverted|rejected|ruled out|scrapped|discarded|rolled back|backed out)\b/i;
-const CONSIDERED = /^(we |i )?(also )?(considered|tried|evaluated|looked at|weighed|prototyped|experimented with)\b|\b(was|were) (also )?(considered|evaluated|weighed|prototyped)\b/i;
+const CONSIDERED =
+  /^(we |i )?(also )?(considered|tried|evaluated|looked at|weighed|prototyped|experimented with)\b|\b(was|were) (also )?(considered|evaluated|weighed|prototyped)\b/i;
 const REJECTION =
   /\b(rejected|ruled out|but|too (slow|risky|complex|expensive|costly|much)|not worth|no good|did not|didn't|does not|doesn't|cannot|can't|won't)\b/i;
 const FAILED =

@@ -81,7 +81,7 @@ export function choicesOf(turns: readonly SessionTurn[]): Choice[] {
     const ofTurn: Choice[] = [];
     const readings = readUnits(units, {
       wrote: !attempt,
-      headline: false,
+      headline: "change",
       reasoningReports: true,
       declared: fromDecisionTurn ? "decision" : attempt ? "attempt" : "turn",
     });
@@ -160,7 +160,9 @@ export function evidenceFor(choice: Choice, turn: SessionTurn, choices: readonly
  * Undefined when what is left names too little to title a session ("chose the simplest").
  */
 export function titleOf(decision: Choice, max: number): string | undefined {
-  let text = decision.text
+  // "…, so full jitter it is": the winner of the comparison is the choice.
+  const winner = /\bso ((?:\S+ ){1,4})it is[.!]?$/i.exec(decision.text)?.[1];
+  let text = (winner ?? decision.text)
     .replace(/^(we |i )?(decided|decision)\s*(to|on|that|:)?\s*/i, "")
     .replace(/\s*\([^)]*\)/g, "")
     .replace(/\s*\[[^\]]*\]/g, "");
@@ -204,14 +206,21 @@ function clausesOf(unit: Unit): Unit[] {
   return clauses.length > 1 && clauses.slice(1).some(opensWithChoice) ? clauses.map((text) => ({ ...unit, text })) : [unit];
 }
 
-/** Restatements of one choice (most of their content words in common) are one: the first is kept. */
+/**
+ * Restatements of one choice (most of their content words in common) are one: the first is kept. Two reverts kept
+ * as the remedy that name the same thing ("Reverted the retry-everything part of a3c77e0", "a3c77e0's
+ * retry-everything reverted in retry.ts") are one too.
+ */
 function distinct(choices: Choice[]): Choice[] {
   const out: Choice[] = [];
+  const reverted = (c: Choice) => contentWords(revertedObject(c.sentence) ?? "").filter((w) => !GENERIC.has(w));
   for (const c of choices) {
     const words = contentWords(c.text);
     const twin = out.find(
       (o) =>
-        o.kind === c.kind && shared(contentWords(o.text), words) >= Math.max(2, 0.6 * Math.min(words.length, contentWords(o.text).length)),
+        o.kind === c.kind &&
+        (shared(contentWords(o.text), words) >= Math.max(2, 0.6 * Math.min(words.length, contentWords(o.text).length)) ||
+          (Boolean(o.undoes) && Boolean(c.undoes) && shared(reverted(o), reverted(c)) >= 1)),
     );
     if (!twin) out.push(c);
   }
@@ -231,4 +240,3 @@ const tidy = (text: string) =>
 const isQuestion = (text: string) => /\?\s*$/.test(text);
 const isNextStep = (text: string) =>
   /^(next( step)?s?|then|todo|follow[- ]up)\b/i.test(text.trim()) || (NEXT_CUE.test(text) && /^(next|todo)/i.test(text.trim()));
-

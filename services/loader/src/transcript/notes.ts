@@ -20,7 +20,7 @@ export function notesOf(exchange: Exchange): Notes {
     ...exchange.thought.filter((t) => !/^\s*(?:- |failed: )/.test(t)).flatMap((t) => unitsOf(t, false)),
     ...exchange.pending.flatMap((t) => unitsOf(t, true)),
   ];
-  const readings = readUnits(units, { wrote: exchange.edited.length > 0, headline: true });
+  const readings = readUnits(units, { wrote: exchange.edited.length > 0, headline: "any" });
   return {
     decided: readings.filter((r) => r.kind === "decided").map((r) => r.text),
     dropped: readings.filter((r) => r.kind === "dropped").map((r) => r.text),
