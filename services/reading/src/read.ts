@@ -128,7 +128,7 @@ export function readUnits(units: readonly Unit[], context: ReadContext): Reading
     else if (
       context.wrote &&
       (NEW_STATE.test(text) || (ARRANGEMENT.test(opening) && !OBSERVED.test(opening))) &&
-      !COMPARED_FIGURES.test(opening)
+      !COMPARED_FIGURES.test(mainClause(opening))
     )
       add("decided", i, "state");
     else if (context.wrote && answer && item && !givesUp && REASON.test(text)) add("decided", i, "listed");
@@ -153,6 +153,7 @@ export function readUnits(units: readonly Unit[], context: ReadContext): Reading
         !WEIGHING.test(u.text) &&
         !CHECK.test(u.text) &&
         !COMMAND_RESULT.test(u.text) &&
+        !PLANNED.test(u.text) &&
         !GENERIC.test(u.text) &&
         !CAUSE.test(u.text) &&
         !FIGURE.test(mainClause(u.text)) &&

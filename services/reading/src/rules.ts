@@ -62,7 +62,7 @@ export const WANTING = new RegExp(
 
 /** What takes the place of what is given up: "replacing X with Y", "Y instead", "kept Y". */
 export const REPLACES =
-  /\binstead\b|\brather than\b|\bin favou?r of\b|\breplac(?:e|ed|es|ing)\b[^.;]{0,80}\b(?:with|by)\b|\bswitch(?:ed|es|ing)?\b[^.;]{0,60}\bto\b|\bkept\b|\b(?:went|go|going) with\b|\bsettl(?:e|ed|ing) on\b|\bstay(?:s|ing)? with\b|\bdecided\b/i;
+  /\binstead\b|\brather than\b|\bin favou?r of\b|\breplac(?:e|ed|es|ing)\b[^.;]{0,80}\b(?:with|by)\b|\bswitch(?:ed|es|ing)?\b[^.;]{0,60}\bto\b|\bkept\b|\bmov(?:e|ed|es|ing)\b[^.;]{0,60}\b(?:into|to (?:a|an|the|our|its))\b|\b(?:went|go|going) with\b|\bsettl(?:e|ed|ing) on\b|\bstay(?:s|ing)? with\b|\bdecided\b/i;
 
 /** Committing to something. */
 export const COMMIT = new RegExp(
@@ -90,7 +90,7 @@ export const COMMIT = new RegExp(
 
 /** What the change made true, said as the new state of the code: "the limiter now keeps…", "misses are now coalesced". */
 export const NEW_STATE =
-  /\bnow (?!(?:i|we|you|let|pass(?:es)?|fails?|that|the|takes|costs|shows|returns|has|works|misses|matches|crashes|hangs|seems|looks|needs)\b)[a-z]+(?:s|ed)\b/i;
+  /\bnow (?!(?:i|we|you|let|pass(?:es)?|fails?|that|the|takes|costs|shows|returns|works|misses|matches|crashes|hangs|seems|looks|needs)\b)[a-z]+(?:s|ed)\b/i;
 /** A reason or a purpose given for a change: what makes it a choice rather than a routine edit. */
 export const REASON =
   /\b(?:because|since|so that|so|to avoid|to keep|in order to|otherwise|which (?:avoids|keeps|means|lets|makes|stops|prevents)|instead of|rather than|only when|only after|never)\b/i;
@@ -238,11 +238,17 @@ export function choiceCue(clause: string): boolean {
   return !choiceOfPronoun(clause);
 }
 
-/** "Chose this over X": the choice names nothing itself (the sentence before says what "this" is). */
+/**
+ * "Chose this over X", "weighed the options and chose the simplest": the choice names nothing itself (the sentence
+ * before, if any, says what "this" is).
+ */
 export function choiceOfPronoun(clause: string): boolean {
   const over = OVER.exec(clause);
-  return over !== null && PRONOUN_OBJECT.test(clause.slice(over.index + over[1]!.length).trim());
+  if (over !== null && PRONOUN_OBJECT.test(clause.slice(over.index + over[1]!.length).trim())) return true;
+  return CHOSE_NOTHING.test(clause);
 }
+const CHOSE_NOTHING =
+  /\b(?:chose|picked|went with|settled on|opted for|decided on)\s+(?:this|that|it|them|the (?:same|simplest|first|second|other|former|latter|one))\s*[.!]?$/i;
 
 /** Giving up said outright: "Dropped X", "X was rejected", "considered X, but …", "X did not help", "we could X, but …". */
 export function givesUpOutright(clause: string): boolean {
