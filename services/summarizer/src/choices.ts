@@ -22,23 +22,20 @@ export { contentWords } from "@cairn/reading";
 /**
  * What a session chose and what it dropped, read from the words agents write at the end of a turn
  * (runbooks/end-of-turn.md: the thought holds decisions and what was tried and dropped; `kind` says when a
- * turn is a decision or an attempt). Rules, not a model:
+ * turn is a decision or an attempt). Rules, not a model: each turn's sentences are read by @cairn/reading, the
+ * rules the capture hook drafts its notes with (what a sentence does: gives up, judges wanting, commits, states
+ * the new arrangement; weighs, plans, asks or reports a check and so commits to nothing; a sentence that points
+ * back is read with the one before). A turn's thought is read as a report written after the work (a change it
+ * tells with its reason, or a design with its purpose, is a decision; in a `decision` turn, a statement with its
+ * reason is part of the decision), its response as the answer (a turn with no other decision decided the change
+ * its response opens with). On top of the reading, this module keeps what only the session shows:
  *
- * - A **decision** is a clause that says a choice was made: "decided", "chose", "going/went with", "settled on",
- *   "opted", "switched ... to", "picked", "will use", "we will <verb>", "agreed", "Decision:". A change described as done ("moved",
- *   "replaced", "added", ...) is a decision only in the thought of a `decision` turn or when the sentence gives
- *   its reason ("because", "since", "so", "to avoid"). Without a cue, a thought's new arrangement stated in the
- *   present ("X now falls back to Y", "X moves to Y") or a design with its purpose ("..., so a drift is caught")
- *   is one too. Hedged clauses ("could", "might", "should we") and questions are not decisions; a finding ("X is
- *   slow", "the profile shows Y") or a conclusion ("so it is a leak") names no choice, so it is none.
- * - A **dropped approach** is a clause that says one was abandoned: "dropped", "abandoned",
- *   "rejected", "ruled out", "gave up", "decided against", "considered X ... but/rejected", "X was considered,
- *   but", "we could X, but", "X did not work/help", "X is not enough", and the Y of "chose X over Y" or of a
- *   decision's "instead of Y" / "rather than Y".
- * - A **revert** ("reverted", "rolled back", "switched X back", ...) of the session's own change is dropped; of a
- *   change older than the session (yesterday's release) it is the remedy, a decision. An `attempt` turn states what was tried and
- *   dropped: its choices are not decisions, and without any such clause its attempt (the sentence saying
- *   what was tried, else the prompt) is listed as dropped.
+ * - A **revert** ("reverted", "rolled back", "switched X back", "PR #2231 reverted", ...) of the session's own
+ *   change is dropped; of a change older than the session (yesterday's release) it is the remedy, a decision.
+ * - An `attempt` turn states what was tried and dropped: its choices are not decisions, and without any dropped
+ *   clause its attempt (the sentence saying what was tried, else the prompt) is listed as dropped. A `decision`
+ *   turn with no decision read leads its thought with the decision (its first sentence).
+ * - The Y of "chose X over Y" and of a decision's "instead of Y" / "rather than Y" is dropped.
  * - A decision that a later turn drops (they share at least two content words) is dropped, not settled.
  *
  * A dropped approach is written as a decision whose text starts with "Dropped" (or the word that says how:
