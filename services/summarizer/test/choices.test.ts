@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { choicesOf, contentWords } from "../src/choices.js";
+import { choicesOf, contentWords, titleOf } from "../src/choices.js";
 import type { SessionTurn } from "../src/session.js";
 import { splitSentences } from "../src/sentences.js";
 
@@ -100,6 +100,85 @@ describe("alternatives weighed and not taken", () => {
     expect(dropped(turns).some((c) => /embedding their iframe/.test(c.text))).toBe(true);
     expect(dropped(turns).some((c) => /being killed/.test(c.text))).toBe(false);
     expect(decisions(turns).some((c) => /moves to \/readyz/.test(c.text))).toBe(true);
+  });
+});
+
+describe("stored turns read with the capture hook's rules", () => {
+  it("keeps a revert that names nothing with the sentence before it, which names what was dropped", () => {
+    const turns = session([
+      {
+        kind: "attempt",
+        prompt: "LIVE-88: reconnect with exponential backoff.",
+        thought: "Tried plain exponential backoff, capped at 30 s. The waves stayed synchronized.",
+        response: "Plain exponential backoff keeps the clients in lockstep; reverted it in socket.ts. Next step: jitter.",
+      },
+    ]);
+    expect(dropped(turns).some((c) => /Plain exponential backoff keeps the clients in lockstep/.test(c.text))).toBe(true);
+    // The revert alone would name nothing: no entry is only "Reverted it in socket.ts."
+    expect(dropped(turns).some((c) => /^Reverted it in socket\.ts\.?$/.test(c.text))).toBe(false);
+  });
+
+  it("reads a revert reported in few words: of an older commit it is the remedy, said twice it is one", () => {
+    const turns = session([
+      {
+        prompt: "PUSH-64: why did no alert fire?",
+        thought: "Commit a3c77e0 retries every APNs error 5 times and counts the exhausted ones in a metric without an alert.",
+        response: "a3c77e0's retry-everything reverted in notifier/src/retry.ts; the tests cover 429 and 503 retried.",
+      },
+    ]);
+    expect(decisions(turns)).toEqual([
+      expect.objectContaining({ text: expect.stringMatching(/^A3c77e0's retry-everything reverted/), undoes: true }),
+    ]);
+    expect(dropped(turns).some((c) => /a3c77e0/i.test(c.text))).toBe(false);
+    const twice = session([
+      {
+        prompt: "PUSH-64: why did no alert fire?",
+        thought: "Reverted the retry-everything part of a3c77e0: only 429 and 503 are retried now.",
+        response: "a3c77e0's retry-everything reverted in notifier/src/retry.ts; the tests cover 429 and 503 retried.",
+      },
+    ]);
+    expect(decisions(twice).filter((c) => /a3c77e0/i.test(c.text))).toHaveLength(1);
+  });
+
+  it("takes a response that tells a change as done for the turn's decision when nothing else is one, and a description for none", () => {
+    const added = session([
+      {
+        prompt: "DATA-302: catch duplicates after each load.",
+        thought: "dbt_utils has unique_combination_of_columns, which runs as a plain SELECT over the table.",
+        response: "Added a dbt test unique_combination_of_columns on (shop_id, order_id), run after each load.",
+      },
+    ]);
+    expect(decisions(added).map((c) => c.text)).toEqual([expect.stringMatching(/^Added a dbt test unique_combination_of_columns/)]);
+    const described = session([
+      {
+        prompt: "DATA-302: catch duplicates after each load.",
+        thought: "dbt_utils has unique_combination_of_columns, which runs as a plain SELECT over the table.",
+        response: "The dbt docs describe unique_combination_of_columns for exactly this case.",
+      },
+    ]);
+    expect(decisions(described)).toEqual([]);
+  });
+
+  it("titles a comparison closed on its winner by the winner", () => {
+    const turns = session([
+      {
+        prompt: "LIVE-88: spread the reconnects across clients.",
+        thought: "Decorrelated jitter gave about the same peak and its delays are harder to reason about in a test, so full jitter it is.",
+        response: "socket.ts reconnects with full jitter. Next step: a server-side hint.",
+      },
+    ]);
+    const chosen = decisions(turns).find((c) => /full jitter it is/.test(c.text));
+    expect(chosen).toBeDefined();
+    expect(titleOf(chosen!, 80)).toBe("Full jitter");
+  });
+
+  it("reads 'I'll <verb>' in a thought as the agent's next move, and 'we'll <verb>' as a decision", () => {
+    const plan = session([
+      { prompt: "LIVE-88: reconnects.", thought: "I'll write a quick simulation of the reconnect waves first.", response: "Simulating." },
+    ]);
+    expect(decisions(plan)).toEqual([]);
+    const chosen = session([{ prompt: "LIVE-88: reconnects.", thought: "We'll use full jitter for every reconnect.", response: "Done." }]);
+    expect(decisions(chosen)).toHaveLength(1);
   });
 });
 
