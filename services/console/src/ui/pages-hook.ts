@@ -17,23 +17,23 @@ export function usePages<T>(fetchPage: (cursor: string | null) => Promise<Page<T
   const [cursor, setCursor] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
   const [error, setError] = useState<unknown>(undefined);
-  const latest = useRef(0);
+  const latestReadRef = useRef(0);
 
   /** Never rejects: a failed page is kept as the error. */
   const load = useCallback(
     async (after: string | null) => {
-      const read = ++latest.current;
+      const read = ++latestReadRef.current;
       setLoading(true);
       setError(undefined);
       try {
         const page = await fetchPage(after);
-        if (read !== latest.current) return;
+        if (read !== latestReadRef.current) return;
         setItems((previous) => (after ? [...previous, ...page.items] : page.items));
         setCursor(page.next);
       } catch (caught) {
-        if (read === latest.current) setError(caught);
+        if (read === latestReadRef.current) setError(caught);
       } finally {
-        if (read === latest.current) setLoading(false);
+        if (read === latestReadRef.current) setLoading(false);
       }
     },
     [fetchPage],
