@@ -1,10 +1,12 @@
+import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { keptStore } from "./kept-store.js";
 import { requester, startBenchServer } from "./bench-server.js";
 import { corpus } from "./corpus.js";
-import { prng, round, summarize, timed } from "./stats.js";
+import { prng, round, summarize, timed, type HookRuns } from "./stats.js";
 import { startHashStub } from "./timed-embedder.js";
 
 const SERVICES = [
@@ -50,7 +52,10 @@ const hotFile = (random: () => number) => Math.floor(FILE_COUNT * random() ** 3)
  *
  * Beside each kind asked by path, its five slowest samples with the number of memories citing what they asked.
  *
- *   npm run bench -- path-query [--n 100000] [--share 0.3] [--samples 100] [--concurrency 2] [--data-dir DIR] [--json]
+ * With `--hook-samples K`, then the prompt hook (`cairn-load --hook prompt`) K times as a harness runs it, a child
+ * process per prompt over the same store (each sample's query as the prompt): whole-process p50/p95, how often it spoke.
+ *
+ *   npm run bench -- path-query [--n 100000] [--share 0.3] [--samples 100] [--concurrency 2] [--hook-samples K] [--data-dir DIR] [--json]
  *
  * `--data-dir DIR` keeps the loaded store; a run over a store that holds the same N and share measures without
  * loading again.
@@ -63,6 +68,7 @@ export async function benchPathQuery(argv: string[]): Promise<void> {
       share: { type: "string", default: "0.3" },
       samples: { type: "string", default: "100" },
       concurrency: { type: "string", default: "2" },
+      "hook-samples": { type: "string", default: "0" },
       "data-dir": { type: "string" },
       json: { type: "boolean", default: false },
     },
@@ -211,7 +217,31 @@ export async function benchPathQuery(argv: string[]): Promise<void> {
         ];
       }),
     );
-    const report = { n, share, cited_turns: cited, ...(reuse ? {} : { load_turns_per_s: round(n / loadS, 1) }), ...figures };
+    // 3. The prompt hook as a harness runs it over this store: a child process per prompt, its JSON on stdin.
+    const hookSamples = Number(values["hook-samples"]);
+    const hook: HookRuns = { runs: 0, spoke: 0, ms: [], bytes: [] };
+    for (let i = 0; i < hookSamples; i++) {
+      const { ms, stdout } = await promptHookRun(stack.url, tokens[i % AGENTS]!.token, queries[i % queries.length]!);
+      hook.runs++;
+      hook.ms.push(ms);
+      if (stdout.length > 0) {
+        hook.spoke++;
+        hook.bytes.push(Buffer.byteLength(stdout));
+      }
+    }
+    const hookFigures =
+      hookSamples > 0
+        ? { prompt_hook: { runs: hook.runs, spoke: hook.spoke, ...roundedPercentiles(hook.ms), max_bytes: Math.max(0, ...hook.bytes) } }
+        : {};
+    if (!values.json && hookSamples > 0) log(`prompt_hook      ${JSON.stringify(hookFigures.prompt_hook)}`);
+    const report = {
+      n,
+      share,
+      cited_turns: cited,
+      ...(reuse ? {} : { load_turns_per_s: round(n / loadS, 1) }),
+      ...figures,
+      ...hookFigures,
+    };
     if (!values.json) {
       for (const [kind, r] of Object.entries(figures))
         log(`${kind.padEnd(16)} p50 ${r.p50_ms} ms  p95 ${r.p95_ms} ms  hits ${r.mean_hits}`);
@@ -223,3 +253,21 @@ export async function benchPathQuery(argv: string[]): Promise<void> {
     await store.dispose();
   }
 }
+
+const HOOK_BIN = fileURLToPath(new URL("../services/loader/bin/cairn-load.mjs", import.meta.url));
+
+/** One run of the prompt hook as a harness runs it: a child process, the hook's JSON on stdin. */
+const promptHookRun = (url: URL, token: string, prompt: string) =>
+  new Promise<{ ms: number; stdout: string }>((done) => {
+    const started = performance.now();
+    const env = { PATH: process.env.PATH ?? "", CAIRN_URL: url.origin, CAIRN_TOKEN: token };
+    const child = execFile(process.execPath, [HOOK_BIN, "--hook", "prompt"], { env }, (_error, stdout) =>
+      done({ ms: performance.now() - started, stdout }),
+    );
+    child.stdin!.end(JSON.stringify({ session_id: "bench", hook_event_name: "UserPromptSubmit", prompt }));
+  });
+
+const roundedPercentiles = (ms: number[]) => {
+  const { p50, p95 } = summarize(ms);
+  return { p50_ms: round(p50, 0), p95_ms: round(p95, 0) };
+};
