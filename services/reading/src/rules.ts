@@ -100,7 +100,7 @@ export const TRIED = /\b(?:tried|try|trying|attempt(?:ed|ing)?|experiment(?:ed|i
 export const CHECK =
   /^(?:(?:all|the|both|every|our|unit|full|\d+)\s+)*(?:[\w:-]+ )?(?:tests?|suite|specs?|build|ci|checks?|lint|linter|typecheck|type check|compil\w+|checked|verified|measured|benchmarks?|numbers|results?)\b[^\n]{0,80}?(?:\b(?:pass(?:es|ed|ing)?|fail(?:s|ed|ing)?|green|red|clean|succeed(?:s|ed)?|broke|broken|ok)\b|\d)|\b\d+ (?:passed|passing|failed|failures|tests)\b|^(?:all )?green\b/i;
 /**
- * What an older change did, told as the cause: "Last Friday's gateway change (commit 7d41c0e) replaced the wildcard
+ * What an older change did, told as the cause: "Last Friday's gateway change replaced the wildcard
  * list with an allow-list", "Release 4.2 added a synchronous call". A finding about the past, not a choice made now.
  */
 export const OLDER_CHANGE =
@@ -187,7 +187,7 @@ const PUT_BACK = /^(we |i )?(switched|turned|set|put|moved|changed)\s+((?:\S+\s+
 /** "Took the client-wide timeout out again", "removed the cache again": what was just added is taken away. */
 const AGAIN = /^(we |i )?(took|removed|pulled)\s+(.+?)\s+(out )?again\b/i;
 const REVERT_PASSIVE = /^(.+?)\s+(was|were|got|has been|have been) (reverted|rolled back|backed out|undone)\b/i;
-/** "PR #2231 reverted; …", "(the date part of 5e1c09a reverted in pdf.py)": a revert reported in few words. */
+/** "PR #2231 reverted; …", "(the date part of the credit-note commit reverted in pdf.py)": a revert reported in few words. */
 const REVERTED_REPORT = /(?:^|\()(?:the )?((?:[\w#.'/-]+\s+){0,5}?[\w#.'/-]+)\s+(?:reverted|rolled back)\b(?! (?:it|that|this|them|to)\b)/i;
 /** Where a reverted thing's name ends: its reasons, its target version, when and where. */
 const OBJECT_END = /[;,:(]|\s(to|at|in|on|after|because|since|as|so|and|which|from|for)\b/i;

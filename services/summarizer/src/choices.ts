@@ -205,8 +205,8 @@ function clausesOf(unit: Unit): Unit[] {
 
 /**
  * Restatements of one choice (most of their content words in common) are one: the first is kept. Two reverts kept
- * as the remedy that name the same thing ("Reverted the retry-everything part of a3c77e0", "a3c77e0's
- * retry-everything reverted in retry.ts") are one too.
+ * as the remedy that name the same thing ("Reverted the retry-everything part of the earlier commit", "the earlier
+ * commit's retry-everything reverted in retry.ts") are one too.
  */
 function distinct(choices: Choice[]): Choice[] {
   const out: Choice[] = [];
