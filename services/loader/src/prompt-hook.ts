@@ -17,9 +17,10 @@ export const HOOK_OUTPUT_BYTES = 600;
 const POINTERS = 3;
 const HEADER = "Cairn memories that bear on this (open with get_memory):";
 /**
- * The evidence a hybrid `medium` first hit needs for a pointer: its memory holds at least SHARE of the prompt's
- * information and is at least SIMILARITY near it by meaning (tuned on bench/fixtures/prompts, docs/benchmarks.md
- * "Prompt hook: a hit's evidence").
+ * The evidence a hybrid `medium` first hit needs for a pointer: its memory holds at least `share` of the prompt's
+ * information (the hard negatives the local embedder puts at `medium` hold less) and is at least `similarity` near
+ * it by meaning (the words alone, or a level pooled up from the hits below it, are not enough). Tuned on
+ * bench/fixtures/prompts (docs/benchmarks.md, "Prompt hook: a hit's evidence").
  */
 export const MEDIUM_EVIDENCE = { share: 0.3, similarity: 0.5 };
 
@@ -124,7 +125,7 @@ function pointed([hybrid, ...held]: Hit[][]): Hit[] {
   return [...hits.values()].slice(0, POINTERS);
 }
 
-/** A hit whose memory holds at least MEDIUM_EVIDENCE's share of the prompt and is at least its similarity near it. */
+/** A hit whose evidence clears both of MEDIUM_EVIDENCE's floors; a hit without evidence does not. */
 const evidenced = ({ evidence }: Hit) =>
   (evidence?.share ?? 0) >= MEDIUM_EVIDENCE.share && (evidence?.similarity ?? -1) >= MEDIUM_EVIDENCE.similarity;
 
