@@ -92,6 +92,7 @@ export async function tuneLocomo(argv: string[]): Promise<void> {
             limit: 10,
             mode,
             include_superseded: false,
+            evidence: false,
             detail: "full",
           });
         const outcome: Outcome = { scores: [], answerable: [], foreign: [] };

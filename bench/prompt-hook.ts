@@ -60,7 +60,8 @@ function asPrompts(fixture: Fixture | ParaphraseFixture): Fixture {
  * group appended later) and per half: for related prompts, the share where the hook pointed at a memory the prompt
  * bears on ("points") and the share where it spoke with pointers to other memories only; for unrelated prompts,
  * the share where it spoke; p50 and p95 of a whole process; the largest output. `--verbose` prints each prompt's
- * pointers (by label) and what the query itself answers at `min_confidence: low`, hybrid and lexical. `--file` also
+ * pointers (by label) and what the query itself answers at `min_confidence: low`, hybrid and lexical, each hit with its
+ * evidence (similarity / share of the prompt's information). `--file` also
  * reads the paraphrase set (bench/fixtures/paraphrase/paraphrase.json), its questions as prompts.
  */
 export async function benchPromptHook(argv: string[]): Promise<void> {
@@ -142,10 +143,19 @@ export async function benchPromptHook(argv: string[]): Promise<void> {
                 limit: 5,
                 min_confidence: "low",
                 mode,
+                evidence: true,
               })) as {
-                hits: Array<{ confidence: string; matched_by: string[]; memory: { id: string } }>;
+                hits: Array<{
+                  confidence: string;
+                  matched_by: string[];
+                  evidence?: { similarity?: number; share?: number };
+                  memory: { id: string };
+                }>;
               };
-              const hits = answer.hits.map((h) => `${labelOf.get(h.memory.id)}:${h.confidence}:${h.matched_by.join("+")}`);
+              const hits = answer.hits.map(
+                (h) =>
+                  `${labelOf.get(h.memory.id)}:${h.confidence}:${h.matched_by.join("+")}:${h.evidence?.similarity ?? "-"}/${h.evidence?.share ?? "-"}`,
+              );
               return `${mode} ${hits.join(" ") || "-"}`;
             }),
           );

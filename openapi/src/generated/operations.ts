@@ -16,7 +16,7 @@ export interface DefaultedInputs {
   import_records: never;
   mark_outdated: never;
   query_inbox: "box" | "detail" | "limit" | "unread_only";
-  query_raw_memories: "detail" | "include_superseded" | "limit" | "mode";
+  query_raw_memories: "detail" | "evidence" | "include_superseded" | "limit" | "mode";
   query_recent_turns: "detail" | "limit";
   query_review_queue: "detail" | "limit";
   query_summaries: "limit" | "mode";

@@ -1066,6 +1066,11 @@ export interface components {
              * @enum {string}
              */
             detail: "brief" | "full";
+            /**
+             * @description Each hit's `evidence` too.
+             * @default false
+             */
+            evidence: boolean;
         };
         /**
          * @description `lexical`: exact words (ids, error codes); `semantic`: paraphrases; `hybrid` (default): both, fused.
@@ -1078,7 +1083,13 @@ export interface components {
             score: number;
             confidence: components["schemas"]["Confidence"];
             matched_by: ("lexical" | "semantic" | "path")[];
+            evidence?: components["schemas"]["HitEvidence"];
             memory: components["schemas"]["MemoryBrief"] | components["schemas"]["Memory"];
+        };
+        /** @description What the confidence rests on, when asked (`evidence: true`), to 2 decimals: `similarity`, the cosine similarity by meaning (when the semantic side found the memory); `share`, the share of the query's information (idf-weighted) the memory's words hold (when the lexical side found it). */
+        HitEvidence: {
+            similarity?: number;
+            share?: number;
         };
         QueryMemoriesResult: {
             hits: components["schemas"]["MemoryHit"][];

@@ -16,6 +16,13 @@ import { findProject } from "./project.js";
 export const HOOK_OUTPUT_BYTES = 600;
 const POINTERS = 3;
 const HEADER = "Cairn memories that bear on this (open with get_memory):";
+/**
+ * The evidence a hybrid `medium` first hit needs for a pointer: its memory holds at least `share` of the prompt's
+ * information (the hard negatives the local embedder puts at `medium` hold less) and is at least `similarity` near
+ * it by meaning (the words alone, or a level pooled up from the hits below it, are not enough). Tuned on
+ * bench/fixtures/prompts (docs/benchmarks.md, "Prompt hook: a hit's evidence").
+ */
+export const MEDIUM_EVIDENCE = { share: 0.3, similarity: 0.5 };
 
 export interface PromptHookSettings {
   memoryCoreUrl: URL | undefined;
@@ -27,6 +34,7 @@ export interface PromptHookSettings {
 
 interface Hit {
   confidence: string;
+  evidence?: { similarity?: number; share?: number };
   memory: {
     id: string;
     agent: string;
@@ -59,7 +67,7 @@ export async function promptHook(stdin: string, settings: PromptHookSettings): P
   const unread = unreadMessages(settings.memoryCoreUrl, settings.token, deadline).catch((): Unread => ({ messages: [], count: 0 }));
   try {
     const git = await repository(settings, typeof input.cwd === "string" ? input.cwd : undefined, deadline);
-    const ask = (query: string, mode: "hybrid" | "lexical", minConfidence: "high" | "low") =>
+    const ask = (query: string, mode: "hybrid" | "lexical", minConfidence: "medium" | "low") =>
       requestCairn(settings.memoryCoreUrl!, settings.token!, "/v1/memories/query", deadline, {
         method: "POST",
         body: {
@@ -69,13 +77,14 @@ export async function promptHook(stdin: string, settings: PromptHookSettings): P
           min_confidence: minConfidence,
           mode,
           detail: "brief",
+          ...(mode === "hybrid" ? { evidence: true } : {}),
           ...(git?.branch ? { branch: git.branch } : {}),
           ...(git?.mainBranch ? { default_branch: git.mainBranch } : {}),
         },
       });
     const head = firstSentence(prompt);
     const responses = await Promise.all([
-      ask(prompt, "hybrid", "high"),
+      ask(prompt, "hybrid", "medium"),
       ask(prompt, "lexical", "low"),
       ...(head ? [ask(head, "lexical", "low")] : []),
     ]);
@@ -97,20 +106,28 @@ export async function promptHook(stdin: string, settings: PromptHookSettings): P
 }
 
 /**
- * The memories to point at, at most POINTERS, from the hook's answers (hybrid at `high`, then lexical at `low`,
- * for the whole prompt and for its first sentence): the hybrid hits Cairn is sure of, then those whose words hold
- * the prompt's (a lexical hit at `low` or better: the memory holds enough of the prompt's information, rare
- * words weighing most). A hybrid `medium` alone is not enough: with the local embedder, similarity puts coding
- * prompts near unrelated coding memories, and the hook must stay silent on those (docs/benchmarks.md, "Prompt
- * hook nudges").
+ * The memories to point at, at most POINTERS, from the hook's answers (hybrid at `medium` with each hit's
+ * evidence, then lexical at `low`, for the whole prompt and for its first sentence): the hybrid hits Cairn is
+ * sure of (`high`), or its first hit at `medium` when that memory also holds part of the prompt's words and is
+ * near it by meaning (MEDIUM_EVIDENCE); then those whose words hold the prompt's (a lexical hit at `low` or
+ * better: the memory holds enough of the prompt's information, rare words weighing most). A hybrid `medium`
+ * alone is not enough: with the local embedder, similarity puts coding prompts near unrelated coding memories,
+ * and those memories hold little of the prompt's information (docs/benchmarks.md, "Prompt hook nudges").
  */
-function pointed([sure, ...held]: Hit[][]): Hit[] {
+function pointed([hybrid, ...held]: Hit[][]): Hit[] {
   const hits = new Map<string, Hit>();
-  for (const hit of [...sure!.filter((h) => h.confidence === "high"), ...held.flat()]) {
+  const sure = hybrid!.filter((h) => h.confidence === "high");
+  const first = hybrid![0];
+  if (sure.length === 0 && first?.confidence === "medium" && evidenced(first)) sure.push(first);
+  for (const hit of [...sure, ...held.flat()]) {
     if (hit.confidence !== "none" && !hits.has(hit.memory.id)) hits.set(hit.memory.id, hit);
   }
   return [...hits.values()].slice(0, POINTERS);
 }
+
+/** A hit whose evidence clears both of MEDIUM_EVIDENCE's floors; a hit without evidence does not. */
+const evidenced = ({ evidence }: Hit) =>
+  (evidence?.share ?? 0) >= MEDIUM_EVIDENCE.share && (evidence?.similarity ?? -1) >= MEDIUM_EVIDENCE.similarity;
 
 /**
  * The prompt's first sentence when it has more than one and the first says something (four words or more): in a

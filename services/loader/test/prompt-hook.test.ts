@@ -6,7 +6,7 @@ import { createServer, type Server } from "node:net";
 import { fileURLToPath } from "node:url";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HOOK_OUTPUT_BYTES } from "../src/prompt-hook.js";
+import { HOOK_OUTPUT_BYTES, MEDIUM_EVIDENCE } from "../src/prompt-hook.js";
 import { codingTurn } from "../../memory-core/test/fixtures/coding-turns.js";
 import { http, makeToken, startCairn, uniqueWorkspace, type TestCairn } from "../../memory-core/test/support/harness.js";
 
@@ -149,6 +149,31 @@ const TEAM_MEMORIES = [
     tags: ["ledger", "api"],
     refs: ["LEDGER-88"],
   },
+  {
+    id: "invoice-table",
+    kind: "turn",
+    prompt: "Invoice list freezes for large merchants",
+    thought: "The list rendered every row; merchants with 5,000 invoices waited 2.1 s per render and typing in the filter lagged.",
+    response: "web/src/invoices/InvoiceTable.tsx now virtualizes rows with react-window; a render takes 60 ms at 5,000 rows.",
+    tags: ["web", "performance"],
+    refs: ["web/src/invoices/InvoiceTable.tsx"],
+  },
+  {
+    id: "openapi-client",
+    kind: "decision",
+    prompt: "The web app's API client",
+    thought: "The hand-written client drifted from the server's responses.",
+    response: "The client's types are generated from the OpenAPI document with openapi-typescript on every build.",
+    tags: ["api", "web"],
+  },
+  {
+    id: "ios-keychain",
+    kind: "turn",
+    prompt: "iOS app logs users out after an update",
+    thought: "Keychain items were kSecAttrAccessibleWhenUnlocked, so background refresh after an update could not read the token.",
+    response: "Keychain accessibility is now AfterFirstUnlock; existing items are migrated on first launch.",
+    tags: ["ios", "auth"],
+  },
 ];
 
 /** The hook as a harness runs it: a child process, the hook's JSON on stdin. */
@@ -225,6 +250,40 @@ describe("cairn-load --hook prompt", () => {
       const unrelated = await pointers(prompt);
       expect([unrelated.stdout, unrelated.ids]).toEqual(["", []]);
       expect(unrelated.stderr).toContain("no memory bears on this prompt");
+    }
+  });
+
+  it("points at a memory Cairn finds at medium when it holds part of the prompt's words, and stays silent on a medium first hit that holds little", async () => {
+    const env = { CAIRN_URL: cairn.url.origin, CAIRN_TOKEN: team.token };
+    const evidence = async (prompt: string) => {
+      const res = await http(cairn.url, "POST", "/v1/memories/query", {
+        token: team.token,
+        body: { query: prompt, limit: 1, evidence: true },
+      });
+      return res.body.hits[0] as { confidence: string; memory: { id: string }; evidence: { similarity: number; share: number } };
+    };
+    // Both first hits are `medium` over the same store, neither reaches the lexical `low` floor on its own words:
+    // what tells them apart is how much of the prompt's information the memory holds.
+    const related = "the invoices page is really slow for merchants with thousands of invoices";
+    const relatedHit = await evidence(related);
+    expect([relatedHit.memory.id, relatedHit.confidence]).toEqual([teamIds.get("invoice-table"), "medium"]);
+    expect(relatedHit.evidence.share).toBeGreaterThanOrEqual(MEDIUM_EVIDENCE.share);
+    expect(relatedHit.evidence.similarity).toBeGreaterThanOrEqual(MEDIUM_EVIDENCE.similarity);
+    const pointed = await hook(submit(related), env);
+    expect(pointed.code).toBe(0);
+    expect(Buffer.byteLength(pointed.stdout)).toBeLessThanOrEqual(HOOK_OUTPUT_BYTES);
+    expect([...pointed.stdout.matchAll(/t_[0-9a-f]{32}/g)].map(([id]) => id)).toEqual([teamIds.get("invoice-table")]);
+
+    for (const unrelated of [
+      "add type declarations for the untyped slugify package we import in the web app",
+      "Error: ENOSPC: System limit for number of file watchers reached",
+    ]) {
+      const hit = await evidence(unrelated);
+      expect(hit.confidence).toBe("medium");
+      expect(hit.evidence.share).toBeLessThan(MEDIUM_EVIDENCE.share);
+      const silent = await hook(submit(unrelated), env);
+      expect([silent.code, silent.stdout]).toEqual([0, ""]);
+      expect(silent.stderr).toContain("no memory bears on this prompt");
     }
   });
 

@@ -206,6 +206,36 @@ describe("hybrid retrieval", () => {
     }
   });
 
+  it("returns a hit's evidence only when asked: a lexical hit its share of the query, a semantic one its similarity", async () => {
+    const target = await add(
+      "hybrid-evidence",
+      "Why does the ledger reconciliation job skip refunds issued in euros?",
+      "The currency filter compared against a hard-coded USD list; refunds in EUR never matched.",
+      "Read the currencies from the merchant settings; next, backfill the skipped refunds.",
+    );
+    await add("hybrid-evidence", "Order new office chairs.", "The old ones squeak.", "Ordered twelve chairs.");
+    const words = { query: "ledger reconciliation skips euro refunds", session_id: "hybrid-evidence", limit: 2 };
+    const asked = (mode: string) => query({ ...words, mode, evidence: true }) as Promise<{ hits: EvidenceHit[] }>;
+    type EvidenceHit = { matched_by: string[]; memory: { id: string }; evidence?: { similarity?: number; share?: number } };
+    const lexical = (await asked("lexical")).hits[0]!;
+    expect(lexical.memory.id).toBe(target);
+    expect(Object.keys(lexical.evidence!)).toEqual(["share"]);
+    expect(lexical.evidence!.share).toBeGreaterThan(0.5);
+    expect(lexical.evidence!.share).toBeLessThanOrEqual(1);
+    const semantic = (await asked("semantic")).hits;
+    expect(semantic[0]!.memory.id).toBe(target);
+    expect(Object.keys(semantic[0]!.evidence!)).toEqual(["similarity"]);
+    // The asked-about memory is nearer by meaning than the office chairs.
+    expect(semantic[0]!.evidence!.similarity).toBeGreaterThan(semantic[1]!.evidence!.similarity!);
+    const hybrid = (await asked("hybrid")).hits[0]!;
+    expect(hybrid.evidence).toEqual({ similarity: semantic[0]!.evidence!.similarity, share: lexical.evidence!.share });
+    for (const mode of ["hybrid", "lexical", "semantic"]) {
+      const plain = await query({ ...words, mode });
+      expect(plain.hits[0]!.memory.id).toBe(target);
+      expect(plain.hits.every((h) => !("evidence" in h))).toBe(true);
+    }
+  });
+
   it("applies the same filters to both retrievers", async () => {
     const a = await add("hybrid-filter-a", "Tune the GC of the indexer FILTER-1.", "Heap was too small.", "Doubled the heap.");
     const b = await add("hybrid-filter-b", "Tune the GC of the indexer FILTER-1.", "Pauses were too long.", "Switched collector.");

@@ -156,6 +156,28 @@ describe("query_raw_memories over MCP", () => {
     expect(result.structuredContent.hits[0].memory.response).toBe("Adopted Flyway for Postgres migrations.");
   });
 
+  it("gives each hit its evidence when asked (similarity by meaning, share of the query's words), and none by default", async () => {
+    await call(client, "add_memory", {
+      session_id: "mcp-evidence",
+      prompt: "Choose how the nightly invoice export is compressed.",
+      thought: "zstd level 3 made the export 40% smaller than gzip at the same speed.",
+      response: "The nightly invoice export is compressed with zstd.",
+    });
+    const args = { query: "nightly invoice export compressed with zstd", session_id: "mcp-evidence" };
+    const asked = await call(client, "query_raw_memories", { ...args, evidence: true });
+    expectContractOutput("query_raw_memories", asked.structuredContent);
+    const hit = asked.structuredContent.hits[0];
+    expect(hit.matched_by).toEqual(["lexical", "semantic"]);
+    expect(hit.evidence.share).toBeGreaterThan(0.9);
+    expect(hit.evidence.similarity).toBeGreaterThan(0.5);
+    expect(hit.evidence.similarity).toBeLessThanOrEqual(1);
+    // Two decimals, as the contract says.
+    expect(Math.round(hit.evidence.similarity * 100) / 100).toBe(hit.evidence.similarity);
+    const plain = await call(client, "query_raw_memories", args);
+    expect(plain.structuredContent.hits[0].memory.id).toBe(hit.memory.id);
+    expect(plain.structuredContent.hits[0]).not.toHaveProperty("evidence");
+  });
+
   it("answers an empty query with validation_failed", async () => {
     const result = await call(client, "query_raw_memories", { query: "   " });
     expect(result.isError).toBe(true);

@@ -83,7 +83,10 @@ export class QueryService {
     const ranked =
       query === undefined
         ? await this.parts.retrieval.newestCiting(principal.workspace, conditions, input.limit ?? 10)
-        : await this.parts.retrieval.searchTurns(principal.workspace, searchOf({ ...input, query }, 10, conditions));
+        : await this.parts.retrieval.searchTurns(principal.workspace, {
+            ...searchOf({ ...input, query }, 10, conditions),
+            evidence: input.evidence === true,
+          });
     const detail = input.detail ?? "brief";
     const view: BriefView = {
       ...(paths !== undefined ? { paths } : {}),

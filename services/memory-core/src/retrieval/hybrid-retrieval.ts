@@ -17,6 +17,8 @@ export interface SearchRequest {
   mode: SearchMode;
   minConfidence: Confidence;
   conditions: Condition[];
+  /** Each hit's evidence too (`RankedRecord.evidence`). */
+  evidence?: boolean;
 }
 
 export interface RankedRecord {
@@ -24,6 +26,11 @@ export interface RankedRecord {
   score: number;
   confidence: Confidence;
   matched_by: Retriever[];
+  /**
+   * What the hit's confidence rests on, when the request asked for it, to 2 decimals: its cosine similarity (when
+   * the dense side found it) and the share of the query's information it holds (when the lexical side found it).
+   */
+  evidence?: { similarity?: number; share?: number };
 }
 
 /** How a hit ranked: its fused score, its confidence, and which retrievers found it. */
@@ -206,7 +213,17 @@ export class HybridRetrieval {
     for (const record of await index.records(missing)) records.set(record.id, record);
     return ranked.flatMap(({ fused, confidence }) => {
       const record = records.get(fused.id);
-      return record ? [{ record, score: round(fused.score), confidence, matched_by: [...fused.matchedBy].sort() }] : [];
+      if (!record) return [];
+      const hit: RankedRecord = { record, score: round(fused.score), confidence, matched_by: [...fused.matchedBy].sort() };
+      if (request.evidence) {
+        const cosine = similarity.get(fused.id);
+        const share = informative.get(fused.id);
+        hit.evidence = {
+          ...(cosine !== undefined ? { similarity: hundredths(cosine) } : {}),
+          ...(share !== undefined ? { share: hundredths(share) } : {}),
+        };
+      }
+      return [hit];
     });
   }
 }
@@ -215,3 +232,4 @@ export class HybridRetrieval {
 const scaled = (similarity: number, floor: number) => Math.max(0, (similarity - floor) / (1 - floor));
 
 const round = (n: number) => Math.round(n * 1e6) / 1e6;
+const hundredths = (n: number) => Math.round(n * 100) / 100;
