@@ -13,7 +13,7 @@ const BIN = fileURLToPath(new URL("../services/loader/bin/cairn-load.mjs", impor
 
 /** bench/fixtures/prompts/prompts.json: a team's memories (as add_memory takes them, `id` the label) and prompts. */
 interface Fixture {
-  /** `group`: the memory is stored only for that group's prompts and later groups' (none: for every group). */
+  /** `group`: the memory is stored only for that group's prompts (none: for every group's). */
   memories: Array<{ id: string; group?: string; [field: string]: unknown }>;
   /** A prompt with `memories` is related (the labels of the memories it bears on); one without is unrelated. */
   prompts: Array<{ group: string; prompt: string; memories?: string[] }>;
@@ -56,7 +56,7 @@ function asPrompts(fixture: Fixture | ParaphraseFixture): Fixture {
  * `npm run bench -- prompt-hook [--file FILE] [--rounds N] [--json] [--verbose]`: the prompt hook as a harness runs
  * it (a child process per prompt, the hook's JSON on stdin) against a fresh stack holding the fixture's memories,
  * each written through the API in a session of its own; a group's prompts are asked over the memories without a
- * `group`, its own and those of earlier groups (a group written later brings its own store). Per group of the fixture (`tuning`, `held-out`, any
+ * `group` and its own (a group written by another author brings its own team's store, labelled against it alone). Per group of the fixture (`tuning`, `held-out`, any
  * group appended later) and per half: for related prompts, the share where the hook pointed at a memory the prompt
  * bears on ("points") and the share where it spoke with pointers to other memories only; for unrelated prompts,
  * the share where it spoke; p50 and p95 of a whole process; the largest output. `--verbose` prints each prompt's
@@ -77,8 +77,8 @@ export async function benchPromptHook(argv: string[]): Promise<void> {
   const fixture = asPrompts(JSON.parse(await readFile(values.file!, "utf8")) as Fixture | ParaphraseFixture);
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const dir = await mkdtemp(join(tmpdir(), "cairn-bench-hook-"));
-  // A workspace per group, in the order groups first appear: a group's prompts are asked over the memories without
-  // a group, its own and those of the groups before it, never over memories written for a later group.
+  // A workspace per group: a group's prompts are asked over the memories without a group and its own, never over
+  // another group's (each author labelled its prompts against its own team's memories).
   const groups = [...new Set(fixture.prompts.map((p) => p.group))];
   const tokenOf = new Map(groups.map((group) => [group, newToken()]));
   const tokens = groups.map((group, i) => ({ token: tokenOf.get(group)!, workspace: `hook-${i}`, agent: "backend-dev", role: "agent" }));
@@ -101,8 +101,7 @@ export async function benchPromptHook(argv: string[]): Promise<void> {
     log(`writing ${fixture.memories.length} memories`);
     const labelOf = new Map<string, string>();
     for (const { id, group, ...memory } of fixture.memories) {
-      const from = typeof group === "string" ? Math.max(0, groups.indexOf(group)) : 0;
-      for (const asking of groups.slice(from)) {
+      for (const asking of typeof group === "string" ? [group] : groups) {
         const written = await post(tokenOf.get(asking)!, "/v1/memories", { session_id: `prompts-${id}`, ...memory });
         labelOf.set(written.id as string, id);
       }
