@@ -87,12 +87,14 @@ export async function possibleSupersessions(
   const proposed = restated(said, [...neighbours.values()])
     .filter(({ share }) => share >= SAME_SUBJECT)
     .map(({ record }) => record);
-  // The words that say a change is made ("from now on") are no words of its subject: changes of two different
-  // subjects share them.
-  const subject = said.replace(CHANGE_WORDS, " ");
-  const shares = new Map(restated(subject, [...neighbours.values()]).map(({ record, share }) => [record.id, share]));
-  const changed = changing ? nearestApart(byMeaning, shares, retrieval.similarityFloor("medium")) : undefined;
-  if (changed && !proposed.some((record) => record.id === changed.id)) proposed.push(changed);
+  if (changing) {
+    // The words that say a change is made ("from now on") are no words of its subject: changes of two different
+    // subjects share them.
+    const subject = said.replace(CHANGE_WORDS, " ");
+    const shares = new Map(restated(subject, [...neighbours.values()]).map(({ record, share }) => [record.id, share]));
+    const changed = nearestApart(byMeaning, shares, retrieval.similarityFloor("medium"));
+    if (changed && !proposed.some((record) => record.id === changed.id)) proposed.push(changed);
+  }
   return proposed.slice(0, CANDIDATES).map((record) => {
     const outcome = textOf(record).response.replace(/\s+/g, " ").trim();
     return {
