@@ -7,9 +7,8 @@ import { parseArgs, promisify } from "node:util";
 import yaml from "js-yaml";
 import { loadConfig, silentLogger, startStack } from "@cairn/memory-core";
 import { newToken } from "../services/memory-core/src/auth/tokens.js";
-import { printHookRuns, type HookRuns } from "./stats.js";
+import { printHookRuns, type HookRuns, runHook } from "./stats.js";
 
-const BIN = fileURLToPath(new URL("../services/loader/bin/cairn-load.mjs", import.meta.url));
 const CHECKOUT = fileURLToPath(new URL("../", import.meta.url));
 const gitOut = async (cwd: string, ...args: string[]) => (await promisify(execFile)("git", args, { cwd, maxBuffer: 64 << 20 })).stdout;
 
@@ -79,25 +78,21 @@ export async function benchEditHook(argv: string[]): Promise<void> {
     }
     const env = { PATH: process.env.PATH ?? "", CAIRN_URL: stack.url.origin, CAIRN_TOKEN: token, CLAUDE_PROJECT_DIR: repo };
     const run = (path: string | undefined) =>
-      new Promise<{ ms: number; stdout: string }>((resolve) => {
-        const started = performance.now();
-        const child = execFile(process.execPath, [BIN, "--hook", "edit"], { env, cwd: repo }, (_error, stdout) =>
-          resolve({ ms: performance.now() - started, stdout }),
-        );
+      runHook(
+        "edit",
         // No path: input the hook turns away at once, so the row measures Node, tsx and the loader starting.
-        child.stdin!.end(
-          path === undefined
-            ? ""
-            : JSON.stringify({
-                session_id: "bench",
-                cwd: repo,
-                hook_event_name: "PreToolUse",
-                tool_name: "Edit",
-                tool_input: { file_path: join(repo, path), old_string: "a", new_string: "b" },
-                tool_use_id: "toolu_bench",
-              }),
-        );
-      });
+        path === undefined
+          ? ""
+          : JSON.stringify({
+              session_id: "bench",
+              cwd: repo,
+              hook_event_name: "PreToolUse",
+              tool_name: "Edit",
+              tool_input: { file_path: join(repo, path), old_string: "a", new_string: "b" },
+              tool_use_id: "toolu_bench",
+            }),
+        { env, cwd: repo },
+      );
     const results: Record<string, HookRuns & { moved: number }> = {
       cited: { ms: [], spoke: 0, moved: 0, runs: 0, bytes: [] },
       uncited: { ms: [], spoke: 0, moved: 0, runs: 0, bytes: [] },

@@ -1,12 +1,10 @@
-import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { keptStore } from "./kept-store.js";
 import { requester, startBenchServer } from "./bench-server.js";
 import { corpus } from "./corpus.js";
-import { prng, round, summarize, timed, type HookRuns } from "./stats.js";
+import { prng, round, summarize, timed, type HookRuns, runHook } from "./stats.js";
 import { startHashStub } from "./timed-embedder.js";
 
 const SERVICES = [
@@ -254,17 +252,10 @@ export async function benchPathQuery(argv: string[]): Promise<void> {
   }
 }
 
-const HOOK_BIN = fileURLToPath(new URL("../services/loader/bin/cairn-load.mjs", import.meta.url));
-
-/** One run of the prompt hook as a harness runs it: a child process, the hook's JSON on stdin. */
+/** The prompt hook over the bench's store, a sample's query as the prompt. */
 const promptHookRun = (url: URL, token: string, prompt: string) =>
-  new Promise<{ ms: number; stdout: string }>((done) => {
-    const started = performance.now();
-    const env = { PATH: process.env.PATH ?? "", CAIRN_URL: url.origin, CAIRN_TOKEN: token };
-    const child = execFile(process.execPath, [HOOK_BIN, "--hook", "prompt"], { env }, (_error, stdout) =>
-      done({ ms: performance.now() - started, stdout }),
-    );
-    child.stdin!.end(JSON.stringify({ session_id: "bench", hook_event_name: "UserPromptSubmit", prompt }));
+  runHook("prompt", JSON.stringify({ session_id: "bench", hook_event_name: "UserPromptSubmit", prompt }), {
+    env: { PATH: process.env.PATH ?? "", CAIRN_URL: url.origin, CAIRN_TOKEN: token },
   });
 
 const roundedPercentiles = (ms: number[]) => {

@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,9 +6,7 @@ import { parseArgs } from "node:util";
 import yaml from "js-yaml";
 import { loadConfig, silentLogger, startStack } from "@cairn/memory-core";
 import { newToken } from "../services/memory-core/src/auth/tokens.js";
-import { round, summarize } from "./stats.js";
-
-const BIN = fileURLToPath(new URL("../services/loader/bin/cairn-load.mjs", import.meta.url));
+import { round, summarize, runHook } from "./stats.js";
 
 /** bench/fixtures/prompts/prompts.json: a team's memories (as add_memory takes them, `id` the label) and prompts. */
 interface Fixture {
@@ -107,13 +104,8 @@ export async function benchPromptHook(argv: string[]): Promise<void> {
       }
     }
     const run = (token: string, prompt: string) =>
-      new Promise<{ ms: number; stdout: string; stderr: string }>((resolve) => {
-        const started = performance.now();
-        const env = { PATH: process.env.PATH ?? "", CAIRN_URL: stack.url.origin, CAIRN_TOKEN: token };
-        const child = execFile(process.execPath, [BIN, "--hook", "prompt"], { env }, (_error, stdout, stderr) =>
-          resolve({ ms: performance.now() - started, stdout, stderr }),
-        );
-        child.stdin!.end(JSON.stringify({ session_id: "bench", hook_event_name: "UserPromptSubmit", prompt }));
+      runHook("prompt", JSON.stringify({ session_id: "bench", hook_event_name: "UserPromptSubmit", prompt }), {
+        env: { PATH: process.env.PATH ?? "", CAIRN_URL: stack.url.origin, CAIRN_TOKEN: token },
       });
     const tallies = new Map<string, Tally>();
     for (let r = 0; r < Number(values.rounds); r++) {

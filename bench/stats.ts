@@ -1,3 +1,5 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
 /** Percentiles by nearest rank over a sample of milliseconds. */
 export function percentile(samples: readonly number[], p: number): number {
   if (samples.length === 0) return Number.NaN;
@@ -68,3 +70,15 @@ export function printHookRuns(results: Record<string, HookRuns>, json: boolean):
   if (json) process.stdout.write(`${JSON.stringify(report)}\n`);
   else for (const [set, r] of Object.entries(report)) process.stdout.write(`${set.padEnd(10)} ${JSON.stringify(r)}\n`);
 }
+
+const LOADER_BIN = fileURLToPath(new URL("../services/loader/bin/cairn-load.mjs", import.meta.url));
+
+/** One run of a loader hook as a harness runs it: a child process, `stdin` its input; how long the whole process took. */
+export const runHook = (mode: string, stdin: string, options: { env: NodeJS.ProcessEnv; cwd?: string }) =>
+  new Promise<{ ms: number; stdout: string; stderr: string }>((resolve) => {
+    const started = performance.now();
+    const child = execFile(process.execPath, [LOADER_BIN, "--hook", mode], options, (_error, stdout, stderr) =>
+      resolve({ ms: performance.now() - started, stdout, stderr }),
+    );
+    child.stdin!.end(stdin);
+  });
