@@ -3,6 +3,7 @@ import { mkdtemp, readFile, stat, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { writeAtomically } from "@cairn/loader/atomic-write";
 import yaml from "js-yaml";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../memory-core/src/config.js";
@@ -105,7 +106,9 @@ describe("cairn tokens: added and revoked while memory-core serves", () => {
     const stack = await serving(file, log);
 
     const later = makeToken(workspace, "later");
-    await writeFile(file, `${yaml.dump({ tokens: [first, later] })}\n  - this: [is not yaml`);
+    // Rewritten as `cairn tokens` writes it (a temporary file, then a rename): a plain write truncates first, and a
+    // look between the truncation and the write would read, and refuse, a half-written file as well.
+    await writeAtomically(file, `${yaml.dump({ tokens: [first, later] })}\n  - this: [is not yaml`);
     await expect.poll(() => errors.length).toBe(1);
     expect(errors[0]).toContain("not applied");
     expect(errors[0]).not.toContain(first.token);
@@ -113,7 +116,7 @@ describe("cairn tokens: added and revoked while memory-core serves", () => {
     expect(await recentStatus(stack, later.token)).toBe(401);
 
     // Mended, it applies; the refusal was said once, not at every look.
-    await writeFile(file, yaml.dump({ tokens: [first, later] }));
+    await writeAtomically(file, yaml.dump({ tokens: [first, later] }));
     await expect.poll(() => recentStatus(stack, later.token)).toBe(200);
     expect(errors).toHaveLength(1);
     expect(infos.some((line) => line.startsWith("tokens file applied"))).toBe(true);
