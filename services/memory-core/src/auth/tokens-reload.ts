@@ -3,11 +3,14 @@ import { readFile } from "node:fs/promises";
 import type { Logger } from "../logger.js";
 import { parseTokensFile, type TokenEntry, type TokenRegistry } from "./tokens.js";
 
-/** How often the tokens file is read for changes: a token added or revoked is in force within about this long. */
+/**
+ * How often the tokens file is read for changes. A changed text is acted on when two looks in a row read it alike,
+ * so a token added or revoked is in force within about two intervals.
+ */
 export const TOKENS_RELOAD_INTERVAL_MS = 1000;
 
 export interface TokensReload {
-  /** Reads the file now and applies it if it changed; what the timer does at each interval. */
+  /** Reads the file now and acts on a change read alike at the look before; what the timer does at each interval. */
   check(): Promise<void>;
   stop(): void;
 }
@@ -17,7 +20,10 @@ export interface TokensReload {
  * a changed file that parses replaces the whole set, after every workspace it newly names is readied the way a
  * start readies it (`openWorkspace`); a file that does not parse, or a workspace that cannot be readied, leaves
  * the last good set in force and is said once in the log (naming the entry or the workspace, never a token).
- * A revoked token is refused from the next request on; requests already running finish as they began.
+ * A change counts only once two looks in a row read the same text: an editor that writes the file in place
+ * (truncate, then write) can be read half-written, and such a text is neither applied (a partial list would revoke
+ * the tokens it lost) nor refused. A revoked token is refused from the next request on; requests already running
+ * finish as they began.
  */
 export function watchTokensFile(options: {
   file: string;
@@ -32,6 +38,7 @@ export function watchTokensFile(options: {
   const digestOf = (text: string) => createHash("sha256").update(text).digest("hex");
   let applied = digestOf(options.inForce);
   let refused: string | undefined;
+  let lastLook = applied;
   let running: Promise<void> | undefined;
 
   const apply = async () => {
@@ -43,7 +50,9 @@ export function watchTokensFile(options: {
       return;
     }
     const digest = digestOf(text);
-    if (digest === applied) return;
+    const settled = digest === lastLook;
+    lastLook = digest;
+    if (digest === applied || !settled) return;
     let entries: TokenEntry[];
     try {
       entries = parseTokensFile(text, "the tokens file");
