@@ -1,16 +1,15 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, promisify } from "node:util";
-import yaml from "js-yaml";
 import { loadConfig, silentLogger, startStack } from "@cairn/memory-core";
-import { newToken } from "../services/memory-core/src/auth/tokens.js";
 import { similarChanges } from "../services/memory-core/src/domain/change-assessment.js";
 import { HybridRetrieval } from "../services/memory-core/src/retrieval/hybrid-retrieval.js";
 import { DEFAULT_TUNING } from "../services/memory-core/src/retrieval/retrieval-tuning.js";
+import { keptStore } from "./kept-store.js";
 import { round, summarize } from "./stats.js";
 
 const execFileAsync = promisify(execFile);
@@ -18,7 +17,7 @@ const CAIRN = fileURLToPath(new URL("../services/ops-cli/bin/cairn.mjs", import.
 const CHECKOUT = fileURLToPath(new URL("..", import.meta.url));
 const INTENTS = fileURLToPath(new URL("./fixtures/assess-change/intents.json", import.meta.url));
 const WORKSPACE = "history";
-/** What a kept data dir holds beside the store: the commit imported and the tokens that read it. */
+/** What a kept data dir holds beside the store and its tokens: the commit imported. */
 const MARKER = "assess-change-import.json";
 
 type Group = "tuning" | "held-out";
@@ -40,8 +39,6 @@ interface Labels {
 interface Imported {
   pinned: string;
   commits: number;
-  importer: string;
-  agent: string;
 }
 
 interface Assessment {
@@ -83,28 +80,26 @@ export async function benchAssessChange(argv: string[]): Promise<void> {
   const intents = labels.intents.filter((i) => values.group === undefined || i.group === values.group);
   const log = (line: string) => process.stderr.write(`${line}\n`);
 
-  const keep = values["data-dir"] !== undefined;
-  const dataDir = keep ? resolve(values["data-dir"]!) : await mkdtemp(join(tmpdir(), "cairn-bench-assess-"));
-  await mkdir(dataDir, { recursive: true });
-  const marker = join(dataDir, MARKER);
-  let imported = existsSync(marker) ? (JSON.parse(await readFile(marker, "utf8")) as Imported) : undefined;
+  // A kept store holds the history at the labels' commit (its marker says so), or nothing yet.
+  const keptDir = values["data-dir"] === undefined ? undefined : resolve(values["data-dir"]);
+  let imported =
+    keptDir && existsSync(join(keptDir, MARKER)) ? (JSON.parse(await readFile(join(keptDir, MARKER), "utf8")) as Imported) : undefined;
   if (imported && !imported.pinned.startsWith(labels.pinned))
     throw new Error(`--data-dir holds the history at ${imported.pinned}, not at ${labels.pinned}: name another`);
-  if (!imported && (await readdir(dataDir)).length > 0) throw new Error(`--data-dir ${dataDir} holds something else: name an empty one`);
-  const tokens = imported ?? { importer: newToken(), agent: newToken() };
-  const tokensFile = join(dataDir, "tokens.yaml");
-  if (!imported)
-    await writeFile(
-      tokensFile,
-      yaml.dump({
-        tokens: [
-          { token: tokens.importer, workspace: WORKSPACE, agent: "importer", role: "importer" },
-          { token: tokens.agent, workspace: WORKSPACE, agent: "dev", role: "agent" },
-        ],
-      }),
-    );
+  if (keptDir && !imported && existsSync(keptDir) && (await readdir(keptDir)).length > 0)
+    throw new Error(`--data-dir ${keptDir} holds something else: name an empty one`);
+  const store = await keptStore(keptDir, {
+    prefix: "cairn-bench-assess-",
+    workspace: WORKSPACE,
+    agents: [
+      { agent: "importer", role: "importer" },
+      { agent: "dev", role: "agent" },
+    ],
+  });
+  const importerToken = store.tokenOf.get("importer")!;
+  const agentToken = store.tokenOf.get("dev")!;
   const stack = await startStack({
-    config: loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_PORT: "0", CAIRN_TOKENS_FILE: tokensFile }),
+    config: loadConfig({ CAIRN_DATA_DIR: store.dataDir, CAIRN_PORT: "0", CAIRN_TOKENS_FILE: store.tokensFile }),
     log: silentLogger,
   });
 
@@ -118,14 +113,14 @@ export async function benchAssessChange(argv: string[]): Promise<void> {
         const started = performance.now();
         const { stdout } = await execFileAsync(
           process.execPath,
-          [CAIRN, "import", "git", "--repo", clone, "--url", stack.url.origin, "--token", tokens.importer],
+          [CAIRN, "import", "git", "--repo", clone, "--url", stack.url.origin, "--token", importerToken],
           { env: { PATH: process.env.PATH ?? "" }, cwd: work, maxBuffer: 16 * 1024 * 1024 },
         );
         log(`${stdout.trim()} (${round((performance.now() - started) / 1000, 1)} s)`);
         const commits = Number((await execFileAsync("git", ["-C", clone, "rev-list", "--count", "HEAD"])).stdout.trim());
         const pinned = (await execFileAsync("git", ["-C", clone, "rev-parse", "HEAD"])).stdout.trim();
-        imported = { pinned, commits, importer: tokens.importer, agent: tokens.agent };
-        await writeFile(marker, JSON.stringify(imported, null, 2));
+        imported = { pinned, commits };
+        await writeFile(join(store.dataDir, MARKER), JSON.stringify(imported, null, 2));
       } finally {
         await rm(work, { recursive: true, force: true });
       }
@@ -140,7 +135,7 @@ export async function benchAssessChange(argv: string[]): Promise<void> {
       const started = performance.now();
       const response = await fetch(new URL("/v1/changes/assessment", stack.url), {
         method: "POST",
-        headers: { authorization: `Bearer ${tokens.agent}`, "content-type": "application/json" },
+        headers: { authorization: `Bearer ${agentToken}`, "content-type": "application/json" },
         body: JSON.stringify({ intent: intent.intent }),
       });
       if (response.status !== 200) throw new Error(`assess_change answered ${response.status}: ${await response.text()}`);
@@ -181,7 +176,7 @@ export async function benchAssessChange(argv: string[]): Promise<void> {
     process.stdout.write(`${JSON.stringify(report)}\n`);
   } finally {
     await stack.stop();
-    if (!keep) await rm(dataDir, { recursive: true, force: true });
+    await store.dispose();
   }
 }
 

@@ -8,11 +8,10 @@ import { parseArgs, promisify } from "node:util";
 import yaml from "js-yaml";
 import { newToken } from "../services/memory-core/src/auth/tokens.js";
 import { startBenchServer } from "./bench-server.js";
-import { round, summarize } from "./stats.js";
+import { LOADER_BIN, round, runHook, summarize } from "./stats.js";
 import { startHashStub } from "./timed-embedder.js";
 
 const execFileAsync = promisify(execFile);
-const LOADER = fileURLToPath(new URL("../services/loader/bin/cairn-load.mjs", import.meta.url));
 const CAIRN = fileURLToPath(new URL("../services/ops-cli/bin/cairn.mjs", import.meta.url));
 const CHECKOUT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -49,7 +48,7 @@ export async function benchEditHookHistory(argv: string[]): Promise<void> {
       rounds: { type: "string", default: "3" },
       embedder: { type: "string", default: "local" },
       "work-dir": { type: "string" },
-      loader: { type: "string", default: LOADER },
+      loader: { type: "string", default: LOADER_BIN },
       json: { type: "boolean", default: false },
     },
   });
@@ -109,34 +108,30 @@ export async function benchEditHookHistory(argv: string[]): Promise<void> {
 
     // 3. The hook, as Claude Code runs it before an Edit.
     const env = { PATH: process.env.PATH ?? "", HOME: work, CAIRN_URL: stack.url.origin, CAIRN_TOKEN: agent.token };
-    const hook = (path: string) =>
-      new Promise<Run>((done) => {
-        const started = performance.now();
-        const child = execFile(process.execPath, [loader, "--hook", "edit"], { env, cwd: clone }, (_error, stdout, stderr) => {
-          const ms = performance.now() - started;
-          let context: string | undefined;
-          if (stdout.trim()) {
-            try {
-              context = (JSON.parse(stdout) as { hookSpecificOutput?: { additionalContext?: string } }).hookSpecificOutput
-                ?.additionalContext;
-            } catch {
-              context = `(not JSON) ${stdout}`;
-            }
-          }
-          done({ ms, bytes: Buffer.byteLength(stdout), context, stderr: stderr.trim() });
-        });
-        child.stdin!.end(
-          JSON.stringify({
-            session_id: "0f6c1d2e-8a4b-4c3d-9e5f-7a1b2c3d4e5f",
-            transcript_path: join(work, "transcript.jsonl"),
-            cwd: clone,
-            permission_mode: "default",
-            hook_event_name: "PreToolUse",
-            tool_name: "Edit",
-            tool_input: { file_path: join(clone, path), old_string: "a", new_string: "b", replace_all: false },
-          }),
-        );
-      });
+    const hook = async (path: string): Promise<Run> => {
+      const { ms, stdout, stderr } = await runHook(
+        "edit",
+        JSON.stringify({
+          session_id: "0f6c1d2e-8a4b-4c3d-9e5f-7a1b2c3d4e5f",
+          transcript_path: join(work, "transcript.jsonl"),
+          cwd: clone,
+          permission_mode: "default",
+          hook_event_name: "PreToolUse",
+          tool_name: "Edit",
+          tool_input: { file_path: join(clone, path), old_string: "a", new_string: "b", replace_all: false },
+        }),
+        { env, cwd: clone, loader },
+      );
+      let context: string | undefined;
+      if (stdout.trim()) {
+        try {
+          context = (JSON.parse(stdout) as { hookSpecificOutput?: { additionalContext?: string } }).hookSpecificOutput?.additionalContext;
+        } catch {
+          context = `(not JSON) ${stdout}`;
+        }
+      }
+      return { ms, bytes: Buffer.byteLength(stdout), context, stderr: stderr.trim() };
+    };
     const runs: Array<Run & { path: string; round: number }> = [];
     for (let r = 0; r < rounds; r++) for (const { path } of files) runs.push({ ...(await hook(path)), path, round: r });
 

@@ -3,13 +3,18 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import yaml from "js-yaml";
+import type { Role } from "../services/memory-core/src/auth/principal.js";
 import { newToken } from "../services/memory-core/src/auth/tokens.js";
 
-export interface BenchToken {
+/** An agent a bench store makes a token for, and the role the token has. */
+export interface BenchAgent {
+  agent: string;
+  role: Role;
+}
+
+export interface BenchToken extends BenchAgent {
   token: string;
   workspace: string;
-  agent: string;
-  role: "admin";
 }
 
 export interface KeptStore {
@@ -24,13 +29,20 @@ export interface KeptStore {
 }
 
 /**
- * The data directory of a bench that loads many turns: `--data-dir DIR` keeps it for later runs, otherwise a
- * temporary one. Admin tokens, one per agent (`add_memories` is an operator's call; each writes as its own
- * agent, so recency is per agent); a kept store keeps its tokens, so its agents stay the same across runs.
+ * Admin agents for a bench that loads many turns: `add_memories` is an operator's call; each writes as its own
+ * agent, so recency is per agent.
+ */
+export const adminAgents = (count: number): BenchAgent[] =>
+  Array.from({ length: count }, (_, i) => ({ agent: `agent-${i}`, role: "admin" }));
+
+/**
+ * The data directory of a bench that keeps its store: `--data-dir DIR` keeps it for later runs, otherwise a
+ * temporary one. A token for each of `agents`; a kept store keeps its tokens, so its agents stay the same across
+ * runs.
  */
 export async function keptStore(
   dataDirOption: string | undefined,
-  options: { prefix: string; agents: number; workspace: string },
+  options: { prefix: string; agents: readonly BenchAgent[]; workspace: string },
 ): Promise<KeptStore> {
   const kept = dataDirOption !== undefined;
   const dataDir = kept ? resolve(dataDirOption) : await mkdtemp(join(tmpdir(), options.prefix));
@@ -38,12 +50,7 @@ export async function keptStore(
   const tokensFile = join(dataDir, "tokens.yaml");
   const tokens: BenchToken[] = existsSync(tokensFile)
     ? (yaml.load(await readFile(tokensFile, "utf8")) as { tokens: BenchToken[] }).tokens
-    : Array.from({ length: options.agents }, (_, i) => ({
-        token: newToken(),
-        workspace: options.workspace,
-        agent: `agent-${i}`,
-        role: "admin" as const,
-      }));
+    : options.agents.map(({ agent, role }) => ({ token: newToken(), workspace: options.workspace, agent, role }));
   await writeFile(tokensFile, yaml.dump({ tokens }));
   return {
     dataDir,

@@ -1,7 +1,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { keptStore } from "./kept-store.js";
+import { adminAgents, keptStore } from "./kept-store.js";
 import { requester, startBenchServer } from "./bench-server.js";
 import { corpus } from "./corpus.js";
 import { prng, round, summarize, timed, type HookRuns, runHook } from "./stats.js";
@@ -81,7 +81,7 @@ export async function benchPathQuery(argv: string[]): Promise<void> {
 
   const AGENTS = 20;
   const BATCH = 500;
-  const store = await keptStore(values["data-dir"], { prefix: "cairn-bench-paths-", agents: AGENTS, workspace: "paths" });
+  const store = await keptStore(values["data-dir"], { prefix: "cairn-bench-paths-", agents: adminAgents(AGENTS), workspace: "paths" });
   const { dataDir, tokensFile, tokens, tokenOf } = store;
   const marker = join(dataDir, "path-query-load.json");
   const shape = { n, share };

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
-import { keptStore } from "./kept-store.js";
+import { adminAgents, keptStore } from "./kept-store.js";
 import { requester, startBenchServer, type BenchServer } from "./bench-server.js";
 import { corpus } from "./corpus.js";
 import { round, summarize, timed } from "./stats.js";
@@ -58,7 +58,7 @@ export async function benchScale(argv: string[]): Promise<void> {
   const AGENTS = 20;
   const BATCH = 500;
   const workspace = "scale";
-  const store = await keptStore(values["data-dir"], { prefix: "cairn-bench-scale-", agents: AGENTS, workspace });
+  const store = await keptStore(values["data-dir"], { prefix: "cairn-bench-scale-", agents: adminAgents(AGENTS), workspace });
   const { dataDir, tokensFile, tokens, tokenOf } = store;
   const hashStub = await startHashStub();
   const start = () => startBenchServer({ dataDir, tokensFile, embedder: "hash", hashStubUrl: hashStub.baseUrl });

@@ -71,13 +71,18 @@ export function printHookRuns(results: Record<string, HookRuns>, json: boolean):
   else for (const [set, r] of Object.entries(report)) process.stdout.write(`${set.padEnd(10)} ${JSON.stringify(r)}\n`);
 }
 
-const LOADER_BIN = fileURLToPath(new URL("../services/loader/bin/cairn-load.mjs", import.meta.url));
+/** This checkout's loader. */
+export const LOADER_BIN = fileURLToPath(new URL("../services/loader/bin/cairn-load.mjs", import.meta.url));
 
-/** One run of a loader hook as a harness runs it: a child process, `stdin` its input; how long the whole process took. */
-export const runHook = (mode: string, stdin: string, options: { env: NodeJS.ProcessEnv; cwd?: string }) =>
+/**
+ * One run of a loader hook as a harness runs it: a child process, `stdin` its input; how long the whole process took.
+ * `loader` runs another checkout's `cairn-load` instead of this one's.
+ */
+export const runHook = (mode: string, stdin: string, options: { env: NodeJS.ProcessEnv; cwd?: string; loader?: string }) =>
   new Promise<{ ms: number; stdout: string; stderr: string }>((resolve) => {
+    const { loader = LOADER_BIN, ...spawn } = options;
     const started = performance.now();
-    const child = execFile(process.execPath, [LOADER_BIN, "--hook", mode], options, (_error, stdout, stderr) =>
+    const child = execFile(process.execPath, [loader, "--hook", mode], spawn, (_error, stdout, stderr) =>
       resolve({ ms: performance.now() - started, stdout, stderr }),
     );
     child.stdin!.end(stdin);

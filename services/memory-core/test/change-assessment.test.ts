@@ -1,7 +1,10 @@
 import { createHash } from "node:crypto";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startOpenAIStub, type OpenAIStub } from "../../../testing/openai-stub.js";
+import { createEmbedder } from "../src/embeddings/create.js";
+import { silentLogger } from "../src/logger.js";
 import { expectContractOutput } from "./support/contract-schemas.js";
-import { http, makeToken, mcpClient, uniqueWorkspace, useCairn } from "./support/harness.js";
+import { http, makeToken, mcpClient, startCairn, uniqueWorkspace, useCairn, type TestCairn } from "./support/harness.js";
 
 /**
  * assess_change over a history written the way the git importer writes it (a commit's hash first among its refs,
@@ -296,5 +299,82 @@ describe("assess_change over MCP", () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe("assess_change and the embedder", () => {
+  // Over an OpenAI-compatible embeddings server, whose requests show what was embedded and how often.
+  const ws = uniqueWorkspace("assess-embed");
+  const importer = makeToken(ws, "historian");
+  const agent = makeToken(ws, "dev");
+  let stub: OpenAIStub;
+  let served: TestCairn;
+  beforeAll(async () => {
+    stub = await startOpenAIStub({ dimension: 64 });
+    const embedder = await createEmbedder({ kind: "openai", baseUrl: stub.baseUrl, model: "stub-64", apiKey: undefined }, silentLogger);
+    served = await startCairn([importer, agent], { embedder });
+  });
+  afterAll(async () => {
+    await served?.close();
+    await stub?.close();
+  });
+
+  it("embeds the intent once for both searches that read meaning", async () => {
+    const store = async (token: string, body: object) => {
+      const res = await http(served.url, "POST", "/v1/memories", { token, body });
+      if (res.status !== 201) throw new Error(`add_memory answered ${res.status}: ${res.text}`);
+      return res.body.id as string;
+    };
+    const sessions = await store(importer.token, {
+      session_id: "git:shop:2026-09-01",
+      prompt: "Move checkout sessions from Postgres to Redis",
+      thought: "Redis TTLs replace the session sweeper; checkout sessions no longer hit Postgres.",
+      response: `Commit ${hash("embed-sessions")} by Ada Lovelace.`,
+      occurred_at: day(0),
+      source: "import",
+      tags: ["git"],
+      refs: [hash("embed-sessions"), "src/checkout/session-store.ts"],
+    });
+    const revert = await store(importer.token, {
+      session_id: "git:shop:2026-09-04",
+      prompt: 'Revert "Move checkout sessions from Postgres to Redis"',
+      thought: `This reverts commit ${hash("embed-sessions")}. Sessions were lost on every Redis restart.`,
+      response: `Commit ${hash("embed-revert")} by Ada Lovelace.`,
+      occurred_at: day(3),
+      source: "import",
+      tags: ["git", "revert"],
+      refs: [hash("embed-revert"), `reverts:${hash("embed-sessions")}`, "src/checkout/session-store.ts"],
+    });
+    const carts = await store(agent.token, {
+      session_id: "dev-carts",
+      prompt: "Move checkout carts from Postgres to Redis",
+      thought: "Checkout carts follow checkout sessions to Redis.",
+      response: "Checkout carts live in Redis.",
+    });
+    const docs = await store(agent.token, {
+      session_id: "dev-docs",
+      prompt: "Document the release process",
+      thought: "Nobody remembered the steps.",
+      response: "Steps for tagging.",
+    });
+
+    const intent = "move checkout sessions from Postgres to Redis";
+    const embedded = (from: number) =>
+      stub.requests
+        .slice(from)
+        .filter((r) => r.path === "/v1/embeddings")
+        .map((r) => (Array.isArray(r.body.input) ? r.body.input : [r.body.input]) as string[]);
+    const before = stub.requests.length;
+    const res = await http(served.url, "POST", "/v1/changes/assessment", { token: agent.token, body: { intent } });
+    expect(res.status).toBe(200);
+    expectContractOutput("assess_change", res.body);
+    // The like changes are grouped as before: the reverted one, cited with its revert, and the one that stood.
+    expect(group(res.body.outcomes, "reverted")?.changes).toContainEqual(expect.objectContaining({ memory_id: sessions, by: revert }));
+    expect(group(res.body.outcomes, "stood")?.changes).toContainEqual(expect.objectContaining({ memory_id: carts }));
+    expect(idsIn(res.body.outcomes)).not.toContain(docs);
+    // One embeddings request during the call, holding the intent once: the hybrid and the semantic search share it.
+    const requests = embedded(before);
+    expect(requests.filter((inputs) => inputs.includes(intent))).toHaveLength(1);
+    expect(requests.flat().filter((text) => text === intent)).toHaveLength(1);
   });
 });

@@ -73,9 +73,29 @@ export async function similarChanges(
   workspace: string,
   intent: string,
 ): Promise<{ confidence: Confidence; changes: StoredTurn[] }> {
+  // The hybrid and the semantic search read the dense side with one embedding of the intent.
+  const embedded = retrieval.embedQuery(intent);
   const [candidates, nearest, matching] = await Promise.all([
-    retrieval.searchTurns(workspace, { query: intent, limit: CANDIDATES, mode: "hybrid", minConfidence: "medium", conditions: [] }),
-    retrieval.searchTurns(workspace, { query: intent, limit: AGREEMENT, mode: "semantic", minConfidence: "none", conditions: [] }),
+    embedded.then((queryEmbedding) =>
+      retrieval.searchTurns(workspace, {
+        query: intent,
+        queryEmbedding,
+        limit: CANDIDATES,
+        mode: "hybrid",
+        minConfidence: "medium",
+        conditions: [],
+      }),
+    ),
+    embedded.then((queryEmbedding) =>
+      retrieval.searchTurns(workspace, {
+        query: intent,
+        queryEmbedding,
+        limit: AGREEMENT,
+        mode: "semantic",
+        minConfidence: "none",
+        conditions: [],
+      }),
+    ),
     retrieval.searchTurns(workspace, { query: intent, limit: AGREEMENT, mode: "lexical", minConfidence: "none", conditions: [] }),
   ]);
   const near = new Set(nearest.map((h) => h.turn.id));

@@ -42,6 +42,13 @@ export class DenseRetrieval {
     private readonly lexical: LexicalIndexes,
   ) {}
 
+  /** The query's embedding: what `nearest` looks near. */
+  async embedQuery(query: string): Promise<number[]> {
+    const [embedding] = await this.embedder.embed([query]);
+    if (!embedding) throw internal();
+    return embedding;
+  }
+
   /**
    * The `depth` nearest records to the query (its text embedded, or a vector given) that meet the request's
    * conditions: those the lexical index holds with its metadata only, the others (written since its catch-up) whole.
@@ -53,8 +60,7 @@ export class DenseRetrieval {
     depth: number,
     indexReady: () => Promise<CollectionIndex>,
   ): Promise<DenseHit[]> {
-    const [embedding] = "embedding" in request ? [request.embedding] : await this.embedder.embed([request.query]);
-    if (!embedding) throw internal();
+    const embedding = "embedding" in request ? request.embedding : await this.embedQuery(request.query);
     const query = (n: number, conditions: readonly Condition[] = []) =>
       this.collections.nearest(workspace, collection, embedding, n, conditions);
     const resolve = async (neighbours: Nearest[]): Promise<DenseHit[]> => {

@@ -13,6 +13,8 @@ export type SearchMode = "hybrid" | "semantic" | "lexical";
 
 export interface SearchRequest {
   query: string;
+  /** The query's embedding when the caller holds it (`embedQuery`): searches that share one text embed it once. */
+  queryEmbedding?: number[];
   limit: number;
   mode: SearchMode;
   minConfidence: Confidence;
@@ -117,6 +119,11 @@ export class HybridRetrieval {
     });
   }
 
+  /** A query's embedding, for several searches of the same text (`SearchRequest.queryEmbedding`). */
+  embedQuery(query: string): Promise<number[]> {
+    return this.denseSide.embedQuery(query);
+  }
+
   /** The similarity at or above which the dense side's evidence counts at `level` for this embedder (confidence.ts). */
   similarityFloor(level: "low" | "medium" | "high"): number {
     return semanticFloor(this.embedder.model, level);
@@ -150,7 +157,13 @@ export class HybridRetrieval {
     const densePending =
       request.mode === "lexical"
         ? Promise.resolve([])
-        : this.denseSide.nearest(workspace, collection, request, denseDepth, () => indexReady);
+        : this.denseSide.nearest(
+            workspace,
+            collection,
+            request.queryEmbedding ? { embedding: request.queryEmbedding, conditions: request.conditions } : request,
+            denseDepth,
+            () => indexReady,
+          );
     const [dense, { value: lexical }] = await Promise.all([densePending, lexicalPending]);
     // The largest share of the query's information any lexical candidate holds: when it is small, the query's
     // words are not the store's (a paraphrase, or nothing stored), and the dense list speaks with more weight.
