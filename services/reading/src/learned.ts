@@ -44,7 +44,8 @@ import { sentencesOf, type Unit } from "./units.js";
 /**
  * A linear scorer over what the rules say of a unit: each rule predicate, the rules' own reading, the unit's shape
  * and place, the text's context and a small fixed vocabulary are binary features; a logistic model per kind weighs
- * them, and a unit is read as that kind when its score reaches the kind's threshold. The weights are fitted by
+ * them, and a unit is read as that kind when its score reaches the kind's threshold (one for texts read as written,
+ * one for reports written after the work). The weights are fitted by
  * `npm run bench -- reading-fit` on the labelled sessions of both benches.
  */
 export interface LinearModel {
@@ -56,7 +57,8 @@ export interface LinearModel {
 export interface KindModel {
   bias: number;
   weights: number[];
-  threshold: number;
+  /** The score a unit needs: in a text read as it is written (notes) or as a report written after the work (reports). */
+  threshold: { notes: number; reports: number };
 }
 
 /** Words whose presence says something about what a sentence does, whoever writes it; fixed, not read from the data. */
@@ -131,6 +133,7 @@ export function unitFeatures(units: readonly Unit[], i: number, context: ReadCon
     on(name, value);
     // Where a sentence stands changes what it does: the answer reports, the reasoning thinks on the way.
     on(`${name}&${answer ? "answer" : "reasoning"}`, value);
+    on(`${name}&reports`, value && context.reasoningReports === true);
   }
   on("answer", answer);
   on("item", item);
@@ -164,7 +167,7 @@ export function readUnitsBy(model: LinearModel): ReadFunction {
       });
       for (const kind of ["dropped", "decided"] as const) {
         const m = model[kind];
-        if (score(m, active) >= m.threshold) {
+        if (score(m, active) >= (context.reasoningReports ? m.threshold.reports : m.threshold.notes)) {
           const strength = kind === "decided" ? rules.find((r) => r.unit === i && r.kind === "decided")?.strength : undefined;
           addReading(readings, units, kind, i, strength);
         }
