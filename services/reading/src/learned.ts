@@ -85,10 +85,22 @@ export function unitFeatures(units: readonly Unit[], i: number, context: ReadCon
   const decided = rule.find((r) => r.kind === "decided");
   on("rule:decided", decided !== undefined);
   if (decided?.strength) out.push(`rule:decided:${decided.strength}`);
-  on("rule:dropped", rule.some((r) => r.kind === "dropped"));
-  on("rule:prev-decided", rules.some((r) => r.unit === i - 1 && r.kind === "decided"));
-  on("rule:prev-dropped", rules.some((r) => r.unit === i - 1 && r.kind === "dropped"));
-  on("rule:next-dropped", rules.some((r) => r.unit === i + 1 && r.kind === "dropped"));
+  on(
+    "rule:dropped",
+    rule.some((r) => r.kind === "dropped"),
+  );
+  on(
+    "rule:prev-decided",
+    rules.some((r) => r.unit === i - 1 && r.kind === "decided"),
+  );
+  on(
+    "rule:prev-dropped",
+    rules.some((r) => r.unit === i - 1 && r.kind === "dropped"),
+  );
+  on(
+    "rule:next-dropped",
+    rules.some((r) => r.unit === i + 1 && r.kind === "dropped"),
+  );
   const predicates: Array<[string, boolean]> = [
     ["COMMIT", COMMIT.test(text)],
     ["choiceCue", choiceCue(opening)],
