@@ -63,9 +63,9 @@ export interface KindModel {
 
 /** Words whose presence says something about what a sentence does, whoever writes it; fixed, not read from the data. */
 export const VOCABULARY = (
-  "we i now will 'll use uses using keep keeps kept instead rather because so since so that which only always never " +
+  "we i now will use uses using keep keeps kept instead rather because so since that which only always never " +
   "decided decision chose choose going go went stay stays settled switch switched switching move moved replace replaced " +
-  "add added added make made set removed remove dropped drop reverted revert tried try trying attempt but however not no " +
+  "add added make made set removed remove dropped drop reverted revert tried try trying attempt but however not no " +
   "didn't doesn't don't isn't wasn't won't can't couldn't would could might should may maybe probably if whether " +
   "was were is are had has did does fix fixed fixes works worked help helped slower faster worse better enough " +
   "option options alternative approach plan idea first then next later test tests passes passing fails failed " +
