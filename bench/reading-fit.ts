@@ -42,7 +42,8 @@ import { timedEmbedder } from "./timed-embedder.js";
  *
  * `--loao`: for each author, a model fitted on all the others (its regularisation and threshold chosen by leaving
  * each of those others out in turn, on the notes' precision and the labels' recall), run through the real capture
- * and summary paths on the held-out author, beside the rules on the same sessions.
+ * and summary paths on the held-out author, beside the rules on the same sessions. `--no-words` leaves the vocabulary
+ * out; `--only A,G` holds out only those authors; `--verbose` lists what the model reads differently from the rules.
  * `--write`: fits on every author (choices made the same way) and prints the model as JSON (for a weights module).
  */
 
@@ -286,9 +287,8 @@ export function fit(
 }
 
 /**
- * What a choice of regularisation and threshold is judged by: F1 of note precision and label recall. (The smaller
- * of the two figures' shares of the issues' targets, 0.8 and 0.7, chose higher thresholds and lost recall on the
- * held-out authors without a gain in precision: docs/benchmarks.md.)
+ * What a choice of regularisation and threshold is judged by: F1 of note precision and label recall (docs/benchmarks.md,
+ * "Reading: a learned scorer beside the rules", has the other objective measured).
  */
 const objective = (precision: number, recall: number) => (precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall));
 
@@ -296,8 +296,8 @@ type Chosen = LinearModel & { lambda: Record<Kind, number> };
 
 /**
  * The model fitted on these rows, its regularisation and threshold per kind chosen by leaving each of the authors out
- * in turn: the pair that best meets the targets (`objective`) in note precision and label recall over the left-out
- * predictions pooled, a threshold for each reader.
+ * in turn: the regularisation and the threshold for each reader with the best `objective` over the left-out
+ * predictions pooled (the regularisation by the mean of the two readers' best).
  */
 function fitChosen(rows: readonly Row[], features: string[], labelCount: Map<string, number>, authors: readonly string[]): Chosen {
   const model = { features } as Chosen;
