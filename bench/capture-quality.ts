@@ -14,7 +14,7 @@ import { notesOf } from "../services/loader/src/transcript/notes.js";
  * Groups: `tuning` (the rules were fixed looking at these) and `untuned` (written after, never tuned on).
  */
 
-interface Step {
+export interface Step {
   think?: string;
   say?: string;
   tool?: string;
@@ -23,13 +23,13 @@ interface Step {
   result?: string;
   error?: boolean;
 }
-interface FixtureSession {
+export interface FixtureSession {
   harness: Harness;
   about: string;
   exchanges: Array<{ prompt: string; steps: Step[]; answer: string }>;
   labels: Record<Category, Array<{ text: string; terms: string[] }>>;
 }
-type Category = "decided" | "dropped";
+export type Category = "decided" | "dropped";
 const CATEGORIES: Category[] = ["decided", "dropped"];
 
 const FIXTURES = fileURLToPath(new URL("./fixtures/capture/", import.meta.url));
@@ -84,7 +84,7 @@ export async function benchCaptureQuality(): Promise<void> {
 }
 
 /** The session as its harness writes it: Claude Code's session lines or a Codex rollout. */
-function render(session: FixtureSession, name: string): string {
+export function render(session: FixtureSession, name: string): string {
   let tick = 0;
   const at = () => new Date(Date.UTC(2026, 10, 1, 9, 0, tick++)).toISOString();
   const out: unknown[] = [];

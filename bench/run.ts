@@ -23,6 +23,7 @@ import { benchParaphrase } from "./paraphrase.js";
 import { benchPathQuery } from "./path-query.js";
 import { benchEditHookHistory } from "./edit-hook-history.js";
 import { benchPromptHook } from "./prompt-hook.js";
+import { benchReadingFit } from "./reading-fit.js";
 import { benchRedaction } from "./redaction.js";
 import { benchRecordChecks } from "./record-checks.js";
 import { benchScale } from "./scale.js";
@@ -55,6 +56,7 @@ const benches: Record<string, (argv: string[]) => void | Promise<void>> = {
   "locomo-tune": tuneLocomo,
   summarizer: benchSummarizer,
   "summaries-quality": benchSummariesQuality,
+  "reading-fit": benchReadingFit,
   "ops-cli": benchOpsCli,
   paraphrase: benchParaphrase,
   "path-query": benchPathQuery,

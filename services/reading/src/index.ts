@@ -1,4 +1,5 @@
-export { readUnits, type ReadContext, type Reading, type Strength } from "./read.js";
+export { noteOf, readUnits, type ReadContext, type ReadFunction, type Reading, type Strength } from "./read.js";
+export { readUnitsBy, score, unitFeatures, VOCABULARY, type KindModel, type LinearModel } from "./learned.js";
 export {
   CHANGE,
   CHOICE,

@@ -75,6 +75,29 @@ export interface ReadContext {
   declared?: "decision" | "attempt" | "turn";
 }
 
+/** How a text's units are read: `readUnits` (the rules) or a fitted model's (learned.ts `readUnitsBy`). */
+export type ReadFunction = (units: readonly Unit[], context: ReadContext) => Reading[];
+
+/**
+ * What a reading of unit i says: the unit, with the one before it when it is short or points back; undefined when
+ * even that names too little to be a note.
+ */
+export function noteOf(units: readonly Unit[], i: number): string | undefined {
+  const { text, item } = units[i]!;
+  const short = text.split(/\s+/).length < MIN_WORDS;
+  const before = i > 0 && (short || (!item && POINTS_BACK.test(text))) ? units[i - 1]!.text : "";
+  const whole = before ? `${before} ${text}` : text;
+  if (whole.split(/\s+/).length < MIN_WORDS) return undefined;
+  return whole.length <= NOTE_CHARS ? whole : `${whole.slice(0, NOTE_CHARS - 1)}…`;
+}
+
+/** Adds unit i's reading of a kind, unless it names too little or the same note is already read. */
+export function addReading(readings: Reading[], units: readonly Unit[], kind: Reading["kind"], i: number, strength?: Strength): void {
+  const note = noteOf(units, i);
+  if (note !== undefined && !readings.some((r) => r.kind === kind && r.text === note))
+    readings.push({ kind, unit: i, text: note, own: units[i]!.text, ...(strength ? { strength } : {}) });
+}
+
 /**
  * The units' decisions and dropped approaches, in reading order. A unit is read for what it does, not for a fixed
  * phrase (rules.ts): it gives up on something, judges something wanting, or commits to something. Sentences that
@@ -86,16 +109,7 @@ export interface ReadContext {
  */
 export function readUnits(units: readonly Unit[], context: ReadContext): Reading[] {
   const readings: Reading[] = [];
-  const add = (kind: Reading["kind"], i: number, strength?: Strength) => {
-    const { text, item } = units[i]!;
-    const short = text.split(/\s+/).length < MIN_WORDS;
-    const before = i > 0 && (short || (!item && POINTS_BACK.test(text))) ? units[i - 1]!.text : "";
-    const whole = before ? `${before} ${text}` : text;
-    if (whole.split(/\s+/).length < MIN_WORDS) return;
-    const note = whole.length <= NOTE_CHARS ? whole : `${whole.slice(0, NOTE_CHARS - 1)}…`;
-    if (!readings.some((r) => r.kind === kind && r.text === note))
-      readings.push({ kind, unit: i, text: note, own: text, ...(strength ? { strength } : {}) });
-  };
+  const add = (kind: Reading["kind"], i: number, strength?: Strength) => addReading(readings, units, kind, i, strength);
   units.forEach(({ text, answer, item }, i) => {
     // An item is weighed by its opening sentence; its later sentences say why.
     const opening = item ? (sentencesOf(text)[0] ?? text) : text;

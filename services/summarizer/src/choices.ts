@@ -12,6 +12,7 @@ import {
   revertedObject,
   shared,
   unitsOf,
+  type ReadFunction,
   type Unit,
 } from "@cairn/reading";
 import type { SessionTurn } from "./session.js";
@@ -66,7 +67,7 @@ export function unitsOfTurn(turn: SessionTurn): Unit[] {
   return [...unitsOf(turn.thought, false), ...unitsOf(turn.response, true)].flatMap(clausesOf);
 }
 
-export function choicesOf(turns: readonly SessionTurn[]): Choice[] {
+export function choicesOf(turns: readonly SessionTurn[], read: ReadFunction = readUnits): Choice[] {
   const found: Choice[] = [];
   // The content words of the agent's own changes so far, gathered once: every revert after them is checked against them.
   const ownChangesBefore: string[][] = [];
@@ -76,7 +77,7 @@ export function choicesOf(turns: readonly SessionTurn[]): Choice[] {
     const units = unitsOfTurn(turn);
     const texts = units.map((u) => u.text);
     const ofTurn: Choice[] = [];
-    const readings = readUnits(units, {
+    const readings = read(units, {
       wrote: !attempt,
       headline: "change",
       reasoningReports: true,

@@ -1,4 +1,5 @@
 import type { Embedder } from "@cairn/memory-core";
+import { readUnits, type ReadFunction } from "@cairn/reading";
 import type { SessionTurn } from "./session.js";
 import { choicesOf, evidenceFor, titleOf, type Choice } from "./choices.js";
 import { NEXT_CUE, OPEN_CUE, splitSentences, type Sentence } from "./sentences.js";
@@ -30,7 +31,12 @@ const REDUNDANCY_WEIGHT = 0.6;
  * and kinds (choices.ts); the title is the decision the session settled on; the last next step is the last
  * sentence that names one.
  */
-export async function extractiveSummary(sessionId: string, turns: readonly SessionTurn[], embedder: Embedder): Promise<StructuredSummary> {
+export async function extractiveSummary(
+  sessionId: string,
+  turns: readonly SessionTurn[],
+  embedder: Embedder,
+  read: ReadFunction = readUnits,
+): Promise<StructuredSummary> {
   const turnVectors = await vectorsOf(turns, embedder);
   const centroid = normalize(sum(turnVectors));
   const turnScores = turnVectors.map((v) => dot(v, centroid));
@@ -43,7 +49,7 @@ export async function extractiveSummary(sessionId: string, turns: readonly Sessi
   );
   turns.forEach((t, i) => t.kind === "decision" && chosen.add(i));
   chosen.add(turns.length - 1);
-  const choices = choicesOf(turns);
+  const choices = choicesOf(turns, read);
   [...new Set(choices.map((c) => c.turn))].slice(-CHOICE_TURNS).forEach((i) => chosen.add(i));
   const decisions = choices.filter((c) => c.kind === "decision");
 

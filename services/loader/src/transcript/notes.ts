@@ -1,4 +1,4 @@
-import { readUnits, unitsOf } from "@cairn/reading";
+import { readUnits, unitsOf, type ReadFunction } from "@cairn/reading";
 import type { Exchange } from "./exchanges.js";
 
 /**
@@ -15,12 +15,12 @@ export interface Notes {
   dropped: string[];
 }
 
-export function notesOf(exchange: Exchange): Notes {
+export function notesOf(exchange: Exchange, read: ReadFunction = readUnits): Notes {
   const units = [
     ...exchange.thought.filter((t) => !/^\s*(?:- |failed: )/.test(t)).flatMap((t) => unitsOf(t, false)),
     ...exchange.pending.flatMap((t) => unitsOf(t, true)),
   ];
-  const readings = readUnits(units, { wrote: exchange.edited.length > 0, headline: "any" });
+  const readings = read(units, { wrote: exchange.edited.length > 0, headline: "any" });
   return {
     decided: readings.filter((r) => r.kind === "decided").map((r) => r.text),
     dropped: readings.filter((r) => r.kind === "dropped").map((r) => r.text),
