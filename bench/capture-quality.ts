@@ -3,10 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { exchangesOf, parseLines, type Harness } from "../services/loader/src/transcript/exchanges.js";
+import { parseArgs } from "node:util";
+import { readUnits } from "../services/reading/src/index.js";
 import { notesOf } from "../services/loader/src/transcript/notes.js";
 
 /**
- * `npm run bench -- capture-quality`: how well the capture hook's drafting names what a person would name in a
+ * `npm run bench -- capture-quality [--rules]`: how well the capture hook's drafting names what a person would name in a
  * session — what was decided and what was tried and dropped. Each fixture session (bench/fixtures/capture/<group>/)
  * is written out in its harness's real transcript format, read back by the parser the hook uses, and its notes
  * compared with the session's labels: a note is right when it holds every term of a label of its category;
@@ -34,7 +36,9 @@ const CATEGORIES: Category[] = ["decided", "dropped"];
 
 const FIXTURES = fileURLToPath(new URL("./fixtures/capture/", import.meta.url));
 
-export async function benchCaptureQuality(): Promise<void> {
+export async function benchCaptureQuality(argv: string[] = []): Promise<void> {
+  // `--rules`: the rules alone, without the fitted model's additions (what the hook read before the model).
+  const { values } = parseArgs({ args: argv, options: { rules: { type: "boolean", default: false } } });
   const dir = await mkdtemp(join(tmpdir(), "cairn-capture-quality-"));
   try {
     const groups = (await readdir(FIXTURES, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
@@ -50,7 +54,7 @@ export async function benchCaptureQuality(): Promise<void> {
         const { lines } = parseLines(bytes, 0, 1, transcript, { partialLast: false });
         const notes = { decided: [] as string[], dropped: [] as string[] };
         for (const exchange of exchangesOf(session.harness, lines, { ordinal: 0 }, transcript)) {
-          const n = notesOf(exchange);
+          const n = values.rules ? notesOf(exchange, readUnits) : notesOf(exchange);
           notes.decided.push(...n.decided);
           notes.dropped.push(...n.dropped);
         }

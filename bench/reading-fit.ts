@@ -67,9 +67,13 @@ const AUTHORS_U6 = [
   "logging-cost",
 ];
 
-/** Who wrote a capture fixture (the groups the fixtures were written in, one author each). */
-export function captureAuthor(group: string, file: string): string {
-  if (group === "untuned") return "G";
+/**
+ * Who wrote a capture fixture of `tuning/` (the groups the fixtures were written in, one author each): a file named
+ * with a letter and a number (`g3-…`) is of that letter's author; the numbered ones are placed by name and number.
+ */
+export function captureAuthor(file: string): string {
+  const lettered = /^([a-z])\d+-/.exec(file)?.[1];
+  if (lettered) return lettered.toUpperCase();
   const [, number, name] = /^(\d+)-(.*)\.json$/.exec(file)!;
   const n = Number(number);
   if (AUTHORS_T0.includes(name!)) return "T0";
@@ -79,6 +83,7 @@ export function captureAuthor(group: string, file: string): string {
   return n <= 20 ? "U2" : n <= 28 ? "U3" : n <= 36 ? "U4" : "U5";
 }
 
+const UNFITTED_HALVES = ["G"];
 const CAPTURE_FIXTURES = fileURLToPath(new URL("./fixtures/capture/", import.meta.url));
 const LAMBDAS = [0.001, 0.003, 0.01, 0.03];
 const THRESHOLDS = Array.from({ length: 17 }, (_, k) => 0.1 + 0.05 * k);
@@ -110,12 +115,14 @@ export async function benchReadingFit(argv: string[]): Promise<void> {
       only: { type: "string" },
       words: { type: "boolean", default: true },
       verbose: { type: "boolean", default: false },
+      union: { type: "boolean", default: false },
     },
     allowNegative: true,
   });
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const captures = await loadCaptureSessions();
-  const summaries = loadSessionFixtures();
+  // Halves written to judge the summaries' rules blind are not fitted on.
+  const summaries = loadSessionFixtures().filter((f) => !UNFITTED_HALVES.includes(f.half));
   const { rows, features, labelCount } = dataset(captures, summaries, values.words);
   const authors = [...new Set(rows.map((r) => r.author))];
   out(
@@ -142,7 +149,7 @@ export async function benchReadingFit(argv: string[]): Promise<void> {
         labelCount,
         rest,
       );
-      const read = readUnitsBy(model);
+      const read = readUnitsBy(model, { keepRules: values.union });
       if (values.verbose)
         await differences(
           captures.filter((s) => s.author === held),
@@ -181,14 +188,15 @@ async function loadCaptureSessions(): Promise<CaptureSession[]> {
   const dir = await mkdtemp(join(tmpdir(), "cairn-reading-fit-"));
   const sessions: CaptureSession[] = [];
   try {
-    for (const group of ["tuning", "untuned"]) {
+    // `untuned/` is never fitted on: capture-quality judges the committed model there.
+    for (const group of ["tuning"]) {
       for (const file of (await readdir(join(CAPTURE_FIXTURES, group))).filter((f) => f.endsWith(".json")).sort()) {
         const session = JSON.parse(await readFile(join(CAPTURE_FIXTURES, group, file), "utf8")) as FixtureSession;
         const transcript = join(dir, `${group}-${file}.jsonl`);
         await writeFile(transcript, render(session, file));
         const { lines } = parseLines(await readFile(transcript), 0, 1, transcript, { partialLast: false });
         const exchanges = [...exchangesOf(session.harness, lines, { ordinal: 0 }, transcript)];
-        sessions.push({ author: captureAuthor(group, file), name: `${group}/${file}`, exchanges, labels: session.labels });
+        sessions.push({ author: captureAuthor(file), name: `${group}/${file}`, exchanges, labels: session.labels });
       }
     }
   } finally {

@@ -24,7 +24,8 @@ import { timedEmbedder } from "./timed-embedder.js";
  *
  * Figures per half (A: rules developed on it; B: written afterwards; C: written before the revert and uncued-choice
  * rules, which were designed with it in view; D: written after them, held out; E: written blind to the rules, held
- * out; F: the same, scored once at the rules shared with capture) and over all, then one JSON line.
+ * out; F: the same, scored once at the rules shared with capture; G: the same, kept from the learned scorer's fit)
+ * and over all, then one JSON line.
  *
  *   npm run bench -- summaries-quality [--embedder local|hash] [--verbose]
  */
@@ -55,7 +56,7 @@ export async function benchSummariesQuality(argv: string[]): Promise<void> {
   }
 
   const half = (name: string) => totals(scored.filter((s) => s.half === name));
-  const halves = { A: half("A"), B: half("B"), C: half("C"), D: half("D"), E: half("E"), F: half("F"), all: totals(scored) };
+  const halves = { A: half("A"), B: half("B"), C: half("C"), D: half("D"), E: half("E"), F: half("F"), G: half("G"), all: totals(scored) };
   out(`\nextractive summary quality, embedder ${values.embedder} (${timing.inner.model}), ${scored.length} labelled sessions`);
   out("half  sessions  decision P  decision R  title acc  dropped R  dropped P  findings as decisions");
   for (const [name, t] of Object.entries(halves)) {

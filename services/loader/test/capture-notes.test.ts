@@ -1,3 +1,7 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { CAPTURE_MODEL, featureNames, readUnits, unitFeatures, unitsOf } from "@cairn/reading";
 import { describe, expect, it } from "vitest";
 import type { Exchange } from "../src/transcript/exchanges.js";
 import { notesOf } from "../src/transcript/notes.js";
@@ -170,5 +174,59 @@ describe("capture notes", () => {
     expect(
       notesOf(exchange({ answer: "Done.\n- 4 queries instead of 203 on the orders page.", edited: ["orders/admin.py"] })).decided,
     ).toEqual([]);
+  });
+
+  it("notes a choice and a rejection stated without the rules' cues, which the fitted model adds to what the rules read", () => {
+    const rejected =
+      "I'd rather not rely on raising the file-descriptor limit: it would hide the symptom but we'd still open a new socket per upload, and it needs a node-level change.";
+    const chosen =
+      "I'll fix the uploader instead: one shared S3 client with a bounded connection pool, a deadline per part, and every response body closed.";
+    const said = exchange({
+      thought: [`${rejected} ${chosen}`],
+      answer: "Fixed; uploads run clean at 200 per second.",
+      edited: ["src/upload/client.ts"],
+    });
+    expect(notesOf(said)).toEqual({ decided: [chosen], dropped: [rejected] });
+    // The rules alone read neither sentence.
+    expect(notesOf(said, readUnits)).toEqual({ decided: [], dropped: [] });
+    // The same subject told as facts, in an exchange that only read code, is neither.
+    const facts = exchange({
+      thought: ["The uploader opens a new S3 client for every part. Each response body stays open until the collector runs."],
+      answer: "The sockets pile up because every part gets its own client.",
+    });
+    expect(notesOf(facts)).toEqual({ decided: [], dropped: [] });
+  });
+});
+
+describe("the capture model", () => {
+  it("weighs only features the reading still gives: none is left behind by a renamed or removed rule", () => {
+    const known = new Set(featureNames());
+    const unknown = (names: readonly string[]) => names.filter((f) => !known.has(f));
+    expect(CAPTURE_MODEL.features.length).toBeGreaterThan(100);
+    expect(unknown(CAPTURE_MODEL.features)).toEqual([]);
+    expect(unknown(["rule:decided", "COMMIT&answer", "w:instead", "NO_SUCH_RULE"])).toEqual(["NO_SUCH_RULE"]);
+    // The list of names holds what the reading gives: every feature the labelled sessions' texts light is in it.
+    const dir = fileURLToPath(new URL("../../../bench/fixtures/capture/tuning/", import.meta.url));
+    const emitted = new Set<string>();
+    for (const file of readdirSync(dir).filter((f) => f.endsWith(".json"))) {
+      const session = JSON.parse(readFileSync(join(dir, file), "utf8")) as {
+        exchanges: Array<{ steps: Array<{ think?: string; say?: string }>; answer: string }>;
+      };
+      for (const e of session.exchanges) {
+        const units = [
+          ...e.steps.flatMap((s) => [s.think, s.say]).flatMap((t) => (t ? unitsOf(t, false) : [])),
+          ...unitsOf(e.answer, true),
+        ];
+        for (const context of [
+          { wrote: true, headline: "any" as const },
+          { wrote: false, headline: false as const, reasoningReports: true, declared: "decision" as const },
+        ]) {
+          const rules = readUnits(units, context);
+          units.forEach((_, i) => unitFeatures(units, i, context, rules).forEach((f) => emitted.add(f)));
+        }
+      }
+    }
+    expect(emitted.size).toBeGreaterThan(200);
+    expect(unknown([...emitted])).toEqual([]);
   });
 });

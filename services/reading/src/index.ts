@@ -1,5 +1,6 @@
 export { noteOf, readUnits, type ReadContext, type ReadFunction, type Reading, type Strength } from "./read.js";
-export { readUnitsBy, score, unitFeatures, VOCABULARY, type KindModel, type LinearModel } from "./learned.js";
+export { CAPTURE_MODEL } from "./capture-model.js";
+export { featureNames, readUnitsBy, score, unitFeatures, VOCABULARY, type KindModel, type LinearModel } from "./learned.js";
 export {
   CHANGE,
   CHOICE,

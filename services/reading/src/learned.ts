@@ -1,4 +1,4 @@
-import { addReading, readUnits, type ReadContext, type ReadFunction, type Reading } from "./read.js";
+import { addReading, readUnits, type ReadContext, type ReadFunction, type Reading, type Strength } from "./read.js";
 import {
   ARRANGEMENT,
   CAUSE,
@@ -74,6 +74,48 @@ export const VOCABULARY = (
 
 const WORD = /[a-z][a-z']*/g;
 
+/** The rule predicates a unit is described by: its whole text, and its opening sentence (an item's first). */
+const PREDICATES: ReadonlyArray<[string, (u: { text: string; opening: string }) => boolean]> = [
+  ["COMMIT", (u) => COMMIT.test(u.text)],
+  ["choiceCue", (u) => choiceCue(u.opening)],
+  ["CHOICE", (u) => CHOICE.test(u.text)],
+  ["choiceOfPronoun", (u) => choiceOfPronoun(u.opening)],
+  ["NEW_STATE", (u) => NEW_STATE.test(u.text)],
+  ["ARRANGEMENT", (u) => ARRANGEMENT.test(u.opening)],
+  ["REASON", (u) => REASON.test(u.text)],
+  ["REASON_GIVEN", (u) => REASON_GIVEN.test(u.text)],
+  ["PURPOSE", (u) => PURPOSE.test(u.text)],
+  ["GIVE_UP", (u) => GIVE_UP.test(u.text)],
+  ["WANTING", (u) => WANTING.test(u.text)],
+  ["givesUpOutright", (u) => givesUpOutright(u.opening)],
+  ["reverted", (u) => revertedObject(u.opening) !== undefined],
+  ["DROP_START", (u) => DROP_START.test(u.opening)],
+  ["REPLACES", (u) => REPLACES.test(u.text)],
+  ["DECLINED", (u) => DECLINED.test(u.opening)],
+  ["NOT_COMMITTED", (u) => NOT_COMMITTED.test(u.opening)],
+  ["NEXT_STEP", (u) => NEXT_STEP.test(u.opening)],
+  ["PLANNED", (u) => PLANNED.test(u.opening)],
+  ["CHECK", (u) => CHECK.test(u.opening)],
+  ["COMMAND_RESULT", (u) => COMMAND_RESULT.test(u.opening)],
+  ["WEIGHING", (u) => WEIGHING.test(u.opening)],
+  ["HEDGE", (u) => HEDGE.test(u.text)],
+  ["TRIED", (u) => TRIED.test(u.opening)],
+  ["OLDER_CHANGE", (u) => OLDER_CHANGE.test(u.opening)],
+  ["COMPARED_FIGURES", (u) => COMPARED_FIGURES.test(mainClause(u.opening))],
+  ["FIGURE", (u) => FIGURE.test(mainClause(u.text))],
+  ["reportsFigures", (u) => reportsFigures(u.text)],
+  ["GENERIC", (u) => GENERIC.test(u.text)],
+  ["CAUSE", (u) => CAUSE.test(u.text)],
+  ["CHANGE", (u) => CHANGE.test(u.opening)],
+  ["OBSERVED", (u) => OBSERVED.test(u.text)],
+  ["FINDING", (u) => FINDING.test(u.text)],
+  ["PAST_REPORT", (u) => PAST_REPORT.test(u.text)],
+  ["CONCLUSION", (u) => CONCLUSION.test(u.text)],
+  ["POINTS_BACK", (u) => POINTS_BACK.test(u.text)],
+  ["question", (u) => /\?\s*$/.test(u.text)],
+  ["no-colon", (u) => /^no\b[:,]/i.test(u.text)],
+];
+
 /** The names of a unit's active features. `rules` is the rules' reading of the same units and context. */
 export function unitFeatures(units: readonly Unit[], i: number, context: ReadContext, rules: readonly Reading[]): string[] {
   const unit = units[i]!;
@@ -101,46 +143,7 @@ export function unitFeatures(units: readonly Unit[], i: number, context: ReadCon
     "rule:next-dropped",
     rules.some((r) => r.unit === i + 1 && r.kind === "dropped"),
   );
-  const predicates: Array<[string, boolean]> = [
-    ["COMMIT", COMMIT.test(text)],
-    ["choiceCue", choiceCue(opening)],
-    ["CHOICE", CHOICE.test(text)],
-    ["choiceOfPronoun", choiceOfPronoun(opening)],
-    ["NEW_STATE", NEW_STATE.test(text)],
-    ["ARRANGEMENT", ARRANGEMENT.test(opening)],
-    ["REASON", REASON.test(text)],
-    ["REASON_GIVEN", REASON_GIVEN.test(text)],
-    ["PURPOSE", PURPOSE.test(text)],
-    ["GIVE_UP", GIVE_UP.test(text)],
-    ["WANTING", WANTING.test(text)],
-    ["givesUpOutright", givesUpOutright(opening)],
-    ["reverted", revertedObject(opening) !== undefined],
-    ["DROP_START", DROP_START.test(opening)],
-    ["REPLACES", REPLACES.test(text)],
-    ["DECLINED", DECLINED.test(opening)],
-    ["NOT_COMMITTED", NOT_COMMITTED.test(opening)],
-    ["NEXT_STEP", NEXT_STEP.test(opening)],
-    ["PLANNED", PLANNED.test(opening)],
-    ["CHECK", CHECK.test(opening)],
-    ["COMMAND_RESULT", COMMAND_RESULT.test(opening)],
-    ["WEIGHING", WEIGHING.test(opening)],
-    ["HEDGE", HEDGE.test(text)],
-    ["TRIED", TRIED.test(opening)],
-    ["OLDER_CHANGE", OLDER_CHANGE.test(opening)],
-    ["COMPARED_FIGURES", COMPARED_FIGURES.test(mainClause(opening))],
-    ["FIGURE", FIGURE.test(mainClause(text))],
-    ["reportsFigures", reportsFigures(text)],
-    ["GENERIC", GENERIC.test(text)],
-    ["CAUSE", CAUSE.test(text)],
-    ["CHANGE", CHANGE.test(opening)],
-    ["OBSERVED", OBSERVED.test(text)],
-    ["FINDING", FINDING.test(text)],
-    ["PAST_REPORT", PAST_REPORT.test(text)],
-    ["CONCLUSION", CONCLUSION.test(text)],
-    ["POINTS_BACK", POINTS_BACK.test(text)],
-    ["question", /\?\s*$/.test(text)],
-    ["no-colon", /^no\b[:,]/i.test(text)],
-  ];
+  const predicates = PREDICATES.map(([name, test]) => [name, test({ text, opening })] as const);
   for (const [name, value] of predicates) {
     on(name, value);
     // Where a sentence stands changes what it does: the answer reports, the reasoning thinks on the way.
@@ -166,20 +169,48 @@ export function unitFeatures(units: readonly Unit[], i: number, context: ReadCon
   return out;
 }
 
-/** A read function (the shape of `readUnits`) that reads by a fitted model, the rules' readings among its features. */
-export function readUnitsBy(model: LinearModel): ReadFunction {
+/** Every feature name `unitFeatures` can give, so a model's weights can be checked against the features read now. */
+export function featureNames(): string[] {
+  const strengths: Strength[] = ["cue", "state", "listed", "headline"];
+  return [
+    "rule:decided",
+    ...strengths.map((s) => `rule:decided:${s}`),
+    "rule:dropped",
+    "rule:prev-decided",
+    "rule:prev-dropped",
+    "rule:next-dropped",
+    ...PREDICATES.flatMap(([name]) => [name, `${name}&answer`, `${name}&reasoning`, `${name}&reports`]),
+    ...["answer", "item", "list:options", "list:checks", "first", "last"],
+    ...["len:short", "len:10", "len:20", "len:35", "len:long"],
+    "wrote",
+    ...["headline:any", "headline:change", "headline:false"],
+    "reasoningReports",
+    ...["decision", "attempt", "turn"].map((d) => `declared:${d}`),
+    ...VOCABULARY.flatMap((w) => [`w:${w}`, `first:${w}`]),
+  ];
+}
+
+/**
+ * A read function (the shape of `readUnits`) that reads by a fitted model, the rules' readings among its features.
+ * With `keepRules`, what the rules read stands and the model adds what they did not (a unit already inside a note of
+ * its kind adds nothing). An item of a list introduced as options or headed as checks is never read as either kind:
+ * what the list is, is said once for all its items, which no feature of an item weighs as strongly.
+ */
+export function readUnitsBy(model: LinearModel, options: { keepRules?: boolean } = {}): ReadFunction {
   const index = new Map(model.features.map((f, k) => [f, k]));
   return (units, context) => {
     const rules = readUnits(units, context);
-    const readings: Reading[] = [];
-    units.forEach((_, i) => {
+    const readings: Reading[] = options.keepRules ? [...rules] : [];
+    units.forEach((unit, i) => {
+      if (unit.list) return;
       const active = unitFeatures(units, i, context, rules).flatMap((f) => {
         const k = index.get(f);
         return k === undefined ? [] : [k];
       });
       for (const kind of ["dropped", "decided"] as const) {
         const m = model[kind];
-        if (score(m, active) >= (context.reasoningReports ? m.threshold.reports : m.threshold.notes)) {
+        const held = options.keepRules && readings.some((r) => r.kind === kind && r.text.includes(units[i]!.text));
+        if (!held && score(m, active) >= (context.reasoningReports ? m.threshold.reports : m.threshold.notes)) {
           const strength = kind === "decided" ? rules.find((r) => r.unit === i && r.kind === "decided")?.strength : undefined;
           addReading(readings, units, kind, i, strength);
         }

@@ -1,21 +1,24 @@
-import { readUnits, unitsOf, type ReadFunction } from "@cairn/reading";
+import { CAPTURE_MODEL, readUnitsBy, unitsOf, type ReadFunction } from "@cairn/reading";
 import type { Exchange } from "./exchanges.js";
 
 /**
  * What a person would name in an exchange when asked what it left behind: what was decided (and why, when the
  * sentence says so) and what was tried and dropped. Read from the assistant's own words — its reasoning, what
- * it said between tool calls and its answer — by the rules of @cairn/reading (services/reading: what a sentence
- * does, the same rules the extractive summaries read stored turns with); tool lines and tool output are not read
- * (a failing test on the way to a fix is a check, not a dropped approach). An exchange that changed files and says
- * no decision in so many words decided what its answer says first.
- * docs/benchmarks.md has the precision and recall on sessions the rules were fixed on and on sessions never seen.
+ * it said between tool calls and its answer — through @cairn/reading (services/reading): what the rules of what a
+ * sentence does read (the rules the extractive summaries read stored turns with) stands, and a linear model over
+ * those rules' predicates, fitted on labelled sessions of many authors (`CAPTURE_MODEL`), adds what they missed: it
+ * carries to a new author's way of stating a decision better than the rules alone. Tool lines and tool output are not read (a failing test on the way to a fix is a
+ * check, not a dropped approach).
+ * docs/benchmarks.md has the precision and recall on sessions fitted on and on sessions never seen.
  */
 export interface Notes {
   decided: string[];
   dropped: string[];
 }
 
-export function notesOf(exchange: Exchange, read: ReadFunction = readUnits): Notes {
+const readByModel = readUnitsBy(CAPTURE_MODEL, { keepRules: true });
+
+export function notesOf(exchange: Exchange, read: ReadFunction = readByModel): Notes {
   const units = [
     ...exchange.thought.filter((t) => !/^\s*(?:- |failed: )/.test(t)).flatMap((t) => unitsOf(t, false)),
     ...exchange.pending.flatMap((t) => unitsOf(t, true)),
