@@ -126,11 +126,13 @@ describe("capture notes", () => {
     expect(notesOf(exchange({ answer: "Tried mmap for the file reads with memmap2 as well. Kept." })).dropped).toEqual([]);
   });
 
-  it("takes a change listed with its reason for a decision, a routine one without for none, and items under a checks heading for checks", () => {
+  it("takes a change listed with its reason for a decision, a routine one without for none by the rules, and items under a checks heading for checks", () => {
     const opening = "Date-only values now stay as strings end to end.";
     const item = (why: string) => `${opening}\n- \`formatDay()\` builds a local Date from the parts${why}.`;
-    const routine = notesOf(exchange({ answer: item(" for the label"), edited: ["src/lib/dates.ts"] }));
-    expect(routine.decided).toEqual([opening]);
+    const routineChange = exchange({ answer: item(" for the label"), edited: ["src/lib/dates.ts"] });
+    expect(notesOf(routineChange, readUnits).decided).toEqual([opening]);
+    // The fitted model, having read authors who list the changes they made as their decisions, adds the item.
+    expect(notesOf(routineChange).decided).toEqual([opening, "`formatDay()` builds a local Date from the parts for the label."]);
     const reasoned = notesOf(exchange({ answer: item(", so no time zone enters the path"), edited: ["src/lib/dates.ts"] }));
     expect(reasoned.decided).toEqual([opening, "`formatDay()` builds a local Date from the parts, so no time zone enters the path."]);
     const checks = notesOf(
