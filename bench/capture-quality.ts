@@ -1,8 +1,9 @@
+import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { exchangesOf, parseLines, type Harness } from "../services/loader/src/transcript/exchanges.js";
+import { exchangesOf, parseLines, type Exchange, type Harness } from "../services/loader/src/transcript/exchanges.js";
 import { parseArgs } from "node:util";
 import { readUnits } from "../services/reading/src/index.js";
 import { notesOf } from "../services/loader/src/transcript/notes.js";
@@ -36,54 +37,73 @@ const CATEGORIES: Category[] = ["decided", "dropped"];
 
 const FIXTURES = fileURLToPath(new URL("./fixtures/capture/", import.meta.url));
 
+/** A fixture session of a group, and its exchanges as the capture hook's parser reads them from its transcript. */
+export interface CaptureFixture {
+  file: string;
+  session: FixtureSession;
+  exchanges: Exchange[];
+}
+
+/**
+ * The sessions of a fixture group (bench/fixtures/capture/<group>/, by file name), each written out in its harness's
+ * transcript format and read back by the parser the hook uses. A group with no directory has no sessions.
+ */
+export async function captureFixtures(group: string): Promise<CaptureFixture[]> {
+  if (!existsSync(join(FIXTURES, group))) return [];
+  const dir = await mkdtemp(join(tmpdir(), "cairn-capture-fixtures-"));
+  try {
+    const fixtures: CaptureFixture[] = [];
+    for (const file of (await readdir(join(FIXTURES, group))).filter((f) => f.endsWith(".json")).sort()) {
+      const session = JSON.parse(await readFile(join(FIXTURES, group, file), "utf8")) as FixtureSession;
+      const transcript = join(dir, `${file}.jsonl`);
+      await writeFile(transcript, render(session, file));
+      const { lines } = parseLines(await readFile(transcript), 0, 1, transcript, { partialLast: false });
+      fixtures.push({ file, session, exchanges: [...exchangesOf(session.harness, lines, { ordinal: 0 }, transcript)] });
+    }
+    return fixtures;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 export async function benchCaptureQuality(argv: string[] = []): Promise<void> {
   // `--rules`: the rules alone, without the fitted model's additions (what the hook read before the model).
   const { values } = parseArgs({ args: argv, options: { rules: { type: "boolean", default: false } } });
-  const dir = await mkdtemp(join(tmpdir(), "cairn-capture-quality-"));
-  try {
-    const groups = (await readdir(FIXTURES, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
-    for (const group of ["tuning", "untuned"].filter((g) => groups.includes(g))) {
-      const totals = Object.fromEntries(CATEGORIES.map((c) => [c, { notes: 0, right: 0, labels: 0, found: 0 }]));
-      const files = (await readdir(join(FIXTURES, group))).filter((f) => f.endsWith(".json")).sort();
-      console.log(`\n${group}: ${files.length} sessions`);
-      for (const file of files) {
-        const session = JSON.parse(await readFile(join(FIXTURES, group, file), "utf8")) as FixtureSession;
-        const transcript = join(dir, `${group}-${file}.jsonl`);
-        await writeFile(transcript, render(session, file));
-        const bytes = await readFile(transcript);
-        const { lines } = parseLines(bytes, 0, 1, transcript, { partialLast: false });
-        const notes = { decided: [] as string[], dropped: [] as string[] };
-        for (const exchange of exchangesOf(session.harness, lines, { ordinal: 0 }, transcript)) {
-          const n = values.rules ? notesOf(exchange, readUnits) : notesOf(exchange);
-          notes.decided.push(...n.decided);
-          notes.dropped.push(...n.dropped);
-        }
-        const line: string[] = [];
-        for (const c of CATEGORIES) {
-          const holds = (note: string, terms: string[]) => terms.every((t) => note.toLowerCase().includes(t.toLowerCase()));
-          const right = notes[c].filter((n) => session.labels[c].some((l) => holds(n, l.terms)));
-          const found = session.labels[c].filter((l) => notes[c].some((n) => holds(n, l.terms)));
-          const t = totals[c]!;
-          t.notes += notes[c].length;
-          t.right += right.length;
-          t.labels += session.labels[c].length;
-          t.found += found.length;
-          line.push(`${c} ${right.length}/${notes[c].length} right, ${found.length}/${session.labels[c].length} found`);
-          for (const n of notes[c]) if (!right.includes(n)) console.log(`    extra ${c}: ${n}`);
-          for (const l of session.labels[c]) if (!found.includes(l)) console.log(`    missed ${c}: ${l.text}`);
-        }
-        console.log(`  ${file} (${session.harness}): ${line.join("; ")}`);
+  for (const group of ["tuning", "untuned"]) {
+    const fixtures = await captureFixtures(group);
+    if (fixtures.length === 0) continue;
+    const totals = Object.fromEntries(CATEGORIES.map((c) => [c, { notes: 0, right: 0, labels: 0, found: 0 }]));
+    console.log(`\n${group}: ${fixtures.length} sessions`);
+    for (const { file, session, exchanges } of fixtures) {
+      const notes = { decided: [] as string[], dropped: [] as string[] };
+      for (const exchange of exchanges) {
+        const n = values.rules ? notesOf(exchange, readUnits) : notesOf(exchange);
+        notes.decided.push(...n.decided);
+        notes.dropped.push(...n.dropped);
       }
+      const line: string[] = [];
       for (const c of CATEGORIES) {
+        const holds = (note: string, terms: string[]) => terms.every((t) => note.toLowerCase().includes(t.toLowerCase()));
+        const right = notes[c].filter((n) => session.labels[c].some((l) => holds(n, l.terms)));
+        const found = session.labels[c].filter((l) => notes[c].some((n) => holds(n, l.terms)));
         const t = totals[c]!;
-        // No note at all has no precision to speak of (and a recall of 0 says what it missed).
-        const precision = t.notes === 0 ? "n/a" : (t.right / t.notes).toFixed(2);
-        const recall = t.labels === 0 ? "n/a" : (t.found / t.labels).toFixed(2);
-        console.log(`${group} ${c}: precision ${precision} (${t.right}/${t.notes}), recall ${recall} (${t.found}/${t.labels})`);
+        t.notes += notes[c].length;
+        t.right += right.length;
+        t.labels += session.labels[c].length;
+        t.found += found.length;
+        line.push(`${c} ${right.length}/${notes[c].length} right, ${found.length}/${session.labels[c].length} found`);
+        for (const n of notes[c]) if (!right.includes(n)) console.log(`    extra ${c}: ${n}`);
+        for (const l of session.labels[c]) if (!found.includes(l)) console.log(`    missed ${c}: ${l.text}`);
       }
+      console.log(`  ${file} (${session.harness}): ${line.join("; ")}`);
     }
-  } finally {
-    await rm(dir, { recursive: true, force: true });
+    for (const c of CATEGORIES) {
+      const t = totals[c]!;
+      // No note at all has no precision to speak of (and a recall of 0 says what it missed).
+      const precision = t.notes === 0 ? "n/a" : (t.right / t.notes).toFixed(2);
+      const recall = t.labels === 0 ? "n/a" : (t.found / t.labels).toFixed(2);
+      console.log(`${group} ${c}: precision ${precision} (${t.right}/${t.notes}), recall ${recall} (${t.found}/${t.labels})`);
+    }
   }
 }
 

@@ -1,7 +1,3 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import {
   noteOf,
@@ -15,7 +11,7 @@ import {
   type ReadFunction,
   type Unit,
 } from "../services/reading/src/index.js";
-import { exchangesOf, parseLines, type Exchange } from "../services/loader/src/transcript/exchanges.js";
+import type { Exchange } from "../services/loader/src/transcript/exchanges.js";
 import { notesOf } from "../services/loader/src/transcript/notes.js";
 import { choicesOf } from "../services/summarizer/src/choices.js";
 import { extractiveSummary } from "../services/summarizer/src/extractive.js";
@@ -27,7 +23,7 @@ import {
   matches,
   type SessionFixture,
 } from "../services/summarizer/test/fixtures/sessions.js";
-import { render, type Category, type FixtureSession } from "./capture-quality.js";
+import { captureFixtures, type Category, type FixtureSession } from "./capture-quality.js";
 import { timedEmbedder } from "./timed-embedder.js";
 
 /**
@@ -84,7 +80,6 @@ export function captureAuthor(file: string): string {
 }
 
 const UNFITTED_HALVES = ["G"];
-const CAPTURE_FIXTURES = fileURLToPath(new URL("./fixtures/capture/", import.meta.url));
 const LAMBDAS = [0.001, 0.003, 0.01, 0.03];
 const THRESHOLDS = Array.from({ length: 17 }, (_, k) => 0.1 + 0.05 * k);
 const KINDS = ["decided", "dropped"] as const;
@@ -185,24 +180,13 @@ export async function benchReadingFit(argv: string[]): Promise<void> {
 }
 
 async function loadCaptureSessions(): Promise<CaptureSession[]> {
-  const dir = await mkdtemp(join(tmpdir(), "cairn-reading-fit-"));
-  const sessions: CaptureSession[] = [];
-  try {
-    // `untuned/` is never fitted on: capture-quality judges the committed model there.
-    for (const group of ["tuning"]) {
-      for (const file of (await readdir(join(CAPTURE_FIXTURES, group))).filter((f) => f.endsWith(".json")).sort()) {
-        const session = JSON.parse(await readFile(join(CAPTURE_FIXTURES, group, file), "utf8")) as FixtureSession;
-        const transcript = join(dir, `${group}-${file}.jsonl`);
-        await writeFile(transcript, render(session, file));
-        const { lines } = parseLines(await readFile(transcript), 0, 1, transcript, { partialLast: false });
-        const exchanges = [...exchangesOf(session.harness, lines, { ordinal: 0 }, transcript)];
-        sessions.push({ author: captureAuthor(file), name: `${group}/${file}`, exchanges, labels: session.labels });
-      }
-    }
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-  return sessions;
+  // `untuned/` is never fitted on: capture-quality judges the committed model there.
+  return (await captureFixtures("tuning")).map(({ file, session, exchanges }) => ({
+    author: captureAuthor(file),
+    name: `tuning/${file}`,
+    exchanges,
+    labels: session.labels,
+  }));
 }
 
 /** The rows, read through the consumers' own calls (a recording read function), and the labels per author and kind. */
