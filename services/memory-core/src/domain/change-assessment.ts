@@ -2,7 +2,7 @@ import type { OperationInput, OperationOutput } from "@cairn/openapi";
 import { taskText } from "../records/memory-brief.js";
 import { isOutdated, isSuperseded, type StoredTurn } from "../records/stored-turn.js";
 import { clip } from "../text.js";
-import type { HybridRetrieval } from "../retrieval/hybrid-retrieval.js";
+import type { HybridRetrieval, SearchMode } from "../retrieval/hybrid-retrieval.js";
 import type { Confidence } from "../records/types.js";
 
 type Assessment = OperationOutput<"assess_change">;
@@ -73,30 +73,14 @@ export async function similarChanges(
   workspace: string,
   intent: string,
 ): Promise<{ confidence: Confidence; changes: StoredTurn[] }> {
+  const search = (mode: SearchMode, limit: number, minConfidence: Confidence, queryEmbedding?: number[]) =>
+    retrieval.searchTurns(workspace, { query: intent, queryEmbedding, limit, mode, minConfidence, conditions: [] });
   // The hybrid and the semantic search read the dense side with one embedding of the intent.
   const embedded = retrieval.embedQuery(intent);
   const [candidates, nearest, matching] = await Promise.all([
-    embedded.then((queryEmbedding) =>
-      retrieval.searchTurns(workspace, {
-        query: intent,
-        queryEmbedding,
-        limit: CANDIDATES,
-        mode: "hybrid",
-        minConfidence: "medium",
-        conditions: [],
-      }),
-    ),
-    embedded.then((queryEmbedding) =>
-      retrieval.searchTurns(workspace, {
-        query: intent,
-        queryEmbedding,
-        limit: AGREEMENT,
-        mode: "semantic",
-        minConfidence: "none",
-        conditions: [],
-      }),
-    ),
-    retrieval.searchTurns(workspace, { query: intent, limit: AGREEMENT, mode: "lexical", minConfidence: "none", conditions: [] }),
+    embedded.then((vector) => search("hybrid", CANDIDATES, "medium", vector)),
+    embedded.then((vector) => search("semantic", AGREEMENT, "none", vector)),
+    search("lexical", AGREEMENT, "none"),
   ]);
   const near = new Set(nearest.map((h) => h.turn.id));
   const worded = new Set(matching.map((h) => h.turn.id));
