@@ -4,11 +4,11 @@ import type { Exchange } from "./exchanges.js";
 /**
  * What a person would name in an exchange when asked what it left behind: what was decided (and why, when the
  * sentence says so) and what was tried and dropped. Read from the assistant's own words — its reasoning, what
- * it said between tool calls and its answer — through @cairn/reading (services/reading): what the rules of what a
- * sentence does read (the rules the extractive summaries read stored turns with) stands, and a linear model over
- * those rules' predicates, fitted on labelled sessions of many authors (`CAPTURE_MODEL`), adds what they missed: it
- * carries to a new author's way of stating a decision better than the rules alone. Tool lines and tool output are not read (a failing test on the way to a fix is a
- * check, not a dropped approach).
+ * it said between tool calls and its answer — through @cairn/reading (services/reading). What its rules read (the
+ * rules the extractive summaries read stored turns with) stands, and a linear model over those rules' predicates,
+ * fitted on labelled sessions of many authors (`CAPTURE_MODEL`), adds what they missed: it carries to a new author's
+ * way of stating a decision better than the rules alone. Tool lines and tool output are not read (a failing test on
+ * the way to a fix is a check, not a dropped approach).
  * docs/benchmarks.md has the precision and recall on sessions fitted on and on sessions never seen.
  */
 export interface Notes {
