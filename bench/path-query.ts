@@ -4,7 +4,7 @@ import { parseArgs } from "node:util";
 import { adminAgents, keptStore } from "./kept-store.js";
 import { requester, startBenchServer } from "./bench-server.js";
 import { corpus } from "./corpus.js";
-import { prng, round, summarize, timed, type HookRuns, runHook } from "./stats.js";
+import { hookRunFigures, prng, round, summarize, timed, type HookRuns, runHook } from "./stats.js";
 import { startHashStub } from "./timed-embedder.js";
 
 const SERVICES = [
@@ -227,10 +227,7 @@ export async function benchPathQuery(argv: string[]): Promise<void> {
         hook.bytes.push(Buffer.byteLength(stdout));
       }
     }
-    const hookFigures =
-      hookSamples > 0
-        ? { prompt_hook: { runs: hook.runs, spoke: hook.spoke, ...roundedPercentiles(hook.ms), max_bytes: Math.max(0, ...hook.bytes) } }
-        : {};
+    const hookFigures = hookSamples > 0 ? { prompt_hook: hookRunFigures(hook) } : {};
     if (!values.json && hookSamples > 0) log(`prompt_hook      ${JSON.stringify(hookFigures.prompt_hook)}`);
     const report = {
       n,
@@ -257,8 +254,3 @@ const promptHookRun = (url: URL, token: string, prompt: string) =>
   runHook("prompt", JSON.stringify({ session_id: "bench", hook_event_name: "UserPromptSubmit", prompt }), {
     env: { PATH: process.env.PATH ?? "", CAIRN_URL: url.origin, CAIRN_TOKEN: token },
   });
-
-const roundedPercentiles = (ms: number[]) => {
-  const { p50, p95 } = summarize(ms);
-  return { p50_ms: round(p50, 0), p95_ms: round(p95, 0) };
-};

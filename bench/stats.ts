@@ -49,24 +49,22 @@ export interface HookRuns {
   bytes: number[];
 }
 
+/** A set of hook runs' figures: how often it spoke (or said the code moved), whole-process p50/p95, the largest output. */
+export function hookRunFigures(b: HookRuns) {
+  const s = summarize(b.ms);
+  return {
+    runs: b.runs,
+    speak_rate: round(b.spoke / b.runs, 3),
+    ...(b.moved === undefined ? {} : { moved_rate: round(b.moved / b.runs, 3) }),
+    p50_ms: round(s.p50, 0),
+    p95_ms: round(s.p95, 0),
+    max_bytes: Math.max(0, ...b.bytes),
+  };
+}
+
 /** A hook bench's figures per set, printed as JSON (`--json`) or a line per set. */
 export function printHookRuns(results: Record<string, HookRuns>, json: boolean): void {
-  const report = Object.fromEntries(
-    Object.entries(results).map(([set, b]) => {
-      const s = summarize(b.ms);
-      return [
-        set,
-        {
-          runs: b.runs,
-          speak_rate: round(b.spoke / b.runs, 3),
-          ...(b.moved === undefined ? {} : { moved_rate: round(b.moved / b.runs, 3) }),
-          p50_ms: round(s.p50, 0),
-          p95_ms: round(s.p95, 0),
-          max_bytes: Math.max(0, ...b.bytes),
-        },
-      ];
-    }),
-  );
+  const report = Object.fromEntries(Object.entries(results).map(([set, b]) => [set, hookRunFigures(b)]));
   if (json) process.stdout.write(`${JSON.stringify(report)}\n`);
   else for (const [set, r] of Object.entries(report)) process.stdout.write(`${set.padEnd(10)} ${JSON.stringify(r)}\n`);
 }
